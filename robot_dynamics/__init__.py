@@ -1,0 +1,70 @@
+"""robot_dynamics: rigid-body dynamics of robot arms from a URDF.
+
+Quick use::
+
+    import numpy as np, robot_dynamics as rd
+    model = rd.load_urdf("urdf/panda_arm.urdf")
+    q = model.neutral()
+    g = rd.gravity_torques(model, q)                       # (nq,) [N m]
+    M = rd.mass_matrix(model, q)                           # (nq, nq)
+    tau = rd.rnea(model, q, qd, qdd)                       # inverse dynamics
+    qdd = rd.aba(model, q, qd, tau)                        # forward dynamics
+
+Conventions (each one is checked by a test in ``test/test_conventions.py``):
+
+- Units: SI. Angles in rad, lengths in m, masses in kg, torques in N m,
+  prismatic forces in N.
+- Joint order: q, qd, qdd, tau and the rows/columns of M and C follow
+  ``model.joint_names`` (the independent moving joints in depth-first tree
+  order). Mimic joints are not coordinates: they follow their source joint
+  as ``multiplier * q + offset`` and their torque is mapped back onto it. A
+  continuous joint's coordinate is its angle (one number, unbounded).
+- Frames: everything is expressed in the base frame (the URDF root link)
+  unless stated otherwise. ``model.gravity`` is the gravity acceleration in
+  that frame, ``(0, 0, -9.81)`` by default: z up. A tilted or wall-mounted
+  base is a different gravity vector.
+- Gravity sign: ``gravity_torques(q)`` is the torque the motors must apply to
+  hold the arm still (``tau = M qdd + C qd + g``), equal to ``dU/dq`` with U
+  the potential energy.
+- Spatial vector order in the public API: linear part first. Jacobian rows
+  are ``[vx, vy, vz, wx, wy, wz]`` (base frame, at the chosen point);
+  wrenches are ``[fx, fy, fz, nx, ny, nz]``.
+- External wrenches ``f_ext`` act ON the robot's links; each is expressed in
+  its link's own frame with the moment about the link frame origin. Given
+  as a dict ``{link: (6,)}`` or an array ``(..., len(model.link_names), 6)``.
+  With them ``rnea`` returns ``M qdd + h - sum_k J_k^T f_k`` (J_k of the link
+  origin, rotated into the link frame).
+- Static load: the torque that lets the tool exert wrench F (base frame) at
+  a point is ``tau = J(q)^T F``: :func:`static_torques`.
+- Shapes: every function takes a single state ``(nq,)`` or a batch
+  ``(..., nq)`` and returns the matching shape; batches run in one
+  compiled loop.
+- Errors: a bad URDF raises :class:`URDFError`; bad shapes, unknown links
+  and non-finite inputs raise ``ValueError`` naming the argument, what was
+  expected and what came. Implausible inertias warn with
+  :class:`InertiaWarning`.
+
+Internally the kernels use Featherstone's spatial order (angular first)
+and body-fixed frames (see ``_jit.py``); the algorithms cite the book
+sections they implement.
+"""
+from .aba import aba
+from .coriolis import coriolis_matrix
+from .crba import mass_matrix
+from .energy import kinetic_energy, potential_energy
+from .errors import InertiaWarning, URDFError
+from .friction import friction_torques
+from .kinematics import forward_kinematics, jacobian, link_pose
+from .model import Joint, Model
+from .rnea import gravity_torques, nonlinear_effects, rnea
+from .urdf import load_urdf
+from .wrench import static_torques
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Model", "Joint", "URDFError", "InertiaWarning", "load_urdf",
+    "rnea", "gravity_torques", "nonlinear_effects", "coriolis_matrix", "mass_matrix", "aba",
+    "friction_torques", "forward_kinematics", "link_pose", "jacobian", "static_torques",
+    "kinetic_energy", "potential_energy",
+]

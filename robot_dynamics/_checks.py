@@ -1,0 +1,77 @@
+"""Input checks at the API boundary: shapes, dtypes and finiteness.
+
+A single state is a C-contiguous float64 (nq,) array and passes through
+``vector`` at the cost of a few attribute reads; anything else (lists,
+batches, other dtypes) goes through ``batch``, which broadcasts the states
+to one (B, nq) block. Errors say what was expected and what came.
+"""
+import numpy as np
+
+_F8 = np.dtype(np.float64)
+
+
+def vector(model, x):
+    """x if it is already a single C-contiguous float64 (nq,) state, else None."""
+    if (type(x) is np.ndarray and x.ndim == 1 and x.dtype == _F8
+            and x.shape[0] == model.nq and x.flags.c_contiguous):
+        return x
+    return None
+
+
+def as_float_array(x, name):
+    try:
+        a = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("%s must be an array of numbers, got %s" % (name, _describe(x))) from None
+    return a
+
+
+def batch(model, **states):
+    """Broadcast named states of shape (..., nq) to (B, nq) blocks.
+
+    Returns (batch_shape, [arrays (B, nq), in argument order]).
+    """
+    arrays = []
+    for name, x in states.items():
+        a = as_float_array(x, name)
+        if a.ndim == 0 or a.shape[-1] != model.nq:
+            got = "a scalar" if a.ndim == 0 else (
+                "%d values" % a.shape[-1] if a.ndim == 1 else "shape %s" % (a.shape,))
+            raise ValueError("%s has %s, model nq is %d (expected shape (%d,) or (..., %d))"
+                             % (name, got, model.nq, model.nq, model.nq))
+        arrays.append(a)
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        raise ValueError("state batches do not broadcast: " + ", ".join(
+            "%s %s" % (n, a.shape) for n, a in zip(states, arrays))) from None
+    batch_shape = shape[:-1]
+    blocks = [np.ascontiguousarray(np.broadcast_to(a, shape).reshape(-1, model.nq)) for a in arrays]
+    return batch_shape, blocks
+
+
+def raise_not_finite(**inputs):
+    """Raise the ValueError for a kernel that reported a non-finite value."""
+    for name, x in inputs.items():
+        if x is None:
+            continue
+        a = np.asarray(x, dtype=float)
+        bad = np.argwhere(~np.isfinite(a))
+        if bad.size:
+            where = tuple(int(i) for i in bad[0])
+            raise ValueError("%s%s is %r: inputs must be finite" % (name, list(where), a[where]))
+    raise ValueError("the result is not finite although the inputs are: values too large for float64")
+
+
+def point(p, name="point"):
+    a = as_float_array(p, name)
+    if a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise ValueError("%s must be 3 finite numbers [m], got %s" % (name, _describe(p)))
+    return a
+
+
+def _describe(x):
+    if isinstance(x, np.ndarray):
+        return "an array of shape %s and dtype %s" % (x.shape, x.dtype)
+    r = repr(x)
+    return "%s %s" % (type(x).__name__, r if len(r) < 60 else r[:57] + "...")

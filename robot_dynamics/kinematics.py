@@ -1,0 +1,118 @@
+"""Forward kinematics and geometric Jacobians, in the base (root link) frame.
+
+Handbook of Robotics, sec. 2.8 (Jacobians); Craig, *Introduction to
+Robotics*, ch. 5. Jacobian rows are ``[vx, vy, vz, wx, wy, wz]``: the linear
+velocity of the chosen point and the angular velocity of its link, both in
+base-frame coordinates, so ``[v; w] = J(q) qd``.
+"""
+import numpy as np
+
+from . import _checks
+from ._jit import all_finite, jit, world_poses
+from .model import AXIS, PARENT, JTYPE, PRISMATIC, QIDX, QMUL
+
+
+@jit
+def fk_kernel(ints, reals, link_body, link_pose, Q, T):
+    """Q (B, nq) -> T (B, nlinks, 4, 4) link poses in the base frame."""
+    nb = ints.shape[0]
+    R, p, Rw, pw = np.empty((nb, 3, 3)), np.empty((nb, 3)), np.empty((nb, 3, 3)), np.empty((nb, 3))
+    for b in range(Q.shape[0]):
+        world_poses(ints, reals, Q[b], R, p, Rw, pw)
+        for l in range(link_body.shape[0]):
+            i, P = link_body[l], link_pose[l]
+            T[b, l, :, :] = 0.0
+            T[b, l, 3, 3] = 1.0
+            for r in range(3):
+                for c in range(4):
+                    if i < 0:
+                        T[b, l, r, c] = P[4 * r + c]
+                    else:
+                        s = Rw[i, r, 0] * P[c] + Rw[i, r, 1] * P[4 + c] + Rw[i, r, 2] * P[8 + c]
+                        T[b, l, r, c] = s + (pw[i, r] if c == 3 else 0.0)
+    return all_finite(T)
+
+
+@jit
+def jacobian_kernel(ints, reals, link_body, link_pose, l, point, Q, J):
+    """Q (B, nq) -> J (B, 6, nq) of ``point`` (link frame) on link index l."""
+    nb = ints.shape[0]
+    R, p, Rw, pw = np.empty((nb, 3, 3)), np.empty((nb, 3)), np.empty((nb, 3, 3)), np.empty((nb, 3))
+    P = link_pose[l]
+    x = np.empty(3)
+    for b in range(Q.shape[0]):
+        J[b, :, :] = 0.0
+        i = link_body[l]
+        if i < 0:
+            continue
+        world_poses(ints, reals, Q[b], R, p, Rw, pw)
+        for r in range(3):                                     # point in the body frame
+            x[r] = P[4 * r] * point[0] + P[4 * r + 1] * point[1] + P[4 * r + 2] * point[2] + P[4 * r + 3]
+        px = pw[i, 0] + Rw[i, 0, 0] * x[0] + Rw[i, 0, 1] * x[1] + Rw[i, 0, 2] * x[2]
+        py = pw[i, 1] + Rw[i, 1, 0] * x[0] + Rw[i, 1, 1] * x[1] + Rw[i, 1, 2] * x[2]
+        pz = pw[i, 2] + Rw[i, 2, 0] * x[0] + Rw[i, 2, 1] * x[1] + Rw[i, 2, 2] * x[2]
+        j = i
+        while j >= 0:
+            m, k = reals[j, QMUL], ints[j, QIDX]
+            a0 = Rw[j, 0, 0] * reals[j, AXIS] + Rw[j, 0, 1] * reals[j, AXIS + 1] + Rw[j, 0, 2] * reals[j, AXIS + 2]
+            a1 = Rw[j, 1, 0] * reals[j, AXIS] + Rw[j, 1, 1] * reals[j, AXIS + 1] + Rw[j, 1, 2] * reals[j, AXIS + 2]
+            a2 = Rw[j, 2, 0] * reals[j, AXIS] + Rw[j, 2, 1] * reals[j, AXIS + 1] + Rw[j, 2, 2] * reals[j, AXIS + 2]
+            if ints[j, JTYPE] == PRISMATIC:                    # J_j = [a; 0]
+                J[b, 0, k] += m * a0
+                J[b, 1, k] += m * a1
+                J[b, 2, k] += m * a2
+            else:                                              # J_j = [a x (x - o_j); a]
+                dx, dy, dz = px - pw[j, 0], py - pw[j, 1], pz - pw[j, 2]
+                J[b, 0, k] += m * (a1 * dz - a2 * dy)
+                J[b, 1, k] += m * (a2 * dx - a0 * dz)
+                J[b, 2, k] += m * (a0 * dy - a1 * dx)
+                J[b, 3, k] += m * a0
+                J[b, 4, k] += m * a1
+                J[b, 5, k] += m * a2
+            j = ints[j, PARENT]
+    return all_finite(J) and all_finite(Q)
+
+
+def forward_kinematics(model, q):
+    """Pose of every link in the base frame.
+
+    Args:
+        q: (..., nq) joint positions.
+    Returns:
+        dict ``{link: (..., 4, 4)}`` homogeneous transforms base <- link,
+        for every name in ``model.link_names``.
+    """
+    shape, (Q,) = _checks.batch(model, q=q)
+    nl = len(model.link_names)
+    T = np.empty((Q.shape[0], nl, 4, 4))
+    if not fk_kernel(model._ints, model._reals, model._link_body, model._link_pose, Q, T):
+        _checks.raise_not_finite(q=q)
+    T = T.reshape(shape + (nl, 4, 4))
+    return {name: T[..., l, :, :] for l, name in enumerate(model.link_names)}
+
+
+def link_pose(model, q, link):
+    """(..., 4, 4) pose of one link in the base frame (see forward_kinematics)."""
+    return forward_kinematics(model, q)[model.link_names[model.link_index(link)]]
+
+
+def jacobian(model, q, link, point=(0.0, 0.0, 0.0)):
+    """Geometric Jacobian of a point on a link, in the base frame.
+
+    Args:
+        q: (..., nq) joint positions.
+        link: link name (any link, fixed-merged links included).
+        point: (3,) point in the link frame [m]; the link origin by default.
+
+    Returns:
+        (..., 6, nq) with rows ``[vx, vy, vz, wx, wy, wz]`` (base-frame
+        coordinates) and columns in ``model.joint_names`` order; all zeros
+        for links fixed to the base.
+    """
+    l = model.link_index(link)
+    x = _checks.point(point)
+    shape, (Q,) = _checks.batch(model, q=q)
+    J = np.empty((Q.shape[0], 6, model.nq))
+    if not jacobian_kernel(model._ints, model._reals, model._link_body, model._link_pose, l, x, Q, J):
+        _checks.raise_not_finite(q=q)
+    return J.reshape(shape + (6, model.nq))

@@ -1,0 +1,299 @@
+"""Build a :class:`~robot_dynamics.model.Model` from a URDF (urdfdom-py).
+
+The XML is parsed with a hardened lxml parser (no entity resolution, no
+network, no DTD loading) and handed to ``urdf_parser_py``; everything the
+parser or the checks here dislike becomes one :class:`URDFError` that names
+the element at fault.
+"""
+import os
+import warnings
+
+import numpy as np
+from lxml import etree
+from urdf_parser_py import urdf as _urdf
+from urdf_parser_py.xml_reflection import core as _xmlr
+
+from . import model as _m
+from .errors import InertiaWarning, URDFError
+from .spatial import homogeneous, inertia_about_origin, inertia_problem, rpy_to_matrix
+
+MOVING = ("revolute", "continuous", "prismatic")
+UNSUPPORTED = ("floating", "planar")
+
+
+def load_urdf(source, *, gravity=(0.0, 0.0, -9.81)):
+    """Load a fixed-base robot from a URDF file path or URDF XML text.
+
+    Args:
+        source: path to a ``.urdf`` file (str or os.PathLike), or the XML text.
+        gravity: (3,) gravity acceleration in the base (root link) frame
+            [m/s^2]; change it later with ``model.gravity = ...``.
+
+    Returns:
+        Model with revolute, continuous and prismatic joints as degrees of
+        freedom, fixed joints merged and mimic joints coupled.
+
+    Raises:
+        URDFError: the file is missing, the XML is malformed, or the robot
+            is not a single tree of supported joints with valid attributes.
+
+    Warns:
+        InertiaWarning: a link's inertia is not positive definite or breaks
+            the triangle inequality (the link is named).
+    """
+    robot = _parse(_read(source))
+    return _build(robot, gravity)
+
+
+def _read(source):
+    if isinstance(source, bytes):
+        return source
+    text = os.fspath(source)
+    if text.lstrip().startswith("<"):
+        return text.encode("utf-8")
+    try:
+        with open(text, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise URDFError("cannot read URDF file %r: %s" % (text, exc.strerror or exc)) from None
+
+
+def _parse(xml_bytes):
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                             huge_tree=False, remove_comments=True)
+    try:
+        root = etree.fromstring(xml_bytes, parser)
+    except etree.XMLSyntaxError as exc:
+        raise URDFError("URDF is not well-formed XML: %s" % exc) from None
+    if root.tag != "robot":
+        raise URDFError("URDF root element must be <robot>, got <%s>" % root.tag)
+    messages = []
+    previous, _xmlr.on_error = _xmlr.on_error, messages.append
+    try:
+        robot = _urdf.URDF.from_xml(root, _xmlr.Path("robot", tree=etree.ElementTree(root)))
+    except _xmlr.ParseError as exc:
+        raise URDFError("invalid URDF: %s" % exc) from None
+    except (AssertionError, ValueError, TypeError, AttributeError, KeyError) as exc:
+        raise URDFError("invalid URDF: %s" % (exc or type(exc).__name__)) from None
+    finally:
+        _xmlr.on_error = previous
+    for msg in messages:
+        warnings.warn("URDF: %s" % msg, stacklevel=4)
+    return robot
+
+
+def _vector(values, default, what):
+    v = np.array(default if values is None else values, dtype=float)
+    if v.shape != (3,) or not np.all(np.isfinite(v)):
+        raise URDFError("%s must be 3 finite numbers, got %r" % (what, values))
+    return v
+
+
+def _origin(pose, what):
+    xyz = _vector(pose.xyz if pose is not None else None, (0, 0, 0), what + " origin xyz")
+    rpy = _vector(pose.rpy if pose is not None else None, (0, 0, 0), what + " origin rpy")
+    return homogeneous(rpy_to_matrix(rpy), xyz)
+
+
+def _finite(value, what):
+    v = float(value)
+    if not np.isfinite(v):
+        raise URDFError("%s must be finite, got %r" % (what, value))
+    return v
+
+
+def _tree(robot):
+    """Check the link/joint graph is one tree; return (root, children map)."""
+    links = [l.name for l in robot.links]
+    if not links:
+        raise URDFError("URDF has no <link>")
+    if len(set(links)) != len(links):
+        dup = sorted({n for n in links if links.count(n) > 1})
+        raise URDFError("duplicate link names: %s" % ", ".join(dup))
+    names = [j.name for j in robot.joints]
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise URDFError("duplicate joint names: %s" % ", ".join(dup))
+    known = set(links)
+    parent_of, children = {}, {n: [] for n in links}
+    for j in robot.joints:
+        for role, link in (("parent", j.parent), ("child", j.child)):
+            if link not in known:
+                raise URDFError("joint %r: %s link %r is not a <link> of the robot" % (j.name, role, link))
+        if j.child in parent_of:
+            raise URDFError("link %r is the child of two joints (%r and %r)"
+                            % (j.child, parent_of[j.child].name, j.name))
+        parent_of[j.child] = j
+        children[j.parent].append(j)
+    roots = [n for n in links if n not in parent_of]
+    if len(roots) != 1:
+        raise URDFError("URDF must have exactly one root link, found %d: %s"
+                        % (len(roots), ", ".join(roots) or "none (the joints form a cycle)"))
+    return roots[0], children
+
+
+def _joint(j):
+    """Validated :class:`Joint` (index and mimic resolved later)."""
+    if j.type in UNSUPPORTED:
+        raise URDFError("joint %r is %s: floating and planar joints are not supported yet "
+                        "(the base must be fixed)" % (j.name, j.type))
+    if j.type not in MOVING + ("fixed",):
+        raise URDFError("joint %r has unknown type %r" % (j.name, j.type))
+    origin = _origin(j.origin, "joint %r" % j.name)
+    axis = (1.0, 0.0, 0.0)
+    lower, upper, effort, velocity = -np.inf, np.inf, np.inf, np.inf
+    damping = friction = 0.0
+    mimic = None
+    if j.type in MOVING:
+        a = _vector(j.axis, (1, 0, 0), "joint %r axis" % j.name)
+        n = np.linalg.norm(a)
+        if n < 1e-9:
+            raise URDFError("joint %r has a zero axis %r" % (j.name, tuple(a)))
+        axis = tuple(a / n)
+        lim = j.limit
+        if lim is None and j.type != "continuous":
+            raise URDFError("joint %r (%s) has no <limit>: URDF requires effort and velocity "
+                            "limits on revolute and prismatic joints" % (j.name, j.type))
+        if lim is not None:
+            effort = abs(_finite(lim.effort, "joint %r limit effort" % j.name))
+            velocity = abs(_finite(lim.velocity, "joint %r limit velocity" % j.name))
+            if j.type != "continuous":
+                lower = _finite(lim.lower if lim.lower is not None else 0.0, "joint %r limit lower" % j.name)
+                upper = _finite(lim.upper if lim.upper is not None else 0.0, "joint %r limit upper" % j.name)
+                if lower > upper:
+                    raise URDFError("joint %r: limit lower %g is above upper %g" % (j.name, lower, upper))
+        if j.dynamics is not None:
+            damping = _finite(j.dynamics.damping or 0.0, "joint %r dynamics damping" % j.name)
+            friction = _finite(j.dynamics.friction or 0.0, "joint %r dynamics friction" % j.name)
+            if damping < 0 or friction < 0:
+                raise URDFError("joint %r: dynamics damping and friction must be >= 0, got %g and %g"
+                                % (j.name, damping, friction))
+        if j.mimic is not None:
+            mult = 1.0 if j.mimic.multiplier is None else _finite(j.mimic.multiplier, "joint %r mimic multiplier" % j.name)
+            off = 0.0 if j.mimic.offset is None else _finite(j.mimic.offset, "joint %r mimic offset" % j.name)
+            mimic = (j.mimic.joint, mult, off)
+    return _m.Joint(name=j.name, type=j.type, parent=j.parent, child=j.child, axis=axis,
+                    origin=origin, lower=lower, upper=upper, effort=effort, velocity=velocity,
+                    damping=damping, friction=friction, mimic=mimic)
+
+
+def _spatial_inertia(link):
+    """(mass, first moment h = m c, inertia about the link origin) in the link frame."""
+    inertial = link.inertial
+    if inertial is None:
+        return 0.0, np.zeros(3), np.zeros((3, 3))
+    what = "link %r inertial" % link.name
+    mass = _finite(inertial.mass if inertial.mass is not None else 0.0, what + " mass")
+    if mass < 0:
+        raise URDFError("%s mass is negative (%g kg)" % (what, mass))
+    T = _origin(inertial.origin, what)
+    Ic = np.zeros((3, 3))
+    if inertial.inertia is not None:
+        Ic = np.array(inertial.inertia.to_matrix(), dtype=float)
+        if not np.all(np.isfinite(Ic)):
+            raise URDFError("%s inertia has non-finite values" % what)
+    R, c = T[:3, :3], T[:3, 3]
+    Ic = R @ Ic @ R.T                                  # tensor in the link frame: R I R^T
+    if mass > 0 or np.any(Ic != 0):
+        problem = inertia_problem(Ic) if mass > 0 else "has inertia but zero mass"
+        if problem:
+            warnings.warn("link %r: %s" % (link.name, problem), InertiaWarning, stacklevel=4)
+    return mass, mass * c, inertia_about_origin(mass, c, Ic)
+
+
+def _resolve_mimics(joints, moving):
+    """Independent source, multiplier and offset of every moving joint."""
+    coupling = {}
+    for name in moving:
+        src, mult, off, seen = name, 1.0, 0.0, [name]
+        while joints[src].mimic is not None:
+            target, m, o = joints[src].mimic
+            if target not in joints:
+                raise URDFError("joint %r mimics %r, which is not a joint of the robot" % (src, target))
+            if joints[target].type not in MOVING:
+                raise URDFError("joint %r mimics %r, which is %s (not a moving joint)"
+                                % (src, target, joints[target].type))
+            if target in seen:
+                raise URDFError("mimic joints form a cycle: %s" % " -> ".join(seen + [target]))
+            mult, off = mult * m, mult * o + off
+            src = target
+            seen.append(src)
+        coupling[name] = (src, mult, off)
+    return coupling
+
+
+def _build(robot, gravity):
+    root, children = _tree(robot)
+    links = {l.name: l for l in robot.links}
+    joints = {j.name: _joint(j) for j in robot.joints}
+
+    # Depth-first walk: body of every link (-1 = base) and its pose in that body's frame.
+    link_order, body_of, pose_in_body = [], {root: -1}, {root: np.eye(4)}
+    bodies = []                       # (joint name, parent body, (4, 4) joint frame in parent body)
+    stack = [root]
+    while stack:
+        name = stack.pop()
+        link_order.append(name)
+        for j in reversed(children[name]):
+            joint = joints[j.name]
+            T = pose_in_body[name] @ joint.origin
+            if joint.type == "fixed":
+                body_of[j.child], pose_in_body[j.child] = body_of[name], T
+            else:
+                bodies.append((j.name, body_of[name], T))
+                body_of[j.child], pose_in_body[j.child] = len(bodies) - 1, np.eye(4)
+            stack.append(j.child)
+
+    moving = [b[0] for b in bodies]
+    coupling = _resolve_mimics(joints, moving)
+    independent = [n for n in moving if coupling[n][0] == n]
+    q_index = {n: i for i, n in enumerate(independent)}
+    for n in independent:
+        joints[n] = _replace(joints[n], index=q_index[n])
+
+    nb = len(bodies)
+    ints = np.zeros((nb, 3), dtype=np.int64)
+    reals = np.zeros((nb, _m.NREAL))
+    for b, (jname, parent, T) in enumerate(bodies):
+        joint = joints[jname]
+        src, mult, off = coupling[jname]
+        ints[b] = (parent, _m.PRISMATIC if joint.type == "prismatic" else _m.REVOLUTE, q_index[src])
+        reals[b, _m.AXIS:_m.AXIS + 3] = joint.axis
+        reals[b, _m.ROT0:_m.ROT0 + 9] = T[:3, :3].ravel()
+        reals[b, _m.POS0:_m.POS0 + 3] = T[:3, 3]
+        reals[b, _m.QMUL], reals[b, _m.QOFF] = mult, off
+        reals[b, _m.DAMPING], reals[b, _m.FRICTION] = joint.damping, joint.friction
+
+    link_masses = {}
+    link_body = np.array([body_of[n] for n in link_order], dtype=np.int64)
+    link_pose = np.array([pose_in_body[n][:3, :].ravel() for n in link_order])
+    for name in link_order:
+        mass, h, Io = _spatial_inertia(links[name])
+        link_masses[name] = mass
+        b = body_of[name]
+        if b < 0 or mass == 0.0 and not np.any(Io):
+            continue
+        _add_inertia(reals[b], pose_in_body[name], mass, h, Io)
+
+    return _m.Model(name=robot.name or "", base_link=root, link_names=link_order,
+                    joints=joints, joint_names=independent, ints=ints, reals=reals,
+                    link_body=link_body, link_pose=link_pose, link_masses=link_masses,
+                    gravity=gravity)
+
+
+def _add_inertia(row, T, mass, h, Io):
+    """Add a link's inertia (mass, h, Io in the link frame) to a body row,
+    the link frame sitting at pose T in the body frame."""
+    R, p = T[:3, :3], T[:3, 3]
+    h_b = R @ h                                            # m c, rotated into the body frame
+    c_dot = 2.0 * (p @ h_b)
+    Io_b = (R @ Io @ R.T + mass * (p @ p * np.eye(3) - np.outer(p, p))
+            + c_dot * np.eye(3) - np.outer(p, h_b) - np.outer(h_b, p))
+    row[_m.MASS] += mass
+    row[_m.MCOM:_m.MCOM + 3] += h_b + mass * p
+    row[_m.INERTIA:_m.INERTIA + 9] += Io_b.ravel()
+
+
+def _replace(joint, **changes):
+    import dataclasses
+    return dataclasses.replace(joint, **changes)
