@@ -52,6 +52,12 @@ def batch(model, **states):
 
 def raise_not_finite(**inputs):
     """Raise the ValueError for a kernel that reported a non-finite value."""
+    check_finite(**inputs)
+    raise ValueError("the result is not finite although the inputs are: values too large for float64")
+
+
+def check_finite(**inputs):
+    """Raise a ValueError naming the first non-finite entry of the inputs."""
     for name, x in inputs.items():
         if x is None:
             continue
@@ -60,7 +66,6 @@ def raise_not_finite(**inputs):
         if bad.size:
             where = tuple(int(i) for i in bad[0])
             raise ValueError("%s%s is %r: inputs must be finite" % (name, list(where), a[where]))
-    raise ValueError("the result is not finite although the inputs are: values too large for float64")
 
 
 def point(p, name="point"):

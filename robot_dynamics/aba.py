@@ -176,7 +176,7 @@ def aba(model, q, qd, tau, f_ext=None):
 
 
 def _raise(model, q, qd, tau):
-    _checks.raise_not_finite(q=q, qd=qd, tau=tau)       # raises if an input is not finite
+    _checks.check_finite(q=q, qd=qd, tau=tau)
     raise ValueError("forward dynamics is singular: a moving joint of %r carries no mass or inertia "
                      "(M(q) is not invertible)" % model.name)
 
