@@ -1,29 +1,79 @@
-"""Compiled building blocks shared by the algorithms (numba, ``cache=True``).
+"""Compiled building blocks shared by the algorithms (numba, cached).
 
 Spatial vectors inside the kernels follow Featherstone's order: motion
-``[w; v]`` (angular, then linear velocity of the point at the frame origin)
-and force ``[n; f]`` (moment about the frame origin, then force). The public
-API converts wrenches and Jacobians to ``[linear; angular]`` at its boundary.
-A body pose is ``(R, p)``: R rotates body coordinates into parent
+``[w; v]`` (angular velocity, then linear velocity of the point at the frame
+origin) and force ``[n; f]`` (moment about the frame origin, then force). The
+public API converts wrenches and Jacobians to ``[linear; angular]`` at its
+boundary. A body pose is ``(R, p)``: R rotates body coordinates into parent
 coordinates, p is the body origin in parent coordinates.
+
+Work arrays have one row per body plus a last row for the base (index nb),
+so a parent index of -1 maps to the base row. Helpers take (array, row)
+pairs and index directly: no per-body array views on the hot path.
 """
 import numba as nb
 import numpy as np
 
-from .model import AXIS, POS0, PRISMATIC, QIDX, QMUL, QOFF, ROT0
+from .model import AXIS, GRAVITY, JTYPE, NQ, PARENT, POS0, PRISMATIC, QIDX, QMUL, QOFF, ROT0
 
-jit = nb.njit(cache=True, nogil=True, fastmath=False, error_model="numpy")
+jit = nb.njit(cache=True, nogil=True, error_model="numpy")
+inline = nb.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+
+# Explicit signatures of the single-state entry points: compiled once at
+# import (or loaded from the cache), and anything else (lists, float32,
+# strided or 2-D arrays) raises TypeError at once instead of compiling.
+V = nb.types.Array(nb.float64, 1, "C")
+V_RO = nb.types.Array(nb.float64, 1, "C", readonly=True)
+MAT = nb.types.Array(nb.float64, 2, "C")
 
 
-@jit
-def joint_pose(reals, i, jtype, qi, R, p):
+@inline
+def nbodies(D):
+    return D.shape[0] - 1
+
+
+@inline
+def parent_row(D, i):
+    """Row of body i's parent in the work arrays (the base row nb for -1)."""
+    par = int(D[i, PARENT])
+    return par if par >= 0 else D.shape[0] - 1
+
+
+@inline
+def bad_length(D, x):
+    return x.shape[0] != int(D[D.shape[0] - 1, NQ])
+
+
+@inline
+def joint_coordinate(D, i, x):
+    """Body i's share of a state vector x (nq,): multiplier * x[source]."""
+    return D[i, QMUL] * x[int(D[i, QIDX])]
+
+
+@inline
+def joint_position(D, i, q):
+    """Body i's joint position: multiplier * q[source] + offset."""
+    return D[i, QMUL] * q[int(D[i, QIDX])] + D[i, QOFF]
+
+
+@inline
+def set_base_acceleration(D, a):
+    """Base row of a: the fictitious acceleration a_0 = (0, -g) (Handbook eq. 3.39)."""
+    n = D.shape[0] - 1
+    a[n, 0] = a[n, 1] = a[n, 2] = 0.0
+    for k in range(3):
+        a[n, 3 + k] = -D[n, GRAVITY + k]
+
+
+@inline
+def joint_pose(D, i, qi, R, p):
     """Pose of body i in its parent body: R = R0 Rot(axis, qi), p = p0 (+ R0 axis qi)."""
-    ax, ay, az = reals[i, AXIS], reals[i, AXIS + 1], reals[i, AXIS + 2]
-    if jtype == PRISMATIC:
+    ax, ay, az = D[i, AXIS], D[i, AXIS + 1], D[i, AXIS + 2]
+    if D[i, JTYPE] == PRISMATIC:
         for r in range(3):
-            for c in range(3):
-                R[r, c] = reals[i, ROT0 + 3 * r + c]
-            p[r] = reals[i, POS0 + r] + qi * (R[r, 0] * ax + R[r, 1] * ay + R[r, 2] * az)
+            b0, b1, b2 = D[i, ROT0 + 3 * r], D[i, ROT0 + 3 * r + 1], D[i, ROT0 + 3 * r + 2]
+            R[i, r, 0], R[i, r, 1], R[i, r, 2] = b0, b1, b2
+            p[i, r] = D[i, POS0 + r] + qi * (b0 * ax + b1 * ay + b2 * az)
         return
     s, c = np.sin(qi), np.cos(qi)
     t = 1.0 - c
@@ -32,146 +82,192 @@ def joint_pose(reals, i, jtype, qi, R, p):
     r10, r11, r12 = t * ax * ay + s * az, c + t * ay * ay, t * ay * az - s * ax
     r20, r21, r22 = t * ax * az - s * ay, t * ay * az + s * ax, c + t * az * az
     for r in range(3):
-        a0, a1, a2 = reals[i, ROT0 + 3 * r], reals[i, ROT0 + 3 * r + 1], reals[i, ROT0 + 3 * r + 2]
-        R[r, 0] = a0 * r00 + a1 * r10 + a2 * r20
-        R[r, 1] = a0 * r01 + a1 * r11 + a2 * r21
-        R[r, 2] = a0 * r02 + a1 * r12 + a2 * r22
-        p[r] = reals[i, POS0 + r]
+        b0, b1, b2 = D[i, ROT0 + 3 * r], D[i, ROT0 + 3 * r + 1], D[i, ROT0 + 3 * r + 2]
+        R[i, r, 0] = b0 * r00 + b1 * r10 + b2 * r20
+        R[i, r, 1] = b0 * r01 + b1 * r11 + b2 * r21
+        R[i, r, 2] = b0 * r02 + b1 * r12 + b2 * r22
+        p[i, r] = D[i, POS0 + r]
 
 
-@jit
-def joint_coordinate(ints, reals, i, x):
-    """Body i's share of a state vector x (nq,): multiplier * x[source]."""
-    return reals[i, QMUL] * x[ints[i, QIDX]]
-
-
-@jit
-def joint_position(ints, reals, i, q):
-    """Body i's joint position: multiplier * q[source] + offset."""
-    return reals[i, QMUL] * q[ints[i, QIDX]] + reals[i, QOFF]
-
-
-@jit
-def motion_to_child(R, p, m, out):
-    """out = X m: motion vector from parent to child coordinates,
+@inline
+def motion_to_child(R, p, i, m, s, out):
+    """out[i] = X_i m[s]: motion vector from parent to child coordinates,
     w' = R^T w, v' = R^T (v + w x p)."""
-    w0, w1, w2 = m[0], m[1], m[2]
-    v0 = m[3] + w1 * p[2] - w2 * p[1]
-    v1 = m[4] + w2 * p[0] - w0 * p[2]
-    v2 = m[5] + w0 * p[1] - w1 * p[0]
+    w0, w1, w2 = m[s, 0], m[s, 1], m[s, 2]
+    v0 = m[s, 3] + w1 * p[i, 2] - w2 * p[i, 1]
+    v1 = m[s, 4] + w2 * p[i, 0] - w0 * p[i, 2]
+    v2 = m[s, 5] + w0 * p[i, 1] - w1 * p[i, 0]
     for k in range(3):
-        out[k] = R[0, k] * w0 + R[1, k] * w1 + R[2, k] * w2
-        out[3 + k] = R[0, k] * v0 + R[1, k] * v1 + R[2, k] * v2
+        out[i, k] = R[i, 0, k] * w0 + R[i, 1, k] * w1 + R[i, 2, k] * w2
+        out[i, 3 + k] = R[i, 0, k] * v0 + R[i, 1, k] * v1 + R[i, 2, k] * v2
 
 
-@jit
-def force_to_parent_add(R, p, f, out):
-    """out += X^T f: force from child to parent coordinates,
+@inline
+def force_to_parent_add(R, p, i, f, s, out, t):
+    """out[t] += X_i^T f[s]: force from child to parent coordinates,
     f' = R f, n' = R n + p x f'."""
-    fx = R[0, 0] * f[3] + R[0, 1] * f[4] + R[0, 2] * f[5]
-    fy = R[1, 0] * f[3] + R[1, 1] * f[4] + R[1, 2] * f[5]
-    fz = R[2, 0] * f[3] + R[2, 1] * f[4] + R[2, 2] * f[5]
+    fx = R[i, 0, 0] * f[s, 3] + R[i, 0, 1] * f[s, 4] + R[i, 0, 2] * f[s, 5]
+    fy = R[i, 1, 0] * f[s, 3] + R[i, 1, 1] * f[s, 4] + R[i, 1, 2] * f[s, 5]
+    fz = R[i, 2, 0] * f[s, 3] + R[i, 2, 1] * f[s, 4] + R[i, 2, 2] * f[s, 5]
+    px, py, pz = p[i, 0], p[i, 1], p[i, 2]
     for k in range(3):
-        out[k] += R[k, 0] * f[0] + R[k, 1] * f[1] + R[k, 2] * f[2]
-    out[0] += p[1] * fz - p[2] * fy
-    out[1] += p[2] * fx - p[0] * fz
-    out[2] += p[0] * fy - p[1] * fx
-    out[3] += fx
-    out[4] += fy
-    out[5] += fz
+        out[t, k] += R[i, k, 0] * f[s, 0] + R[i, k, 1] * f[s, 1] + R[i, k, 2] * f[s, 2]
+    out[t, 0] += py * fz - pz * fy
+    out[t, 1] += pz * fx - px * fz
+    out[t, 2] += px * fy - py * fx
+    out[t, 3] += fx
+    out[t, 4] += fy
+    out[t, 5] += fz
+
+
+@inline
+def inertia_times(P, r, c0, m, s, out, t):
+    """out[t] = I m[s] for the spatial inertia whose 13 parameters
+    (mass, h = m c, I_O row-major) are P[r, c0:c0 + 13]:
+    n = I_O w + h x v, f = m v - h x w."""
+    mass, h0, h1, h2 = P[r, c0], P[r, c0 + 1], P[r, c0 + 2], P[r, c0 + 3]
+    w0, w1, w2, v0, v1, v2 = m[s, 0], m[s, 1], m[s, 2], m[s, 3], m[s, 4], m[s, 5]
+    for k in range(3):
+        out[t, k] = P[r, c0 + 4 + 3 * k] * w0 + P[r, c0 + 5 + 3 * k] * w1 + P[r, c0 + 6 + 3 * k] * w2
+    out[t, 0] += h1 * v2 - h2 * v1
+    out[t, 1] += h2 * v0 - h0 * v2
+    out[t, 2] += h0 * v1 - h1 * v0
+    out[t, 3] = mass * v0 - (h1 * w2 - h2 * w1)
+    out[t, 4] = mass * v1 - (h2 * w0 - h0 * w2)
+    out[t, 5] = mass * v2 - (h0 * w1 - h1 * w0)
+
+
+@inline
+def cross_force_add(v, s, f, o, out, t):
+    """out[t] += v[s] x* f[o] = (w x n + v x f, w x f)."""
+    w0, w1, w2, v0, v1, v2 = v[s, 0], v[s, 1], v[s, 2], v[s, 3], v[s, 4], v[s, 5]
+    n0, n1, n2, f0, f1, f2 = f[o, 0], f[o, 1], f[o, 2], f[o, 3], f[o, 4], f[o, 5]
+    out[t, 0] += w1 * n2 - w2 * n1 + v1 * f2 - v2 * f1
+    out[t, 1] += w2 * n0 - w0 * n2 + v2 * f0 - v0 * f2
+    out[t, 2] += w0 * n1 - w1 * n0 + v0 * f1 - v1 * f0
+    out[t, 3] += w1 * f2 - w2 * f1
+    out[t, 4] += w2 * f0 - w0 * f2
+    out[t, 5] += w0 * f1 - w1 * f0
+
+
+@inline
+def add_joint_motion(D, i, x, out):
+    """out[i] += S_i x (S = [axis; 0] revolute, [0; axis] prismatic)."""
+    k = 3 if D[i, JTYPE] == PRISMATIC else 0
+    out[i, k] += D[i, AXIS] * x
+    out[i, k + 1] += D[i, AXIS + 1] * x
+    out[i, k + 2] += D[i, AXIS + 2] * x
+
+
+@inline
+def joint_force(D, i, f, s):
+    """S_i^T f[s]: the joint's share of a force (torque or linear force)."""
+    k = 3 if D[i, JTYPE] == PRISMATIC else 0
+    return D[i, AXIS] * f[s, k] + D[i, AXIS + 1] * f[s, k + 1] + D[i, AXIS + 2] * f[s, k + 2]
+
+
+@inline
+def add_velocity_product(D, i, v, x, out):
+    """out[i] += v[i] x (S_i x): the velocity-product acceleration c_i."""
+    ax, ay, az = D[i, AXIS] * x, D[i, AXIS + 1] * x, D[i, AXIS + 2] * x
+    w0, w1, w2 = v[i, 0], v[i, 1], v[i, 2]
+    if D[i, JTYPE] == PRISMATIC:                     # v x (0, s) = (0, w x s)
+        out[i, 3] += w1 * az - w2 * ay
+        out[i, 4] += w2 * ax - w0 * az
+        out[i, 5] += w0 * ay - w1 * ax
+    else:                                            # v x (s, 0) = (w x s, v x s)
+        out[i, 0] += w1 * az - w2 * ay
+        out[i, 1] += w2 * ax - w0 * az
+        out[i, 2] += w0 * ay - w1 * ax
+        out[i, 3] += v[i, 4] * az - v[i, 5] * ay
+        out[i, 4] += v[i, 5] * ax - v[i, 3] * az
+        out[i, 5] += v[i, 3] * ay - v[i, 4] * ax
+
+
+@inline
+def add_torque(D, i, value, tau):
+    """tau[source] += multiplier * value (tau = G^T tau_bodies for mimic joints)."""
+    tau[int(D[i, QIDX])] += D[i, QMUL] * value
 
 
 @jit
-def inertia_times(P, m, out):
-    """out = I m for a spatial inertia given by its 13 parameters
-    P = (mass, h = m c (3), I_O row-major (9)): n = I_O w + h x v, f = m v - h x w."""
-    mass, h0, h1, h2 = P[0], P[1], P[2], P[3]
-    w0, w1, w2, v0, v1, v2 = m[0], m[1], m[2], m[3], m[4], m[5]
-    for k in range(3):
-        out[k] = P[4 + 3 * k] * w0 + P[5 + 3 * k] * w1 + P[6 + 3 * k] * w2
-    out[0] += h1 * v2 - h2 * v1
-    out[1] += h2 * v0 - h0 * v2
-    out[2] += h0 * v1 - h1 * v0
-    out[3] = mass * v0 - (h1 * w2 - h2 * w1)
-    out[4] = mass * v1 - (h2 * w0 - h0 * w2)
-    out[5] = mass * v2 - (h0 * w1 - h1 * w0)
-
-
-@jit
-def inertia_to_parent_add(R, p, P, out, tmp):
-    """out += the 13 inertia parameters P of a child body expressed in its
-    parent's frame (body at pose R, p): h' = R h + m p,
-    I' = R I R^T + m((p.p) 1 - p p^T) + 2 (p.hh) 1 - p hh^T - hh p^T, hh = R h.
-    tmp: scratch of 12 values."""
-    m = P[0]
-    hh = tmp[0:3]
-    for r in range(3):
-        hh[r] = R[r, 0] * P[1] + R[r, 1] * P[2] + R[r, 2] * P[3]
-    RI = tmp[3:12].reshape((3, 3))
-    for r in range(3):
-        for c in range(3):
-            RI[r, c] = R[r, 0] * P[4 + c] + R[r, 1] * P[7 + c] + R[r, 2] * P[10 + c]
-    pp = p[0] * p[0] + p[1] * p[1] + p[2] * p[2]
-    ph = p[0] * hh[0] + p[1] * hh[1] + p[2] * hh[2]
-    out[0] += m
-    for r in range(3):
-        out[1 + r] += hh[r] + m * p[r]
-        for c in range(3):
-            val = RI[r, 0] * R[c, 0] + RI[r, 1] * R[c, 1] + RI[r, 2] * R[c, 2]
-            val -= m * p[r] * p[c] + p[r] * hh[c] + hh[r] * p[c]
-            if r == c:
+def inertia_to_parent_add(R, p, i, P, r, c0, out, t):
+    """out[t, 0:13] += the 13 inertia parameters P[r, c0:c0 + 13] of body i
+    expressed in its parent's frame (body at pose R[i], p[i]): h' = R h + m p,
+    I' = R I R^T + m((p.p) 1 - p p^T) + 2 (p.hh) 1 - p hh^T - hh p^T, hh = R h."""
+    m = P[r, c0]
+    hh0 = R[i, 0, 0] * P[r, c0 + 1] + R[i, 0, 1] * P[r, c0 + 2] + R[i, 0, 2] * P[r, c0 + 3]
+    hh1 = R[i, 1, 0] * P[r, c0 + 1] + R[i, 1, 1] * P[r, c0 + 2] + R[i, 1, 2] * P[r, c0 + 3]
+    hh2 = R[i, 2, 0] * P[r, c0 + 1] + R[i, 2, 1] * P[r, c0 + 2] + R[i, 2, 2] * P[r, c0 + 3]
+    px, py, pz = p[i, 0], p[i, 1], p[i, 2]
+    pp = px * px + py * py + pz * pz
+    ph = px * hh0 + py * hh1 + pz * hh2
+    out[t, 0] += m
+    out[t, 1] += hh0 + m * px
+    out[t, 2] += hh1 + m * py
+    out[t, 3] += hh2 + m * pz
+    for a in range(3):
+        ia0 = R[i, a, 0] * P[r, c0 + 4] + R[i, a, 1] * P[r, c0 + 7] + R[i, a, 2] * P[r, c0 + 10]
+        ia1 = R[i, a, 0] * P[r, c0 + 5] + R[i, a, 1] * P[r, c0 + 8] + R[i, a, 2] * P[r, c0 + 11]
+        ia2 = R[i, a, 0] * P[r, c0 + 6] + R[i, a, 1] * P[r, c0 + 9] + R[i, a, 2] * P[r, c0 + 12]
+        pa = p[i, a]
+        ha = hh0 if a == 0 else hh1 if a == 1 else hh2
+        for b in range(3):
+            val = ia0 * R[i, b, 0] + ia1 * R[i, b, 1] + ia2 * R[i, b, 2]
+            val -= m * pa * p[i, b] + pa * (hh0 if b == 0 else hh1 if b == 1 else hh2) + ha * p[i, b]
+            if a == b:
                 val += m * pp + 2.0 * ph
-            out[4 + 3 * r + c] += val
+            out[t, 4 + 3 * a + b] += val
+
+
+@inline
+def inertia_matrix(P, r, c0, out, t):
+    """out[t] (6, 6) = [[I_O, h x], [-(h x), m 1]] from the 13 parameters
+    P[r, c0:c0 + 13] (Featherstone eq. 2.63 with h = m c)."""
+    for a in range(6):
+        for b in range(6):
+            out[t, a, b] = 0.0
+    for a in range(3):
+        for b in range(3):
+            out[t, a, b] = P[r, c0 + 4 + 3 * a + b]
+        out[t, 3 + a, 3 + a] = P[r, c0]
+    h0, h1, h2 = P[r, c0 + 1], P[r, c0 + 2], P[r, c0 + 3]
+    out[t, 0, 4], out[t, 0, 5], out[t, 1, 3], out[t, 1, 5], out[t, 2, 3], out[t, 2, 4] = -h2, h1, h2, -h0, -h1, h0
+    out[t, 4, 0], out[t, 5, 0], out[t, 3, 1], out[t, 5, 1], out[t, 3, 2], out[t, 4, 2] = -h2, h1, h2, -h0, -h1, h0
 
 
 @jit
-def inertia_matrix(P, out):
-    """out (6, 6) = [[I_O, h x], [-(h x), m 1]] from the 13 inertia parameters
-    P = (m, h, I_O) (Featherstone eq. 2.63 with h = m c)."""
-    out[:, :] = 0.0
+def world_poses(D, q, R, p, Rw, pw):
+    """Body poses in the parent body (R, p) and in the base frame (Rw, pw);
+    the base row of Rw, pw is the identity."""
+    n = D.shape[0] - 1
     for r in range(3):
+        pw[n, r] = 0.0
         for c in range(3):
-            out[r, c] = P[4 + 3 * r + c]
-        out[3 + r, 3 + r] = P[0]
-    h0, h1, h2 = P[1], P[2], P[3]
-    out[0, 4], out[0, 5], out[1, 3], out[1, 5], out[2, 3], out[2, 4] = -h2, h1, h2, -h0, -h1, h0
-    out[4, 0], out[5, 0], out[3, 1], out[5, 1], out[3, 2], out[4, 2] = -h2, h1, h2, -h0, -h1, h0
-
-
-@jit
-def world_poses(ints, reals, q, R, p, Rw, pw):
-    """Body poses in the parent body (R, p) and in the base frame (Rw, pw)."""
-    for i in range(ints.shape[0]):
-        joint_pose(reals, i, ints[i, 1], joint_position(ints, reals, i, q), R[i], p[i])
-        par = ints[i, 0]
-        if par < 0:
-            Rw[i, :, :] = R[i]
-            pw[i, :] = p[i]
-            continue
+            Rw[n, r, c] = 1.0 if r == c else 0.0
+    for i in range(n):
+        joint_pose(D, i, joint_position(D, i, q), R, p)
+        par = parent_row(D, i)
         for r in range(3):
-            pw[i, r] = pw[par, r]
+            acc = pw[par, r]
             for c in range(3):
                 Rw[i, r, c] = Rw[par, r, 0] * R[i, 0, c] + Rw[par, r, 1] * R[i, 1, c] + Rw[par, r, 2] * R[i, 2, c]
-                pw[i, r] += Rw[par, r, c] * p[i, c]
+                acc += Rw[par, r, c] * p[i, c]
+            pw[i, r] = acc
 
 
-@jit
-def cross_force_add(v, f, out):
-    """out += v x* f = (w x n + v x f, w x f)."""
-    w0, w1, w2, v0, v1, v2 = v[0], v[1], v[2], v[3], v[4], v[5]
-    n0, n1, n2, f0, f1, f2 = f[0], f[1], f[2], f[3], f[4], f[5]
-    out[0] += w1 * n2 - w2 * n1 + v1 * f2 - v2 * f1
-    out[1] += w2 * n0 - w0 * n2 + v2 * f0 - v0 * f2
-    out[2] += w0 * n1 - w1 * n0 + v0 * f1 - v1 * f0
-    out[3] += w1 * f2 - w2 * f1
-    out[4] += w2 * f0 - w0 * f2
-    out[5] += w0 * f1 - w1 * f0
+@inline
+def finite1(x):
+    for k in range(x.shape[0]):
+        if not np.isfinite(x[k]):
+            return False
+    return True
 
 
 @jit
 def all_finite(x):
-    """True when every entry of the array is finite."""
-    for v in x.ravel():
+    """True when every entry of the C-contiguous array is finite."""
+    for v in x.reshape(x.size):
         if not np.isfinite(v):
             return False
     return True

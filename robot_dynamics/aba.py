@@ -7,137 +7,121 @@ forces ``pA`` inward, accelerations outward. Models with mimic joints are
 coupled trees that the ABA does not cover; for them ``aba`` solves
 ``M(q) qdd = tau - h(q, qd)`` with the CRBA and a Cholesky factorisation.
 """
+import numba as nb
 import numpy as np
 
 from . import _checks
-from ._jit import (all_finite, cross_force_add, force_to_parent_add, inertia_matrix, jit, joint_coordinate,
-                   joint_pose, joint_position, motion_to_child)
+from ._jit import (MAT, V, V_RO, add_joint_motion, add_velocity_product, all_finite, bad_length,
+                   cross_force_add, finite1, force_to_parent_add, inertia_matrix, inertia_times, jit,
+                   joint_coordinate, joint_force, joint_pose, joint_position, motion_to_child, nbodies,
+                   parent_row, set_base_acceleration)
 from .model import AXIS, JTYPE, MASS, PARENT, PRISMATIC
 from .wrench import body_wrenches, link_wrenches
 
 
 @jit
-def _congruence_to_parent_add(R, p, Ia, out, X, T):
-    """out += X^T Ia X with X = [[R^T, 0], [-R^T (p x), R^T]] (parent -> child)."""
-    X[:, :] = 0.0
+def _congruence_to_parent_add(R, p, i, Ia, IA, t, X, T):
+    """IA[t] += X_i^T Ia X_i with X_i = [[R^T, 0], [-R^T (p x), R^T]] (parent -> child)."""
+    for r in range(6):
+        for c in range(6):
+            X[r, c] = 0.0
     for r in range(3):
         for c in range(3):
-            X[r, c] = R[c, r]
-            X[3 + r, 3 + c] = R[c, r]
-    for r in range(3):                                   # -R^T (p x)
-        X[3 + r, 0] = R[2, r] * p[1] - R[1, r] * p[2]
-        X[3 + r, 1] = R[0, r] * p[2] - R[2, r] * p[0]
-        X[3 + r, 2] = R[1, r] * p[0] - R[0, r] * p[1]
-    for r in range(6):
+            X[r, c] = R[i, c, r]
+            X[3 + r, 3 + c] = R[i, c, r]
+        X[3 + r, 0] = R[i, 2, r] * p[i, 1] - R[i, 1, r] * p[i, 2]
+        X[3 + r, 1] = R[i, 0, r] * p[i, 2] - R[i, 2, r] * p[i, 0]
+        X[3 + r, 2] = R[i, 1, r] * p[i, 0] - R[i, 0, r] * p[i, 1]
+    for r in range(6):                                    # T = Ia X (X is block lower triangular)
+        for c in range(3):
+            T[r, c] = (Ia[r, 0] * X[0, c] + Ia[r, 1] * X[1, c] + Ia[r, 2] * X[2, c]
+                       + Ia[r, 3] * X[3, c] + Ia[r, 4] * X[4, c] + Ia[r, 5] * X[5, c])
+            T[r, 3 + c] = Ia[r, 3] * X[3, 3 + c] + Ia[r, 4] * X[4, 3 + c] + Ia[r, 5] * X[5, 3 + c]
+    for r in range(6):                                    # IA[t] += X^T T
         for c in range(6):
-            s = 0.0
-            for k in range(6):
-                s += Ia[r, k] * X[k, c]
-            T[r, c] = s
-    for r in range(6):
-        for c in range(6):
-            s = 0.0
-            for k in range(6):
-                s += X[k, r] * T[k, c]
-            out[r, c] += s
+            s = X[3, r] * T[3, c] + X[4, r] * T[4, c] + X[5, r] * T[5, c]
+            if r < 3:
+                s += X[0, r] * T[0, c] + X[1, r] * T[1, c] + X[2, r] * T[2, c]
+            IA[t, r, c] += s
 
 
 @jit
-def _aba(ints, reals, grav, q, qd, tau, fext, qdd, R, p, v, c, IA, pA, U, D, u, a, Ia, pa, X, T, tmp):
-    nb = ints.shape[0]
-    for i in range(nb):                                   # pass 1: v_i, c_i, IA_i, pA_i
-        par, jt = ints[i, PARENT], ints[i, JTYPE]
-        qdi = joint_coordinate(ints, reals, i, qd)
-        joint_pose(reals, i, jt, joint_position(ints, reals, i, q), R[i], p[i])
-        if par < 0:
-            v[i, :] = 0.0
-        else:
-            motion_to_child(R[i], p[i], v[par], v[i])
-        k = 0 if jt != PRISMATIC else 3
-        s0, s1, s2 = reals[i, AXIS] * qdi, reals[i, AXIS + 1] * qdi, reals[i, AXIS + 2] * qdi
-        v[i, k] += s0
-        v[i, k + 1] += s1
-        v[i, k + 2] += s2
-        w0, w1, w2 = v[i, 0], v[i, 1], v[i, 2]
-        c[i, :] = 0.0                                     # c_i = v_i x S qd_i
-        if jt == PRISMATIC:
-            c[i, 3], c[i, 4], c[i, 5] = w1 * s2 - w2 * s1, w2 * s0 - w0 * s2, w0 * s1 - w1 * s0
-        else:
-            c[i, 0], c[i, 1], c[i, 2] = w1 * s2 - w2 * s1, w2 * s0 - w0 * s2, w0 * s1 - w1 * s0
-            c[i, 3] = v[i, 4] * s2 - v[i, 5] * s1
-            c[i, 4] = v[i, 5] * s0 - v[i, 3] * s2
-            c[i, 5] = v[i, 3] * s1 - v[i, 4] * s0
-        inertia_matrix(reals[i, MASS:MASS + 13], IA[i])
-        for r in range(6):                                # pA_i = v_i x* I_i v_i - f_ext_i
-            s = 0.0
-            for k2 in range(6):
-                s += IA[i, r, k2] * v[i, k2]
-            tmp[r] = s
+def _aba(D, q, qd, tau, fext, qdd, R, p, v, c, IA, pA, U, d, u, a, W, X, T):
+    """One state (Featherstone Table 7.1). Work rows: nb bodies + base row.
+    W (3, 6, 6): W[0] = Ia scratch; the base rows of pA, c hold pa and I v."""
+    n = nbodies(D)
+    v[n, :] = 0.0
+    for i in range(n):                                    # pass 1: v_i, c_i, IA_i, pA_i
+        par = parent_row(D, i)
+        qdi = joint_coordinate(D, i, qd)
+        joint_pose(D, i, joint_position(D, i, q), R, p)
+        motion_to_child(R, p, i, v, par, v)               # v_i = X_i v_p + S_i qd_i
+        add_joint_motion(D, i, qdi, v)
+        c[i, :] = 0.0                                     # c_i = v_i x S_i qd_i
+        add_velocity_product(D, i, v, qdi, c)
+        inertia_matrix(D, i, MASS, IA, i)                 # IA_i = I_i
+        inertia_times(D, i, MASS, v, i, c, n)             # pA_i = v_i x* I_i v_i - f_ext_i
         pA[i, :] = 0.0
-        cross_force_add(v[i], tmp, pA[i])
+        cross_force_add(v, i, c, n, pA, i)
         if fext.shape[0]:
             for r in range(6):
                 pA[i, r] -= fext[i, r]
-    for i in range(nb - 1, -1, -1):                       # pass 2: articulated inertias
-        k = 0 if ints[i, JTYPE] != PRISMATIC else 3
-        ax, ay, az = reals[i, AXIS], reals[i, AXIS + 1], reals[i, AXIS + 2]
+    Ia = W[0]
+    for i in range(n - 1, -1, -1):                        # pass 2: articulated inertias
+        k = 3 if D[i, JTYPE] == PRISMATIC else 0
+        ax, ay, az = D[i, AXIS], D[i, AXIS + 1], D[i, AXIS + 2]
         for r in range(6):                                # U_i = IA_i S_i
             U[i, r] = IA[i, r, k] * ax + IA[i, r, k + 1] * ay + IA[i, r, k + 2] * az
-        D[i] = ax * U[i, k] + ay * U[i, k + 1] + az * U[i, k + 2]              # D_i = S^T U_i
-        u[i] = tau[i] - (ax * pA[i, k] + ay * pA[i, k + 1] + az * pA[i, k + 2])  # u_i = tau_i - S^T pA_i
-        par = ints[i, PARENT]
-        if par < 0:
+        d[i] = joint_force(D, i, U, i)                    # D_i = S_i^T U_i
+        u[i] = tau[i] - joint_force(D, i, pA, i)          # u_i = tau_i - S_i^T pA_i
+        if D[i, PARENT] < 0:
             continue
-        for r in range(6):                                # Ia = IA - U U^T / D
+        for r in range(6):                                # Ia = IA_i - U_i U_i^T / D_i
             for cc in range(6):
-                Ia[r, cc] = IA[i, r, cc] - U[i, r] * U[i, cc] / D[i]
-        for r in range(6):                                # pa = pA + Ia c + U u / D
-            s = pA[i, r] + U[i, r] * u[i] / D[i]
-            for k2 in range(6):
-                s += Ia[r, k2] * c[i, k2]
-            pa[r] = s
-        _congruence_to_parent_add(R[i], p[i], Ia, IA[par], X, T)
-        force_to_parent_add(R[i], p[i], pa, pA[par])
-    a0 = tmp
-    a0[0], a0[1], a0[2], a0[3], a0[4], a0[5] = 0.0, 0.0, 0.0, -grav[0], -grav[1], -grav[2]
-    for i in range(nb):                                   # pass 3: accelerations
-        par = ints[i, PARENT]
-        motion_to_child(R[i], p[i], a0 if par < 0 else a[par], a[i])
+                Ia[r, cc] = IA[i, r, cc] - U[i, r] * U[i, cc] / d[i]
+        for r in range(6):                                # pa = pA_i + Ia c_i + U_i u_i / D_i
+            s = pA[i, r] + U[i, r] * u[i] / d[i]
+            for kk in range(6):
+                s += Ia[r, kk] * c[i, kk]
+            pA[n, r] = s
+        par = parent_row(D, i)
+        _congruence_to_parent_add(R, p, i, Ia, IA, par, X, T)
+        force_to_parent_add(R, p, i, pA, n, pA, par)
+    set_base_acceleration(D, a)
+    for i in range(n):                                    # pass 3: accelerations
+        motion_to_child(R, p, i, a, parent_row(D, i), a)  # a' = X_i a_p + c_i
         for r in range(6):
             a[i, r] += c[i, r]
         s = 0.0
         for r in range(6):
             s += U[i, r] * a[i, r]
-        qdd[i] = (u[i] - s) / D[i]                        # qdd_i = (u_i - U_i^T a') / D_i
-        k = 0 if ints[i, JTYPE] != PRISMATIC else 3
-        a[i, k] += reals[i, AXIS] * qdd[i]
-        a[i, k + 1] += reals[i, AXIS + 1] * qdd[i]
-        a[i, k + 2] += reals[i, AXIS + 2] * qdd[i]
+        qdd[i] = (u[i] - s) / d[i]                        # qdd_i = (u_i - U_i^T a') / D_i
+        add_joint_motion(D, i, qdd[i], a)                 # a_i = a' + S_i qdd_i
 
 
 @jit
-def aba_kernel(ints, reals, grav, Q, QD, TAU, FEXT, QDD):
-    nb = ints.shape[0]
-    R, p = np.empty((nb, 3, 3)), np.empty((nb, 3))
-    v, c, pA, U, a = np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 6))
-    IA, D, u = np.empty((nb, 6, 6)), np.empty(nb), np.empty(nb)
-    Ia, pa, X, T, tmp = np.empty((6, 6)), np.empty(6), np.empty((6, 6)), np.empty((6, 6)), np.empty(6)
+def _workspace(D):
+    n = nbodies(D) + 1
+    return (np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6, 6)),
+            np.empty((n, 6)), np.empty((n, 6)), np.empty(n), np.empty(n), np.empty((n, 6)),
+            np.empty((1, 6, 6)), np.empty((6, 6)), np.empty((6, 6)))
+
+
+@jit
+def aba_kernel(D, Q, QD, TAU, FEXT, QDD):
+    R, p, v, c, IA, pA, U, d, u, a, W, X, T = _workspace(D)
     for b in range(Q.shape[0]):
-        _aba(ints, reals, grav, Q[b], QD[b], TAU[b], FEXT[b], QDD[b],
-             R, p, v, c, IA, pA, U, D, u, a, Ia, pa, X, T, tmp)
+        _aba(D, Q[b], QD[b], TAU[b], FEXT[b], QDD[b], R, p, v, c, IA, pA, U, d, u, a, W, X, T)
     return all_finite(QDD) and all_finite(Q) and all_finite(QD) and all_finite(TAU)
 
 
-@jit
-def aba_one(ints, reals, grav, q, qd, tau, qdd):
-    nb = ints.shape[0]
-    R, p = np.empty((nb, 3, 3)), np.empty((nb, 3))
-    v, c, pA, U, a = np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 6))
-    IA, D, u = np.empty((nb, 6, 6)), np.empty(nb), np.empty(nb)
-    Ia, pa, X, T, tmp = np.empty((6, 6)), np.empty(6), np.empty((6, 6)), np.empty((6, 6)), np.empty(6)
-    _aba(ints, reals, grav, q, qd, tau, np.empty((0, 6)), qdd,
-         R, p, v, c, IA, pA, U, D, u, a, Ia, pa, X, T, tmp)
-    return all_finite(qdd) and all_finite(q) and all_finite(qd) and all_finite(tau)
+@nb.njit([nb.int64(MAT, V, V, V, V), nb.int64(MAT, V_RO, V_RO, V_RO, V)], cache=True, nogil=True)
+def aba_one(D, q, qd, tau, qdd):
+    if bad_length(D, q) or bad_length(D, qd) or bad_length(D, tau):
+        return 1
+    R, p, v, c, IA, pA, U, d, u, a, W, X, T = _workspace(D)
+    _aba(D, q, qd, tau, np.empty((0, 6)), qdd, R, p, v, c, IA, pA, U, d, u, a, W, X, T)
+    return 0 if finite1(qdd) and finite1(q) and finite1(qd) and finite1(tau) else 2
 
 
 def aba(model, q, qd, tau, f_ext=None):
@@ -161,16 +145,16 @@ def aba(model, q, qd, tau, f_ext=None):
     if model.has_mimic:
         return _aba_by_mass_matrix(model, q, qd, tau, f_ext)
     if f_ext is None:
-        x, xd, t = _checks.vector(model, q), _checks.vector(model, qd), _checks.vector(model, tau)
-        if x is not None and xd is not None and t is not None:
-            qdd = np.empty(model.nq)
-            if not aba_one(model._ints, model._reals, model._gravity, x, xd, t, qdd):
-                _raise(model, q, qd, tau)
-            return qdd
+        qdd = np.empty(model.nq)
+        try:
+            if aba_one(model._data, q, qd, tau, qdd) == 0:
+                return qdd
+        except TypeError:
+            pass
     shape, (Q, QD, TAU) = _checks.batch(model, q=q, qd=qd, tau=tau)
     FEXT = body_wrenches(model, f_ext, shape, Q.shape[0])
     QDD = np.empty_like(Q)
-    if not aba_kernel(model._ints, model._reals, model._gravity, Q, QD, TAU, FEXT, QDD):
+    if not aba_kernel(model._data, Q, QD, TAU, FEXT, QDD):
         _raise(model, q, qd, tau)
     return QDD.reshape(shape + (model.nq,))
 

@@ -12,44 +12,44 @@ i ancestor of (or equal to) j and ``C_ji = S_j . (IC_j Sdot_i + BC_j S_i)``.
 import numpy as np
 
 from . import _checks
-from ._jit import all_finite, inertia_matrix, inertia_to_parent_add, jit, joint_coordinate, world_poses
+from ._jit import (all_finite, inertia_matrix, inertia_to_parent_add, jit, joint_coordinate, nbodies,
+                   world_poses)
 from .model import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
 
 
 @jit
-def _coriolis(ints, reals, q, qd, C, R, p, Rw, pw, S, Sd, v, IC, BC, P, tmp, A, B):
-    nb = ints.shape[0]
-    world_poses(ints, reals, q, R, p, Rw, pw)
-    for i in range(nb):
-        a = np.empty(3)
-        for r in range(3):
-            a[r] = Rw[i, r, 0] * reals[i, AXIS] + Rw[i, r, 1] * reals[i, AXIS + 1] + Rw[i, r, 2] * reals[i, AXIS + 2]
-        if ints[i, JTYPE] == PRISMATIC:                  # S = (0, a)
-            S[i, 0], S[i, 1], S[i, 2], S[i, 3], S[i, 4], S[i, 5] = 0.0, 0.0, 0.0, a[0], a[1], a[2]
+def _coriolis(D, q, qd, C, R, p, Rw, pw, S, Sd, v, P, IC, BC, A, B, F):
+    n = nbodies(D)
+    world_poses(D, q, R, p, Rw, pw)
+    for i in range(n):
+        a0 = Rw[i, 0, 0] * D[i, AXIS] + Rw[i, 0, 1] * D[i, AXIS + 1] + Rw[i, 0, 2] * D[i, AXIS + 2]
+        a1 = Rw[i, 1, 0] * D[i, AXIS] + Rw[i, 1, 1] * D[i, AXIS + 1] + Rw[i, 1, 2] * D[i, AXIS + 2]
+        a2 = Rw[i, 2, 0] * D[i, AXIS] + Rw[i, 2, 1] * D[i, AXIS + 1] + Rw[i, 2, 2] * D[i, AXIS + 2]
+        if D[i, JTYPE] == PRISMATIC:                     # S = (0, a)
+            S[i, 0], S[i, 1], S[i, 2], S[i, 3], S[i, 4], S[i, 5] = 0.0, 0.0, 0.0, a0, a1, a2
         else:                                            # S = (a, p x a)
-            S[i, 0], S[i, 1], S[i, 2] = a[0], a[1], a[2]
-            S[i, 3] = pw[i, 1] * a[2] - pw[i, 2] * a[1]
-            S[i, 4] = pw[i, 2] * a[0] - pw[i, 0] * a[2]
-            S[i, 5] = pw[i, 0] * a[1] - pw[i, 1] * a[0]
-        par = ints[i, PARENT]
-        qdi = joint_coordinate(ints, reals, i, qd)
+            S[i, 0], S[i, 1], S[i, 2] = a0, a1, a2
+            S[i, 3] = pw[i, 1] * a2 - pw[i, 2] * a1
+            S[i, 4] = pw[i, 2] * a0 - pw[i, 0] * a2
+            S[i, 5] = pw[i, 0] * a1 - pw[i, 1] * a0
+        par = int(D[i, PARENT])
+        qdi = joint_coordinate(D, i, qd)
         for r in range(6):
             v[i, r] = (v[par, r] if par >= 0 else 0.0) + S[i, r] * qdi
-        _cross_motion(v[i], S[i], Sd[i])                # Sdot_i = v_i x S_i
-        P[:] = 0.0                                       # world inertia of body i
-        inertia_to_parent_add(Rw[i], pw[i], reals[i, MASS:MASS + 13], P, tmp)
-        inertia_matrix(P, IC[i])
+        _cross_motion(v, i, S, Sd)                       # Sdot_i = v_i x S_i
+        P[i, :] = 0.0                                    # inertia of body i in the base frame
+        inertia_to_parent_add(Rw, pw, i, D, i, MASS, P, i)
+        inertia_matrix(P, i, 0, IC, i)
         _body_coriolis(IC[i], v[i], BC[i], A, B)
-    for i in range(nb - 1, -1, -1):                      # composites over subtrees
-        par = ints[i, PARENT]
+    for i in range(n - 1, -1, -1):                       # composites over subtrees
+        par = int(D[i, PARENT])
         if par >= 0:
             for r in range(6):
                 for c in range(6):
                     IC[par, r, c] += IC[i, r, c]
                     BC[par, r, c] += BC[i, r, c]
     C[:, :] = 0.0
-    F1, F2, F3 = np.empty(6), np.empty(6), np.empty(6)
-    for j in range(nb):
+    for j in range(n):
         for r in range(6):
             s1 = 0.0
             s2 = 0.0
@@ -58,33 +58,33 @@ def _coriolis(ints, reals, q, qd, C, R, p, Rw, pw, S, Sd, v, IC, BC, P, tmp, A, 
                 s1 += IC[j, r, k] * Sd[j, k] + BC[j, r, k] * S[j, k]
                 s2 += IC[j, r, k] * S[j, k]
                 s3 += BC[j, k, r] * S[j, k]
-            F1[r], F2[r], F3[r] = s1, s2, s3
-        qj, mj = ints[j, QIDX], reals[j, QMUL]
+            F[0, r], F[1, r], F[2, r] = s1, s2, s3
+        qj, mj = int(D[j, QIDX]), D[j, QMUL]
         i = j
         while i >= 0:
-            qi, mi = ints[i, QIDX], reals[i, QMUL]
+            qi, mi = int(D[i, QIDX]), D[i, QMUL]
             cij = 0.0
             for r in range(6):
-                cij += S[i, r] * F1[r]
+                cij += S[i, r] * F[0, r]
             C[qi, qj] += mi * mj * cij                   # C_ij, i ancestor of or equal to j
             if i != j:
                 cji = 0.0
                 for r in range(6):
-                    cji += F2[r] * Sd[i, r] + F3[r] * S[i, r]
+                    cji += F[1, r] * Sd[i, r] + F[2, r] * S[i, r]
                 C[qj, qi] += mi * mj * cji               # C_ji
-            i = ints[i, PARENT]
+            i = int(D[i, PARENT])
 
 
 @jit
-def _cross_motion(v, m, out):
-    """out = v x m = (w x mw, w x mv + v x mw)."""
-    w0, w1, w2, v0, v1, v2 = v[0], v[1], v[2], v[3], v[4], v[5]
-    out[0] = w1 * m[2] - w2 * m[1]
-    out[1] = w2 * m[0] - w0 * m[2]
-    out[2] = w0 * m[1] - w1 * m[0]
-    out[3] = w1 * m[5] - w2 * m[4] + v1 * m[2] - v2 * m[1]
-    out[4] = w2 * m[3] - w0 * m[5] + v2 * m[0] - v0 * m[2]
-    out[5] = w0 * m[4] - w1 * m[3] + v0 * m[1] - v1 * m[0]
+def _cross_motion(v, i, m, out):
+    """out[i] = v[i] x m[i] = (w x mw, w x mv + v x mw)."""
+    w0, w1, w2, v0, v1, v2 = v[i, 0], v[i, 1], v[i, 2], v[i, 3], v[i, 4], v[i, 5]
+    out[i, 0] = w1 * m[i, 2] - w2 * m[i, 1]
+    out[i, 1] = w2 * m[i, 0] - w0 * m[i, 2]
+    out[i, 2] = w0 * m[i, 1] - w1 * m[i, 0]
+    out[i, 3] = w1 * m[i, 5] - w2 * m[i, 4] + v1 * m[i, 2] - v2 * m[i, 1]
+    out[i, 4] = w2 * m[i, 3] - w0 * m[i, 5] + v2 * m[i, 0] - v0 * m[i, 2]
+    out[i, 5] = w0 * m[i, 4] - w1 * m[i, 3] + v0 * m[i, 1] - v1 * m[i, 0]
 
 
 @jit
@@ -116,14 +116,14 @@ def _body_coriolis(I, v, out, A, B):
 
 
 @jit
-def coriolis_kernel(ints, reals, Q, QD, C):
-    nb = ints.shape[0]
-    R, p, Rw, pw = np.empty((nb, 3, 3)), np.empty((nb, 3)), np.empty((nb, 3, 3)), np.empty((nb, 3))
-    S, Sd, v = np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 6))
-    IC, BC = np.empty((nb, 6, 6)), np.empty((nb, 6, 6))
-    P, tmp, A, B = np.empty(13), np.empty(12), np.empty((6, 6)), np.empty((6, 6))
+def coriolis_kernel(D, Q, QD, C):
+    n = nbodies(D) + 1
+    R, p, Rw, pw = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3, 3)), np.empty((n, 3))
+    S, Sd, v, P = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 13))
+    IC, BC = np.empty((n, 6, 6)), np.empty((n, 6, 6))
+    A, B, F = np.empty((6, 6)), np.empty((6, 6)), np.empty((3, 6))
     for b in range(Q.shape[0]):
-        _coriolis(ints, reals, Q[b], QD[b], C[b], R, p, Rw, pw, S, Sd, v, IC, BC, P, tmp, A, B)
+        _coriolis(D, Q[b], QD[b], C[b], R, p, Rw, pw, S, Sd, v, P, IC, BC, A, B, F)
     return all_finite(C) and all_finite(Q) and all_finite(QD)
 
 
@@ -142,6 +142,6 @@ def coriolis_matrix(model, q, qd):
     """
     shape, (Q, QD) = _checks.batch(model, q=q, qd=qd)
     C = np.empty((Q.shape[0], model.nq, model.nq))
-    if not coriolis_kernel(model._ints, model._reals, Q, QD, C):
+    if not coriolis_kernel(model._data, Q, QD, C):
         _checks.raise_not_finite(q=q, qd=qd)
     return C.reshape(shape + (model.nq, model.nq))

@@ -6,61 +6,66 @@ kept as 13 parameters (m, h = m c, I_O) and moved to the parent frame with
 the parallel-axis rule; each column is the composite inertia's force
 ``F = IC_i S_i`` carried down the chain of ancestors.
 """
+import numba as nb
 import numpy as np
 
 from . import _checks
-from ._jit import all_finite, force_to_parent_add, inertia_times, jit, joint_pose, joint_position, inertia_to_parent_add
+from ._jit import (MAT, V, V_RO, all_finite, bad_length, finite1, force_to_parent_add, inertia_times,
+                   inertia_to_parent_add, jit, joint_force, joint_pose, joint_position, nbodies)
 from .model import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
 
 
 @jit
-def _crba(ints, reals, q, M, R, p, IC, F, Fp, S, tmp):
-    nb = ints.shape[0]
-    for i in range(nb):
-        joint_pose(reals, i, ints[i, JTYPE], joint_position(ints, reals, i, q), R[i], p[i])
-        IC[i, :] = reals[i, MASS:MASS + 13]
+def _crba(D, q, M, R, p, IC, F):
+    """One state. IC (nb, 13) composite inertias; F (2, 6) scratch forces."""
+    n = nbodies(D)
+    for i in range(n):
+        joint_pose(D, i, joint_position(D, i, q), R, p)
+        for c in range(13):
+            IC[i, c] = D[i, MASS + c]
     M[:, :] = 0.0
-    for i in range(nb - 1, -1, -1):
-        S[:] = 0.0
-        k = 0 if ints[i, JTYPE] != PRISMATIC else 3
-        S[k], S[k + 1], S[k + 2] = reals[i, AXIS], reals[i, AXIS + 1], reals[i, AXIS + 2]
-        inertia_times(IC[i], S, F)                        # F = IC_i S_i
-        qi, mi = ints[i, QIDX], reals[i, QMUL]
-        M[qi, qi] += mi * mi * (S[k] * F[k] + S[k + 1] * F[k + 1] + S[k + 2] * F[k + 2])
+    for i in range(n - 1, -1, -1):
+        for c in range(6):                                # F = IC_i S_i
+            F[1, c] = 0.0
+        k = 3 if D[i, JTYPE] == PRISMATIC else 0
+        F[1, k], F[1, k + 1], F[1, k + 2] = D[i, AXIS], D[i, AXIS + 1], D[i, AXIS + 2]
+        inertia_times(IC, i, 0, F, 1, F, 0)
+        qi, mi = int(D[i, QIDX]), D[i, QMUL]
+        M[qi, qi] += mi * mi * joint_force(D, i, F, 0)    # M_ii = S_i^T F
         j = i
-        while ints[j, PARENT] >= 0:                       # F = X_j^T F; M_ij = S_j^T F
-            Fp[:] = 0.0
-            force_to_parent_add(R[j], p[j], F, Fp)
-            F[:] = Fp
-            j = ints[j, PARENT]
-            kj = 0 if ints[j, JTYPE] != PRISMATIC else 3
-            Mij = mi * reals[j, QMUL] * (reals[j, AXIS] * F[kj] + reals[j, AXIS + 1] * F[kj + 1]
-                                         + reals[j, AXIS + 2] * F[kj + 2])
-            qj = ints[j, QIDX]
+        while D[j, PARENT] >= 0:                          # F = X_j^T F; M_ij = S_j^T F
+            for c in range(6):
+                F[1, c] = 0.0
+            force_to_parent_add(R, p, j, F, 0, F, 1)
+            for c in range(6):
+                F[0, c] = F[1, c]
+            j = int(D[j, PARENT])
+            Mij = mi * D[j, QMUL] * joint_force(D, j, F, 0)
+            qj = int(D[j, QIDX])
             M[qi, qj] += Mij
             M[qj, qi] += Mij
-        if ints[i, PARENT] >= 0:                          # IC_parent += X^T IC_i X
-            inertia_to_parent_add(R[i], p[i], IC[i], IC[ints[i, PARENT]], tmp)
+        if D[i, PARENT] >= 0:                             # IC_parent += X_i^T IC_i X_i
+            inertia_to_parent_add(R, p, i, IC, i, 0, IC, int(D[i, PARENT]))
 
 
 @jit
-def crba_kernel(ints, reals, Q, M):
+def crba_kernel(D, Q, M):
     """(B, nq) -> M (B, nq, nq); False if not finite."""
-    nb = ints.shape[0]
-    R, p, IC = np.empty((nb, 3, 3)), np.empty((nb, 3)), np.empty((nb, 13))
-    F, Fp, S, tmp = np.empty(6), np.empty(6), np.empty(6), np.empty(12)
+    n = nbodies(D)
+    R, p, IC, F = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 13)), np.empty((2, 6))
     for b in range(Q.shape[0]):
-        _crba(ints, reals, Q[b], M[b], R, p, IC, F, Fp, S, tmp)
+        _crba(D, Q[b], M[b], R, p, IC, F)
     return all_finite(M) and all_finite(Q)
 
 
-@jit
-def crba_one(ints, reals, q, M):
-    nb = ints.shape[0]
-    R, p, IC = np.empty((nb, 3, 3)), np.empty((nb, 3)), np.empty((nb, 13))
-    F, Fp, S, tmp = np.empty(6), np.empty(6), np.empty(6), np.empty(12)
-    _crba(ints, reals, q, M, R, p, IC, F, Fp, S, tmp)
-    return all_finite(M) and all_finite(q)
+@nb.njit([nb.int64(MAT, V, MAT), nb.int64(MAT, V_RO, MAT)], cache=True, nogil=True)
+def crba_one(D, q, M):
+    if bad_length(D, q):
+        return 1
+    n = nbodies(D)
+    R, p, IC, F = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 13)), np.empty((2, 6))
+    _crba(D, q, M, R, p, IC, F)
+    return 0 if finite1(q) and all_finite(M) else 2
 
 
 def mass_matrix(model, q):
@@ -73,14 +78,14 @@ def mass_matrix(model, q):
         rows and columns in ``model.joint_names`` order. Mimic joints are
         folded in: ``M = G^T M_bodies G``.
     """
-    x = _checks.vector(model, q)
-    if x is not None:
-        M = np.empty((model.nq, model.nq))
-        if not crba_one(model._ints, model._reals, x, M):
-            _checks.raise_not_finite(q=q)
-        return M
+    M = np.empty((model.nq, model.nq))
+    try:
+        if crba_one(model._data, q, M) == 0:
+            return M
+    except TypeError:
+        pass
     shape, (Q,) = _checks.batch(model, q=q)
     M = np.empty((Q.shape[0], model.nq, model.nq))
-    if not crba_kernel(model._ints, model._reals, Q, M):
+    if not crba_kernel(model._data, Q, M):
         _checks.raise_not_finite(q=q)
     return M.reshape(shape + (model.nq, model.nq))

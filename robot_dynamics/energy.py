@@ -7,48 +7,43 @@ so that ``g(q) = dU/dq``. The zero of U is the base origin.
 import numpy as np
 
 from . import _checks
-from ._jit import all_finite, inertia_times, jit, joint_coordinate, motion_to_child, world_poses
-from .model import AXIS, JTYPE, MASS, MCOM, PARENT, PRISMATIC
+from ._jit import (add_joint_motion, all_finite, inertia_times, jit, joint_coordinate, motion_to_child,
+                   nbodies, parent_row, world_poses)
+from .model import GRAVITY, MASS, MCOM
 
 
 @jit
-def kinetic_kernel(ints, reals, Q, QD, E):
-    nb = ints.shape[0]
-    R, p, Rw, pw = np.empty((nb, 3, 3)), np.empty((nb, 3)), np.empty((nb, 3, 3)), np.empty((nb, 3))
-    v, tmp = np.empty((nb, 6)), np.empty(6)
+def kinetic_kernel(D, Q, QD, E):
+    n = nbodies(D)
+    R, p, Rw, pw = np.empty((n + 1, 3, 3)), np.empty((n + 1, 3)), np.empty((n + 1, 3, 3)), np.empty((n + 1, 3))
+    v, Iv = np.empty((n + 1, 6)), np.empty((1, 6))
     for b in range(Q.shape[0]):
-        world_poses(ints, reals, Q[b], R, p, Rw, pw)
+        world_poses(D, Q[b], R, p, Rw, pw)
+        v[n, :] = 0.0
         e = 0.0
-        for i in range(nb):
-            par = ints[i, PARENT]
-            if par < 0:
-                v[i, :] = 0.0
-            else:
-                motion_to_child(R[i], p[i], v[par], v[i])
-            k = 0 if ints[i, JTYPE] != PRISMATIC else 3
-            qdi = joint_coordinate(ints, reals, i, QD[b])
-            for r in range(3):
-                v[i, k + r] += reals[i, AXIS + r] * qdi
-            inertia_times(reals[i, MASS:MASS + 13], v[i], tmp)
+        for i in range(n):
+            motion_to_child(R, p, i, v, parent_row(D, i), v)
+            add_joint_motion(D, i, joint_coordinate(D, i, QD[b]), v)
+            inertia_times(D, i, MASS, v, i, Iv, 0)
             for r in range(6):
-                e += 0.5 * v[i, r] * tmp[r]
+                e += 0.5 * v[i, r] * Iv[0, r]
         E[b] = e
     return all_finite(E) and all_finite(Q) and all_finite(QD)
 
 
 @jit
-def potential_kernel(ints, reals, grav, Q, E):
-    nb = ints.shape[0]
-    R, p, Rw, pw = np.empty((nb, 3, 3)), np.empty((nb, 3)), np.empty((nb, 3, 3)), np.empty((nb, 3))
+def potential_kernel(D, Q, E):
+    n = nbodies(D)
+    R, p, Rw, pw = np.empty((n + 1, 3, 3)), np.empty((n + 1, 3)), np.empty((n + 1, 3, 3)), np.empty((n + 1, 3))
     for b in range(Q.shape[0]):
-        world_poses(ints, reals, Q[b], R, p, Rw, pw)
+        world_poses(D, Q[b], R, p, Rw, pw)
         e = 0.0
-        for i in range(nb):
+        for i in range(n):
             for r in range(3):                         # m c_world = m p + R h
-                mc = reals[i, MASS] * pw[i, r]
+                mc = D[i, MASS] * pw[i, r]
                 for c in range(3):
-                    mc += Rw[i, r, c] * reals[i, MCOM + c]
-                e -= grav[r] * mc
+                    mc += Rw[i, r, c] * D[i, MCOM + c]
+                e -= D[n, GRAVITY + r] * mc
         E[b] = e
     return all_finite(E) and all_finite(Q)
 
@@ -57,7 +52,7 @@ def kinetic_energy(model, q, qd):
     """Kinetic energy [J] ``1/2 qd^T M(q) qd``; (..., nq) states -> (...)."""
     shape, (Q, QD) = _checks.batch(model, q=q, qd=qd)
     E = np.empty(Q.shape[0])
-    if not kinetic_kernel(model._ints, model._reals, Q, QD, E):
+    if not kinetic_kernel(model._data, Q, QD, E):
         _checks.raise_not_finite(q=q, qd=qd)
     return E.reshape(shape) if shape else float(E[0])
 
@@ -67,7 +62,6 @@ def potential_energy(model, q):
     base origin); (..., nq) -> (...). Its gradient is ``gravity_torques``."""
     shape, (Q,) = _checks.batch(model, q=q)
     E = np.empty(Q.shape[0])
-    if not potential_kernel(model._ints, model._reals, model._gravity, Q, E):
+    if not potential_kernel(model._data, Q, E):
         _checks.raise_not_finite(q=q)
     return E.reshape(shape) if shape else float(E[0])
-

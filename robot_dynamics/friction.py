@@ -31,5 +31,6 @@ def friction_torques(model, qd, *, smoothing=0.0):
     G = model._G
     qd_b = QD @ G.T                                       # body joint velocities
     sign = np.tanh(qd_b / smoothing) if smoothing > 0 else np.sign(qd_b)
-    tau_b = model._reals[:, DAMPING] * qd_b + model._reals[:, FRICTION] * sign
+    body = model._data[:model.nb]
+    tau_b = body[:, DAMPING] * qd_b + body[:, FRICTION] * sign
     return (tau_b @ G).reshape(shape + (model.nq,))

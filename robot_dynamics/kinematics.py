@@ -8,17 +8,17 @@ base-frame coordinates, so ``[v; w] = J(q) qd``.
 import numpy as np
 
 from . import _checks
-from ._jit import all_finite, jit, world_poses
-from .model import AXIS, PARENT, JTYPE, PRISMATIC, QIDX, QMUL
+from ._jit import all_finite, jit, nbodies, world_poses
+from .model import AXIS, JTYPE, PARENT, PRISMATIC, QIDX, QMUL
 
 
 @jit
-def fk_kernel(ints, reals, link_body, link_pose, Q, T):
+def fk_kernel(D, link_body, link_pose, Q, T):
     """Q (B, nq) -> T (B, nlinks, 4, 4) link poses in the base frame."""
-    nb = ints.shape[0]
-    R, p, Rw, pw = np.empty((nb, 3, 3)), np.empty((nb, 3)), np.empty((nb, 3, 3)), np.empty((nb, 3))
+    n = nbodies(D) + 1
+    R, p, Rw, pw = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3, 3)), np.empty((n, 3))
     for b in range(Q.shape[0]):
-        world_poses(ints, reals, Q[b], R, p, Rw, pw)
+        world_poses(D, Q[b], R, p, Rw, pw)
         for l in range(link_body.shape[0]):
             i, P = link_body[l], link_pose[l]
             T[b, l, :, :] = 0.0
@@ -34,10 +34,10 @@ def fk_kernel(ints, reals, link_body, link_pose, Q, T):
 
 
 @jit
-def jacobian_kernel(ints, reals, link_body, link_pose, l, point, Q, J):
+def jacobian_kernel(D, link_body, link_pose, l, point, Q, J):
     """Q (B, nq) -> J (B, 6, nq) of ``point`` (link frame) on link index l."""
-    nb = ints.shape[0]
-    R, p, Rw, pw = np.empty((nb, 3, 3)), np.empty((nb, 3)), np.empty((nb, 3, 3)), np.empty((nb, 3))
+    n = nbodies(D) + 1
+    R, p, Rw, pw = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3, 3)), np.empty((n, 3))
     P = link_pose[l]
     x = np.empty(3)
     for b in range(Q.shape[0]):
@@ -45,7 +45,7 @@ def jacobian_kernel(ints, reals, link_body, link_pose, l, point, Q, J):
         i = link_body[l]
         if i < 0:
             continue
-        world_poses(ints, reals, Q[b], R, p, Rw, pw)
+        world_poses(D, Q[b], R, p, Rw, pw)
         for r in range(3):                                     # point in the body frame
             x[r] = P[4 * r] * point[0] + P[4 * r + 1] * point[1] + P[4 * r + 2] * point[2] + P[4 * r + 3]
         px = pw[i, 0] + Rw[i, 0, 0] * x[0] + Rw[i, 0, 1] * x[1] + Rw[i, 0, 2] * x[2]
@@ -53,11 +53,11 @@ def jacobian_kernel(ints, reals, link_body, link_pose, l, point, Q, J):
         pz = pw[i, 2] + Rw[i, 2, 0] * x[0] + Rw[i, 2, 1] * x[1] + Rw[i, 2, 2] * x[2]
         j = i
         while j >= 0:
-            m, k = reals[j, QMUL], ints[j, QIDX]
-            a0 = Rw[j, 0, 0] * reals[j, AXIS] + Rw[j, 0, 1] * reals[j, AXIS + 1] + Rw[j, 0, 2] * reals[j, AXIS + 2]
-            a1 = Rw[j, 1, 0] * reals[j, AXIS] + Rw[j, 1, 1] * reals[j, AXIS + 1] + Rw[j, 1, 2] * reals[j, AXIS + 2]
-            a2 = Rw[j, 2, 0] * reals[j, AXIS] + Rw[j, 2, 1] * reals[j, AXIS + 1] + Rw[j, 2, 2] * reals[j, AXIS + 2]
-            if ints[j, JTYPE] == PRISMATIC:                    # J_j = [a; 0]
+            m, k = D[j, QMUL], int(D[j, QIDX])
+            a0 = Rw[j, 0, 0] * D[j, AXIS] + Rw[j, 0, 1] * D[j, AXIS + 1] + Rw[j, 0, 2] * D[j, AXIS + 2]
+            a1 = Rw[j, 1, 0] * D[j, AXIS] + Rw[j, 1, 1] * D[j, AXIS + 1] + Rw[j, 1, 2] * D[j, AXIS + 2]
+            a2 = Rw[j, 2, 0] * D[j, AXIS] + Rw[j, 2, 1] * D[j, AXIS + 1] + Rw[j, 2, 2] * D[j, AXIS + 2]
+            if D[j, JTYPE] == PRISMATIC:                    # J_j = [a; 0]
                 J[b, 0, k] += m * a0
                 J[b, 1, k] += m * a1
                 J[b, 2, k] += m * a2
@@ -69,7 +69,7 @@ def jacobian_kernel(ints, reals, link_body, link_pose, l, point, Q, J):
                 J[b, 3, k] += m * a0
                 J[b, 4, k] += m * a1
                 J[b, 5, k] += m * a2
-            j = ints[j, PARENT]
+            j = int(D[j, PARENT])
     return all_finite(J) and all_finite(Q)
 
 
@@ -85,7 +85,7 @@ def forward_kinematics(model, q):
     shape, (Q,) = _checks.batch(model, q=q)
     nl = len(model.link_names)
     T = np.empty((Q.shape[0], nl, 4, 4))
-    if not fk_kernel(model._ints, model._reals, model._link_body, model._link_pose, Q, T):
+    if not fk_kernel(model._data, model._link_body, model._link_pose, Q, T):
         _checks.raise_not_finite(q=q)
     T = T.reshape(shape + (nl, 4, 4))
     return {name: T[..., l, :, :] for l, name in enumerate(model.link_names)}
@@ -113,6 +113,6 @@ def jacobian(model, q, link, point=(0.0, 0.0, 0.0)):
     x = _checks.point(point)
     shape, (Q,) = _checks.batch(model, q=q)
     J = np.empty((Q.shape[0], 6, model.nq))
-    if not jacobian_kernel(model._ints, model._reals, model._link_body, model._link_pose, l, x, Q, J):
+    if not jacobian_kernel(model._data, model._link_body, model._link_pose, l, x, Q, J):
         _checks.raise_not_finite(q=q)
     return J.reshape(shape + (6, model.nq))

@@ -2,7 +2,7 @@
 
 A :class:`Model` is built once (by :func:`robot_dynamics.load_urdf`) and never
 walked as a dict or XML again: every algorithm reads the packed arrays
-``_ints`` and ``_reals``, one row per moving body, in topological order
+``_data`` (one row per moving body, plus a base row), in topological order
 (``parent[i] < i``, as in Featherstone's ``model.parent``).
 
 Bodies and joints: each revolute, continuous or prismatic URDF joint moves
@@ -18,22 +18,28 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-# Columns of Model._ints (one row per moving body).
-PARENT, JTYPE, QIDX = 0, 1, 2
+# Model._data is one float64 array of shape (nb + 1, NCOL): row i < nb is
+# moving body i, row nb is the base. Packing everything in one array keeps
+# the compiled kernels' call overhead to a single model argument.
+PARENT = 0        # parent body index (-1: the base), stored as a float
+JTYPE = 1         # REVOLUTE or PRISMATIC
+QIDX = 2          # index of the independent coordinate that drives the joint
+AXIS = 3          # 3:6   joint axis, unit, in the body (child) frame
+ROT0 = 6          # 6:15  rotation parent body frame <- joint frame at q = 0, row-major
+POS0 = 15         # 15:18 joint frame origin in the parent body frame [m]
+MASS = 18         # body mass [kg]; MASS:MASS+13 are the 13 inertia parameters
+MCOM = 19         # 19:22 first moment h = m c in the body frame [kg m]
+INERTIA = 22      # 22:31 rotational inertia about the body origin, row-major [kg m^2]
+QMUL = 31         # mimic multiplier (1 for an independent joint)
+QOFF = 32         # mimic offset (0 for an independent joint)
+DAMPING = 33      # viscous coefficient [N m s/rad or N s/m]
+FRICTION = 34     # Coulomb friction [N m or N]
+NCOL = 35
+# Base row (index nb):
+GRAVITY = 0       # 0:3 gravity acceleration in the base frame [m/s^2]
+NQ = 3            # number of independent coordinates
 # Joint types in JTYPE.
 REVOLUTE, PRISMATIC = 0, 1
-# Columns of Model._reals (one row per moving body).
-AXIS = 0          # 0:3   joint axis, unit, in the body (child) frame
-ROT0 = 3          # 3:12  rotation parent body frame <- joint frame at q = 0, row-major
-POS0 = 12         # 12:15 joint frame origin in the parent body frame [m]
-MASS = 15         # body mass [kg]
-MCOM = 16         # 16:19 first moment h = m c in the body frame [kg m]
-INERTIA = 19      # 19:28 rotational inertia about the body origin, row-major [kg m^2]
-QMUL = 28         # mimic multiplier (1 for an independent joint)
-QOFF = 29         # mimic offset (0 for an independent joint)
-DAMPING = 30      # viscous coefficient [N m s/rad or N s/m]
-FRICTION = 31     # Coulomb friction [N m or N]
-NREAL = 32
 
 
 @dataclass(frozen=True)
@@ -80,29 +86,30 @@ class Model:
     """
 
     def __init__(self, *, name, base_link, link_names, joints, joint_names,
-                 ints, reals, link_body, link_pose, link_masses, gravity):
+                 data, link_body, link_pose, link_masses, gravity):
         self.name = name
         self.base_link = base_link
         self.link_names = tuple(link_names)
         self.joints = dict(joints)
         self.joint_names = tuple(joint_names)
         self.nq = len(self.joint_names)
-        self.nb = ints.shape[0]
+        self.nb = data.shape[0] - 1
         self.link_masses = dict(link_masses)
         self.total_mass = float(sum(self.link_masses.values()))
-        self._ints = _frozen(np.ascontiguousarray(ints, dtype=np.int64))
-        self._reals = _frozen(np.ascontiguousarray(reals, dtype=np.float64))
+        self._data = np.ascontiguousarray(data, dtype=np.float64)   # writable only for gravity
+        self._data[self.nb, NQ] = self.nq
         self._link_index = {n: i for i, n in enumerate(self.link_names)}
         self._link_body = _frozen(np.ascontiguousarray(link_body, dtype=np.int64))
         self._link_pose = _frozen(np.ascontiguousarray(link_pose, dtype=np.float64))
-        self._gravity = np.zeros(3)
         self.gravity = gravity
+        self._zeros = np.zeros(self.nq)      # qdd = 0 for nonlinear_effects; never written
         # Mimic map G (nb, nq): q_body = G q + offset; tau = G^T tau_body.
+        body = self._data[:self.nb]
         G = np.zeros((self.nb, self.nq))
-        G[np.arange(self.nb), ints[:, QIDX]] = reals[:, QMUL]
+        G[np.arange(self.nb), body[:, QIDX].astype(int)] = body[:, QMUL]
         self._G = _frozen(G)
-        self.has_mimic = bool(self.nb != self.nq or np.any(reals[:, QMUL] != 1.0)
-                              or np.any(reals[:, QOFF] != 0.0))
+        self.has_mimic = bool(self.nb != self.nq or np.any(body[:, QMUL] != 1.0)
+                              or np.any(body[:, QOFF] != 0.0))
         limits = [self.joints[n] for n in self.joint_names]
         self.lower_limit = _frozen(np.array([j.lower for j in limits], dtype=float))
         self.upper_limit = _frozen(np.array([j.upper for j in limits], dtype=float))
@@ -114,14 +121,14 @@ class Model:
     @property
     def gravity(self):
         """(3,) gravity acceleration in the base frame [m/s^2] (a copy)."""
-        return self._gravity.copy()
+        return self._data[self.nb, GRAVITY:GRAVITY + 3].copy()
 
     @gravity.setter
     def gravity(self, value):
         g = np.asarray(value, dtype=float)
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise ValueError("gravity must be 3 finite numbers [m/s^2] in the base frame, got %r" % (value,))
-        self._gravity[:] = g      # in place: the kernels hold this array
+        self._data[self.nb, GRAVITY:GRAVITY + 3] = g
 
     def link_index(self, link):
         """Index of ``link`` in ``link_names``; ValueError listing the valid names."""

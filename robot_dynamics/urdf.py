@@ -252,17 +252,19 @@ def _build(robot, gravity):
         joints[n] = _replace(joints[n], index=q_index[n])
 
     nb = len(bodies)
-    ints = np.zeros((nb, 3), dtype=np.int64)
-    reals = np.zeros((nb, _m.NREAL))
+    data = np.zeros((nb + 1, _m.NCOL))
     for b, (jname, parent, T) in enumerate(bodies):
         joint = joints[jname]
         src, mult, off = coupling[jname]
-        ints[b] = (parent, _m.PRISMATIC if joint.type == "prismatic" else _m.REVOLUTE, q_index[src])
-        reals[b, _m.AXIS:_m.AXIS + 3] = joint.axis
-        reals[b, _m.ROT0:_m.ROT0 + 9] = T[:3, :3].ravel()
-        reals[b, _m.POS0:_m.POS0 + 3] = T[:3, 3]
-        reals[b, _m.QMUL], reals[b, _m.QOFF] = mult, off
-        reals[b, _m.DAMPING], reals[b, _m.FRICTION] = joint.damping, joint.friction
+        row = data[b]
+        row[_m.PARENT] = parent
+        row[_m.JTYPE] = _m.PRISMATIC if joint.type == "prismatic" else _m.REVOLUTE
+        row[_m.QIDX] = q_index[src]
+        row[_m.AXIS:_m.AXIS + 3] = joint.axis
+        row[_m.ROT0:_m.ROT0 + 9] = T[:3, :3].ravel()
+        row[_m.POS0:_m.POS0 + 3] = T[:3, 3]
+        row[_m.QMUL], row[_m.QOFF] = mult, off
+        row[_m.DAMPING], row[_m.FRICTION] = joint.damping, joint.friction
 
     link_masses = {}
     link_body = np.array([body_of[n] for n in link_order], dtype=np.int64)
@@ -273,10 +275,10 @@ def _build(robot, gravity):
         b = body_of[name]
         if b < 0 or mass == 0.0 and not np.any(Io):
             continue
-        _add_inertia(reals[b], pose_in_body[name], mass, h, Io)
+        _add_inertia(data[b], pose_in_body[name], mass, h, Io)
 
     return _m.Model(name=robot.name or "", base_link=root, link_names=link_order,
-                    joints=joints, joint_names=independent, ints=ints, reals=reals,
+                    joints=joints, joint_names=independent, data=data,
                     link_body=link_body, link_pose=link_pose, link_masses=link_masses,
                     gravity=gravity)
 
