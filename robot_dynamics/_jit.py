@@ -190,7 +190,7 @@ def add_torque(D, i, value, tau):
     tau[int(D[i, QIDX])] += D[i, QMUL] * value
 
 
-@jit
+@inline
 def inertia_to_parent_add(R, p, i, P, r, c0, out, t):
     """out[t, 0:13] += the 13 inertia parameters P[r, c0:c0 + 13] of body i
     expressed in its parent's frame (body at pose R[i], p[i]): h' = R h + m p,
@@ -200,24 +200,35 @@ def inertia_to_parent_add(R, p, i, P, r, c0, out, t):
     hh1 = R[i, 1, 0] * P[r, c0 + 1] + R[i, 1, 1] * P[r, c0 + 2] + R[i, 1, 2] * P[r, c0 + 3]
     hh2 = R[i, 2, 0] * P[r, c0 + 1] + R[i, 2, 1] * P[r, c0 + 2] + R[i, 2, 2] * P[r, c0 + 3]
     px, py, pz = p[i, 0], p[i, 1], p[i, 2]
-    pp = px * px + py * py + pz * pz
-    ph = px * hh0 + py * hh1 + pz * hh2
+    diag = m * (px * px + py * py + pz * pz) + 2.0 * (px * hh0 + py * hh1 + pz * hh2)
     out[t, 0] += m
     out[t, 1] += hh0 + m * px
     out[t, 2] += hh1 + m * py
     out[t, 3] += hh2 + m * pz
-    for a in range(3):
-        ia0 = R[i, a, 0] * P[r, c0 + 4] + R[i, a, 1] * P[r, c0 + 7] + R[i, a, 2] * P[r, c0 + 10]
-        ia1 = R[i, a, 0] * P[r, c0 + 5] + R[i, a, 1] * P[r, c0 + 8] + R[i, a, 2] * P[r, c0 + 11]
-        ia2 = R[i, a, 0] * P[r, c0 + 6] + R[i, a, 1] * P[r, c0 + 9] + R[i, a, 2] * P[r, c0 + 12]
-        pa = p[i, a]
-        ha = hh0 if a == 0 else hh1 if a == 1 else hh2
-        for b in range(3):
-            val = ia0 * R[i, b, 0] + ia1 * R[i, b, 1] + ia2 * R[i, b, 2]
-            val -= m * pa * p[i, b] + pa * (hh0 if b == 0 else hh1 if b == 1 else hh2) + ha * p[i, b]
-            if a == b:
-                val += m * pp + 2.0 * ph
-            out[t, 4 + 3 * a + b] += val
+    # (R I) rows, then (R I) R^T; I is symmetric
+    i00, i01, i02 = P[r, c0 + 4], P[r, c0 + 5], P[r, c0 + 6]
+    i11, i12, i22 = P[r, c0 + 8], P[r, c0 + 9], P[r, c0 + 12]
+    r00, r01, r02 = R[i, 0, 0], R[i, 0, 1], R[i, 0, 2]
+    r10, r11, r12 = R[i, 1, 0], R[i, 1, 1], R[i, 1, 2]
+    r20, r21, r22 = R[i, 2, 0], R[i, 2, 1], R[i, 2, 2]
+    a00, a01, a02 = r00 * i00 + r01 * i01 + r02 * i02, r00 * i01 + r01 * i11 + r02 * i12, r00 * i02 + r01 * i12 + r02 * i22
+    a10, a11, a12 = r10 * i00 + r11 * i01 + r12 * i02, r10 * i01 + r11 * i11 + r12 * i12, r10 * i02 + r11 * i12 + r12 * i22
+    a20, a21, a22 = r20 * i00 + r21 * i01 + r22 * i02, r20 * i01 + r21 * i11 + r22 * i12, r20 * i02 + r21 * i12 + r22 * i22
+    b00 = a00 * r00 + a01 * r01 + a02 * r02 - m * px * px - 2.0 * px * hh0 + diag
+    b11 = a10 * r10 + a11 * r11 + a12 * r12 - m * py * py - 2.0 * py * hh1 + diag
+    b22 = a20 * r20 + a21 * r21 + a22 * r22 - m * pz * pz - 2.0 * pz * hh2 + diag
+    b01 = a00 * r10 + a01 * r11 + a02 * r12 - m * px * py - px * hh1 - hh0 * py
+    b02 = a00 * r20 + a01 * r21 + a02 * r22 - m * px * pz - px * hh2 - hh0 * pz
+    b12 = a10 * r20 + a11 * r21 + a12 * r22 - m * py * pz - py * hh2 - hh1 * pz
+    out[t, 4] += b00
+    out[t, 5] += b01
+    out[t, 6] += b02
+    out[t, 7] += b01
+    out[t, 8] += b11
+    out[t, 9] += b12
+    out[t, 10] += b02
+    out[t, 11] += b12
+    out[t, 12] += b22
 
 
 @inline

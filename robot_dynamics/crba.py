@@ -32,15 +32,14 @@ def _crba(D, q, M, R, p, IC, F):
         inertia_times(IC, i, 0, F, 1, F, 0)
         qi, mi = int(D[i, QIDX]), D[i, QMUL]
         M[qi, qi] += mi * mi * joint_force(D, i, F, 0)    # M_ii = S_i^T F
-        j = i
+        j, s = i, 0
         while D[j, PARENT] >= 0:                          # F = X_j^T F; M_ij = S_j^T F
             for c in range(6):
-                F[1, c] = 0.0
-            force_to_parent_add(R, p, j, F, 0, F, 1)
-            for c in range(6):
-                F[0, c] = F[1, c]
+                F[1 - s, c] = 0.0
+            force_to_parent_add(R, p, j, F, s, F, 1 - s)  # ping-pong between the two rows
+            s = 1 - s
             j = int(D[j, PARENT])
-            Mij = mi * D[j, QMUL] * joint_force(D, j, F, 0)
+            Mij = mi * D[j, QMUL] * joint_force(D, j, F, s)
             qj = int(D[j, QIDX])
             M[qi, qj] += Mij
             M[qj, qi] += Mij
