@@ -65,7 +65,7 @@ def check_finite(**inputs):
         bad = np.argwhere(~np.isfinite(a))
         if bad.size:
             where = tuple(int(i) for i in bad[0])
-            raise ValueError("%s%s is %r: inputs must be finite" % (name, list(where), a[where]))
+            raise ValueError("%s%s is %r: inputs must be finite" % (name, list(where), float(a[where])))
 
 
 def point(p, name="point"):

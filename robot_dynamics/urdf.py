@@ -227,22 +227,24 @@ def _build(robot, gravity):
     links = {l.name: l for l in robot.links}
     joints = {j.name: _joint(j) for j in robot.joints}
 
-    # Depth-first walk: body of every link (-1 = base) and its pose in that body's frame.
-    link_order, body_of, pose_in_body = [], {root: -1}, {root: np.eye(4)}
+    # Depth-first walk, children in declaration order: body of every link
+    # (-1 = base) and the link's pose in that body's frame.
+    link_order, body_of, pose_in_body = [], {}, {}
     bodies = []                       # (joint name, parent body, (4, 4) joint frame in parent body)
-    stack = [root]
+    stack = [(root, None)]
     while stack:
-        name = stack.pop()
+        name, j = stack.pop()
         link_order.append(name)
-        for j in reversed(children[name]):
-            joint = joints[j.name]
-            T = pose_in_body[name] @ joint.origin
-            if joint.type == "fixed":
-                body_of[j.child], pose_in_body[j.child] = body_of[name], T
+        if j is None:
+            body_of[name], pose_in_body[name] = -1, np.eye(4)
+        else:
+            T = pose_in_body[j.parent] @ j.origin
+            if j.type == "fixed":
+                body_of[name], pose_in_body[name] = body_of[j.parent], T
             else:
-                bodies.append((j.name, body_of[name], T))
-                body_of[j.child], pose_in_body[j.child] = len(bodies) - 1, np.eye(4)
-            stack.append(j.child)
+                bodies.append((j.name, body_of[j.parent], T))
+                body_of[name], pose_in_body[name] = len(bodies) - 1, np.eye(4)
+        stack.extend((c.child, joints[c.name]) for c in reversed(children[name]))
 
     moving = [b[0] for b in bodies]
     coupling = _resolve_mimics(joints, moving)
