@@ -1,13 +1,13 @@
 """Demo: load an arm from a URDF and print its dynamics at one pose.
 
-Usage: ``python -m robot_dynamics.demo [--urdf PATH] [--duration S]``
+Usage: ``python -m robot_dynamics.demo [--urdf PATH] [--duration S] [--dt S]``
 (``scripts/demo.sh`` or ``ros2 run robot_dynamics robot_dynamics_demo``).
 
 Prints the joints and their limits, the total mass, then at the "mid" pose
 (each joint at the midpoint of its position limits, 0 for an unlimited
 joint) the gravity torques and the mass matrix, and finally a short free
 fall: zero motor torque, joint damping and friction only, integrated with
-semi-implicit Euler at 1 kHz. The energy balance at the end checks the
+semi-implicit Euler (1 kHz by default). The energy balance at the end checks the
 integration: E_end = E_start - (work done by damping) up to the
 integrator's error.
 """
@@ -35,7 +35,7 @@ def bundled_urdf(name=BUNDLED_ARM):
         shared = os.path.join(get_package_share_directory('robot_dynamics'), 'urdf', name)
         if os.path.isfile(shared):
             return shared
-    except Exception:  # no ament_index_python, or the package is not installed
+    except (ImportError, LookupError, OSError):  # no ament_index, prefix path or package
         pass
     raise FileNotFoundError(
         f'bundled URDF {name!r} not found in the checkout nor in the robot_dynamics share '

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Create (or reuse) the checkout's .venv/ and install the pinned requirements.
+#
+# Usage: scripts/setup-venv.sh [--dev]
+#   --dev   also install requirements-dev.txt (pytest, hypothesis, Pinocchio).
+# Environment: PYTHON  interpreter used to create the venv (default python3).
+#
+# Idempotent: a stamp file in .venv records the sha256 of the requirement
+# files; when it matches, nothing is installed and the run takes about 1 s.
+# Writes nothing outside the checkout.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="$root/.venv"
+python="${PYTHON:-python3}"
+
+dev=0
+for arg in "$@"; do
+    case "$arg" in
+        --dev) dev=1 ;;
+        -h|--help) sed -n '2,10s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        *) echo "setup-venv.sh: unknown argument '$arg' (expected --dev)" >&2; exit 2 ;;
+    esac
+done
+
+say() { echo "setup-venv: $*" >&2; }
+die() { echo "setup-venv: error: $*" >&2; exit 1; }
+
+# --- 1. A usable Python >= 3.10 with a working venv module ------------------
+command -v "$python" >/dev/null 2>&1 ||
+    die "'$python' not found. Install Python >= 3.10 (Debian/Ubuntu: sudo apt-get install python3 python3-venv) or set PYTHON=/path/to/python3."
+"$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' ||
+    die "Python >= 3.10 is required, '$python' is $("$python" -c 'import platform; print(platform.python_version())'). Set PYTHON=/path/to/python3.X."
+# Debian and Ubuntu strip ensurepip out of the interpreter; `python3 -m venv`
+# then fails half-way. Detect it first and name the package to install.
+if ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+    pyver="$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+    if [ -f /etc/debian_version ]; then
+        die "'$python -m venv' cannot work: ensurepip is missing. Install it with:
+    sudo apt-get install python${pyver}-venv"
+    fi
+    die "'$python -m venv' cannot work: the venv/ensurepip modules are missing from Python $pyver. Install your distribution's venv package for Python $pyver."
+fi
+
+# --- 2. The venv: create it, or recreate it if it is broken ----------------
+vpy="$venv/bin/python"
+if [ -d "$venv" ] && ! "$vpy" -c 'import pip' >/dev/null 2>&1; then
+    say "$venv is broken (no working python/pip); recreating it"
+    rm -rf "$venv"
+fi
+if [ ! -d "$venv" ]; then
+    say "creating $venv with $("$python" -c 'import sys; print(sys.executable, sys.version.split()[0])')"
+    if ! "$python" -m venv "$venv"; then
+        rm -rf "$venv"
+        die "'$python -m venv $venv' failed (see above)"
+    fi
+fi
+
+# --- 3. Requirements, skipped when the stamp matches ------------------------
+# The stamp covers every file pip reads and the venv's interpreter version.
+install() {  # install <name> <requirements file> <files that feed it...>
+    local name="$1" req="$2"; shift 2
+    local stamp="$venv/.stamp-$name" want have=""
+    want="$("$vpy" - "$@" <<'PY'
+import hashlib, sys
+h = hashlib.sha256(sys.version.encode())
+for path in sys.argv[1:]:
+    h.update(path.encode() + b'\0')
+    with open(path, 'rb') as f:
+        h.update(hashlib.sha256(f.read()).digest())
+print(h.hexdigest())
+PY
+)"
+    [ -f "$stamp" ] && have="$(cat "$stamp")"
+    if [ "$want" = "$have" ]; then
+        say "$name requirements up to date (.venv/.stamp-$name)"
+        return
+    fi
+    say "installing $name requirements from $(basename "$req") (first run: about 1 minute)"
+    rm -f "$stamp"
+    (cd "$root" && "$vpy" -m pip install --disable-pip-version-check --quiet -r "$req")
+    echo "$want" > "$stamp"
+    say "$name requirements installed"
+}
+
+cd "$root"
+install runtime requirements.txt requirements.txt constraints.txt
+if [ "$dev" = 1 ]; then
+    install dev requirements-dev.txt requirements.txt requirements-dev.txt constraints.txt
+fi

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Run the test suite (no ROS installation needed).
+#
+# Usage: scripts/test.sh [pytest options, e.g. -k aba -x]
+# Creates/reuses .venv with the dev requirements, then runs pytest on test/
+# from the checkout. Each run gets its own ROS_DOMAIN_ID (1..101, from the
+# PID) unless the caller set one, and keeps DDS discovery on loopback, so
+# parallel runs on one machine do not see each other's nodes.
+# Exits non-zero when pytest collects no test (pytest exit code 5).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+"$root/scripts/setup-venv.sh" --dev
+
+# numba caches compiled kernels per source file and misses changes to the
+# helpers a kernel inlines from another file: key the cache on all sources.
+src_hash="$(cat "$root"/robot_dynamics/*.py | sha256sum | cut -c1-16)"
+export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$root/.venv/numba-cache/$src_hash}"
+export PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
+export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$(( $$ % 101 + 1 ))}"
+# Fast DDS otherwise announces itself by multicast on every interface.
+export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
+echo "test.sh: ROS_DOMAIN_ID=$ROS_DOMAIN_ID ROS_AUTOMATIC_DISCOVERY_RANGE=$ROS_AUTOMATIC_DISCOVERY_RANGE" >&2
+
+cd "$root"
+status=0
+# No path given: pytest.ini's testpaths (test/) applies.
+"$root/.venv/bin/python" -m pytest "$@" || status=$?
+if [ "$status" -eq 5 ]; then
+    echo "test.sh: error: pytest collected no tests" >&2
+    exit 1
+fi
+exit "$status"

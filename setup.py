@@ -1,0 +1,42 @@
+"""ament_python build script for robot_dynamics (used by colcon and pip)."""
+from glob import glob
+import os
+
+from setuptools import find_packages, setup
+
+package_name = 'robot_dynamics'
+share = os.path.join('share', package_name)
+
+
+def files(pattern):
+    """Files matching pattern, minus folder READMEs; [] if the folder is missing."""
+    return [path for path in sorted(glob(pattern))
+            if os.path.isfile(path) and os.path.basename(path) != 'README.md']
+
+
+setup(
+    name=package_name,
+    version='0.1.0',
+    packages=find_packages(exclude=['test', 'test.*']),
+    data_files=[
+        ('share/ament_index/resource_index/packages',
+            ['resource/' + package_name]),
+        (share, ['package.xml']),
+        (os.path.join(share, 'launch'), files('launch/*.launch.py')),
+        (os.path.join(share, 'urdf'), files('urdf/*')),
+        (os.path.join(share, 'config'), files('config/*')),
+    ],
+    install_requires=['setuptools'],
+    zip_safe=True,
+    maintainer='robot_dynamics maintainers',
+    maintainer_email='robot-dynamics@example.com',
+    description='Rigid-body dynamics of robot arms from a URDF '
+                '(RNEA, CRBA, ABA, Jacobians), compiled with numba.',
+    license='Apache-2.0',
+    tests_require=['pytest'],
+    entry_points={
+        'console_scripts': [
+            'robot_dynamics_demo = robot_dynamics.demo:main',
+        ],
+    },
+)
