@@ -138,6 +138,44 @@ class Model:
             raise ValueError("unknown link %r; the model's links are: %s"
                              % (link, ", ".join(self.link_names))) from None
 
+    def with_payload(self, link, mass, com=(0.0, 0.0, 0.0), inertia=None):
+        """A copy of the model with a rigid payload attached to ``link``.
+
+        Args:
+            link: link that carries the payload (e.g. the flange or tool link).
+            mass: payload mass [kg], >= 0.
+            com: (3,) payload centre of mass in the link frame [m].
+            inertia: (3, 3) rotational inertia about the payload's centre of
+                mass, in the link frame [kg m^2]; zeros (a point mass) if None.
+
+        Returns:
+            A new Model (this one is unchanged); payloads add up when chained.
+        """
+        from .spatial import inertia_about_origin
+        from .urdf import _add_inertia
+        l = self.link_index(link)
+        m = float(mass)
+        c = np.asarray(com, dtype=float)
+        Ic = np.zeros((3, 3)) if inertia is None else np.asarray(inertia, dtype=float)
+        if not (np.isfinite(m) and m >= 0):
+            raise ValueError("payload mass must be a finite number >= 0 [kg], got %r" % (mass,))
+        if c.shape != (3,) or not np.all(np.isfinite(c)):
+            raise ValueError("payload com must be 3 finite numbers [m] in the %r frame, got %r" % (link, com))
+        if Ic.shape != (3, 3) or not np.all(np.isfinite(Ic)) or not np.allclose(Ic, Ic.T):
+            raise ValueError("payload inertia must be a finite symmetric 3x3 matrix [kg m^2], got %r" % (inertia,))
+        data = self._data.copy()
+        b = int(self._link_body[l])
+        if b >= 0:
+            T = np.eye(4)
+            T[:3, :] = self._link_pose[l].reshape(3, 4)
+            _add_inertia(data[b], T, m, m * c, inertia_about_origin(m, c, Ic))
+        masses = dict(self.link_masses)
+        masses[self.link_names[l]] += m
+        return Model(name=self.name, base_link=self.base_link, link_names=self.link_names,
+                     joints=self.joints, joint_names=self.joint_names, data=data,
+                     link_body=self._link_body, link_pose=self._link_pose,
+                     link_masses=masses, gravity=self.gravity)
+
     def neutral(self):
         """(nq,) a valid configuration: zeros, moved inside the position limits."""
         return np.clip(np.zeros(self.nq), self.lower_limit, self.upper_limit)

@@ -206,3 +206,26 @@ def test_valid_inertia_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         rd.load_urdf(ARM)
+
+
+def test_payload_equals_the_same_mass_written_in_the_urdf():
+    """with_payload(link, m, c, I) == a URDF with that mass on a link fixed to it."""
+    base = rd.load_urdf(ARM)
+    I = np.array([[0.01, 0.002, 0], [0.002, 0.02, 0.001], [0, 0.001, 0.015]])
+    loaded = base.with_payload("l2", 2.5, (0.05, -0.02, 0.1), I)
+    written = rd.load_urdf(ARM.replace("</robot>", link("load", 2.5, "0.05 -0.02 0.1",
+                                                         inertia=(0.01, 0.02, 0.015, 0.002, 0, 0.001))
+                                       + joint("mount", "l2", "load", "fixed") + "</robot>"))
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        q, qd, qdd = rng.uniform(-2, 2, (3, 2))
+        np.testing.assert_allclose(rd.rnea(loaded, q, qd, qdd), rd.rnea(written, q, qd, qdd), rtol=1e-12)
+        np.testing.assert_allclose(rd.mass_matrix(loaded, q), rd.mass_matrix(written, q), rtol=1e-12)
+    assert loaded.total_mass == pytest.approx(base.total_mass + 2.5)
+    # the original is unchanged and a zero payload changes nothing
+    np.testing.assert_allclose(rd.gravity_torques(base.with_payload("l2", 0.0), [0.3, 0.2]),
+                               rd.gravity_torques(base, [0.3, 0.2]), rtol=0, atol=0)
+    with pytest.raises(ValueError, match="payload mass"):
+        base.with_payload("l2", -1.0)
+    with pytest.raises(ValueError, match="unknown link"):
+        base.with_payload("nope", 1.0)
