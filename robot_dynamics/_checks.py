@@ -1,21 +1,21 @@
 """Input checks at the API boundary: shapes, dtypes and finiteness.
 
-A single state is a C-contiguous float64 (nq,) array and passes through
-``vector`` at the cost of a few attribute reads; anything else (lists,
-batches, other dtypes) goes through ``batch``, which broadcasts the states
-to one (B, nq) block. Errors say what was expected and what came.
+A single C-contiguous float64 (nq,) state goes straight to a compiled
+entry point with an explicit signature (``single`` guards it); anything
+else (lists, batches, other dtypes) goes through ``batch``, which
+broadcasts the states to one (B, nq) block. Errors say what was expected and what came.
 """
 import numpy as np
 
 _F8 = np.dtype(np.float64)
 
 
-def vector(model, x):
-    """x if it is already a single C-contiguous float64 (nq,) state, else None."""
-    if (type(x) is np.ndarray and x.ndim == 1 and x.dtype == _F8
-            and x.shape[0] == model.nq and x.flags.c_contiguous):
-        return x
-    return None
+def single(x):
+    """Cheap guess that x is one state for a compiled single-state entry
+    point. Those entry points check the rest (dtype, layout, length) and
+    raise TypeError or return a status; the guess only keeps batches away
+    from numba's slow failed-dispatch path (~50 us)."""
+    return type(x) is np.ndarray and x.ndim == 1
 
 
 def as_float_array(x, name):
@@ -40,14 +40,16 @@ def batch(model, **states):
             raise ValueError("%s has %s, model nq is %d (expected shape (%d,) or (..., %d))"
                              % (name, got, model.nq, model.nq, model.nq))
         arrays.append(a)
-    try:
-        shape = np.broadcast_shapes(*(a.shape for a in arrays))
-    except ValueError:
-        raise ValueError("state batches do not broadcast: " + ", ".join(
-            "%s %s" % (n, a.shape) for n, a in zip(states, arrays))) from None
-    batch_shape = shape[:-1]
-    blocks = [np.ascontiguousarray(np.broadcast_to(a, shape).reshape(-1, model.nq)) for a in arrays]
-    return batch_shape, blocks
+    shape = arrays[0].shape
+    if any(a.shape != shape for a in arrays):
+        try:
+            shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        except ValueError:
+            raise ValueError("state batches do not broadcast: " + ", ".join(
+                "%s %s" % (n, a.shape) for n, a in zip(states, arrays))) from None
+        arrays = [np.broadcast_to(a, shape) for a in arrays]
+    blocks = [np.ascontiguousarray(a.reshape(-1, model.nq)) for a in arrays]
+    return shape[:-1], blocks
 
 
 def raise_not_finite(**inputs):

@@ -5,7 +5,8 @@ Handbook of Robotics, sec. 3.7 (Algorithm 3.4). O(n) in three passes:
 velocities and bias forces outward, articulated inertias ``IA`` and bias
 forces ``pA`` inward, accelerations outward. Models with mimic joints are
 coupled trees that the ABA does not cover; for them ``aba`` solves
-``M(q) qdd = tau - h(q, qd)`` with the CRBA and a Cholesky factorisation.
+``M(q) qdd = tau - h(q, qd)`` with the CRBA, the RNEA and a Cholesky
+factorisation (Featherstone sec. 6.1, "FDcrb"), compiled as well.
 """
 import numba as nb
 import numpy as np
@@ -15,8 +16,10 @@ from ._jit import (MAT, V, V_RO, add_joint_motion, add_velocity_product, all_fin
                    cross_force_add, finite1, force_to_parent_add, inertia_matrix, inertia_times, jit,
                    joint_coordinate, joint_force, joint_pose, joint_position, motion_to_child, nbodies,
                    parent_row, set_base_acceleration)
+from .crba import _crba
 from .model import AXIS, JTYPE, MASS, PARENT, PRISMATIC
-from .wrench import body_wrenches, link_wrenches
+from .rnea import _rnea
+from .wrench import body_wrenches
 
 
 @jit
@@ -115,12 +118,79 @@ def aba_kernel(D, Q, QD, TAU, FEXT, QDD):
     return all_finite(QDD) and all_finite(Q) and all_finite(QD) and all_finite(TAU)
 
 
-@nb.njit([nb.int64(MAT, V, V, V, V), nb.int64(MAT, V_RO, V_RO, V_RO, V)], cache=True, nogil=True)
+@nb.njit(nb.int64(MAT, V_RO, V_RO, V_RO, V), cache=True, nogil=True)
 def aba_one(D, q, qd, tau, qdd):
     if bad_length(D, q) or bad_length(D, qd) or bad_length(D, tau):
         return 1
     R, p, v, c, IA, pA, U, d, u, a, W, X, T = _workspace(D)
     _aba(D, q, qd, tau, np.empty((0, 6)), qdd, R, p, v, c, IA, pA, U, d, u, a, W, X, T)
+    return 0 if finite1(qdd) and finite1(q) and finite1(qd) and finite1(tau) else 2
+
+
+@jit
+def _cholesky_solve(M, x):
+    """Solve M y = x in place (x <- y) for symmetric positive definite M,
+    overwriting M's lower triangle with its Cholesky factor. False if M is
+    not positive definite."""
+    n = M.shape[0]
+    for j in range(n):
+        s = M[j, j]
+        for k in range(j):
+            s -= M[j, k] * M[j, k]
+        if not s > 0.0:
+            return False
+        M[j, j] = np.sqrt(s)
+        for i in range(j + 1, n):
+            s = M[i, j]
+            for k in range(j):
+                s -= M[i, k] * M[j, k]
+            M[i, j] = s / M[j, j]
+    for i in range(n):                                    # L y = x
+        s = x[i]
+        for k in range(i):
+            s -= M[i, k] * x[k]
+        x[i] = s / M[i, i]
+    for i in range(n - 1, -1, -1):                        # L^T z = y
+        s = x[i]
+        for k in range(i + 1, n):
+            s -= M[k, i] * x[k]
+        x[i] = s / M[i, i]
+    return True
+
+
+@jit
+def _fd_crb(D, q, qd, tau, fext, qdd, M, zero, R, p, v, a, f, IC, F):
+    """qdd = M^-1 (tau - h): CRBA, RNEA with qdd = 0, Cholesky. False if singular."""
+    _crba(D, q, M, R, p, IC, F)
+    _rnea(D, q, qd, zero, fext, qdd, R, p, v, a, f)      # qdd <- h (with f_ext)
+    for k in range(qdd.shape[0]):
+        qdd[k] = tau[k] - qdd[k]
+    return _cholesky_solve(M, qdd)
+
+
+@jit
+def fd_crb_kernel(D, Q, QD, TAU, FEXT, QDD):
+    """(B, nq) forward dynamics of coupled (mimic) models by the CRBA route."""
+    nq, n = Q.shape[1], nbodies(D) + 1
+    M, zero = np.empty((nq, nq)), np.zeros(nq)
+    R, p, v, a, f = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
+    IC, F = np.empty((n, 13)), np.empty((2, 6))
+    for b in range(Q.shape[0]):
+        if not _fd_crb(D, Q[b], QD[b], TAU[b], FEXT[b], QDD[b], M, zero, R, p, v, a, f, IC, F):
+            QDD[b, :] = np.nan
+    return all_finite(QDD) and all_finite(Q) and all_finite(QD) and all_finite(TAU)
+
+
+@nb.njit(nb.int64(MAT, V_RO, V_RO, V_RO, V), cache=True, nogil=True)
+def fd_crb_one(D, q, qd, tau, qdd):
+    if bad_length(D, q) or bad_length(D, qd) or bad_length(D, tau):
+        return 1
+    nq, n = q.shape[0], nbodies(D) + 1
+    M, zero = np.empty((nq, nq)), np.zeros(nq)
+    R, p, v, a, f = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
+    IC, F = np.empty((n, 13)), np.empty((2, 6))
+    if not _fd_crb(D, q, qd, tau, np.empty((0, 6)), qdd, M, zero, R, p, v, a, f, IC, F):
+        return 2
     return 0 if finite1(qdd) and finite1(q) and finite1(qd) and finite1(tau) else 2
 
 
@@ -142,19 +212,18 @@ def aba(model, q, qd, tau, f_ext=None):
         ValueError: bad shapes or non-finite values; a singular mass matrix
             (a moving joint that carries no mass) is reported as such.
     """
-    if model.has_mimic:
-        return _aba_by_mass_matrix(model, q, qd, tau, f_ext)
-    if f_ext is None:
+    if f_ext is None and _checks.single(q):
         qdd = np.empty(model.nq)
         try:
-            if aba_one(model._data, q, qd, tau, qdd) == 0:
+            if (fd_crb_one if model.has_mimic else aba_one)(model._data, q, qd, tau, qdd) == 0:
                 return qdd
         except TypeError:
             pass
     shape, (Q, QD, TAU) = _checks.batch(model, q=q, qd=qd, tau=tau)
     FEXT = body_wrenches(model, f_ext, shape, Q.shape[0])
     QDD = np.empty_like(Q)
-    if not aba_kernel(model._data, Q, QD, TAU, FEXT, QDD):
+    kernel = fd_crb_kernel if model.has_mimic else aba_kernel
+    if not kernel(model._data, Q, QD, TAU, FEXT, QDD):
         _raise(model, q, qd, tau)
     return QDD.reshape(shape + (model.nq,))
 
@@ -163,20 +232,4 @@ def _raise(model, q, qd, tau):
     _checks.check_finite(q=q, qd=qd, tau=tau)
     raise ValueError("forward dynamics is singular: a moving joint of %r carries no mass or inertia "
                      "(M(q) is not invertible)" % model.name)
-
-
-def _aba_by_mass_matrix(model, q, qd, tau, f_ext):
-    from .crba import mass_matrix
-    from .rnea import rnea
-    shape, (Q, QD, TAU) = _checks.batch(model, q=q, qd=qd, tau=tau)
-    h = rnea(model, Q, QD, np.zeros_like(Q), None if f_ext is None else link_wrenches(model, f_ext, shape))
-    M = mass_matrix(model, Q)
-    try:
-        L = np.linalg.cholesky(M)
-    except np.linalg.LinAlgError:
-        _raise(model, q, qd, tau)
-    rhs = (TAU - h)[..., None]
-    y = np.linalg.solve(L, rhs)
-    qdd = np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0]
-    return qdd.reshape(shape + (model.nq,))
 

@@ -57,7 +57,7 @@ def crba_kernel(D, Q, M):
     return all_finite(M) and all_finite(Q)
 
 
-@nb.njit([nb.int64(MAT, V, MAT), nb.int64(MAT, V_RO, MAT)], cache=True, nogil=True)
+@nb.njit(nb.int64(MAT, V_RO, MAT), cache=True, nogil=True)
 def crba_one(D, q, M):
     if bad_length(D, q):
         return 1
@@ -77,12 +77,13 @@ def mass_matrix(model, q):
         rows and columns in ``model.joint_names`` order. Mimic joints are
         folded in: ``M = G^T M_bodies G``.
     """
-    M = np.empty((model.nq, model.nq))
-    try:
-        if crba_one(model._data, q, M) == 0:
-            return M
-    except TypeError:
-        pass
+    if _checks.single(q):
+        M = np.empty((model.nq, model.nq))
+        try:
+            if crba_one(model._data, q, M) == 0:
+                return M
+        except TypeError:
+            pass
     shape, (Q,) = _checks.batch(model, q=q)
     M = np.empty((Q.shape[0], model.nq, model.nq))
     if not crba_kernel(model._data, Q, M):

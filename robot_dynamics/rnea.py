@@ -73,7 +73,7 @@ def rnea_kernel(D, Q, QD, QDD, FEXT, TAU):
     return all_finite(TAU) and all_finite(Q) and all_finite(QD) and all_finite(QDD)
 
 
-@nb.njit([nb.int64(MAT, V, V, V, V), nb.int64(MAT, V_RO, V_RO, V_RO, V)], cache=True, nogil=True)
+@nb.njit(nb.int64(MAT, V_RO, V_RO, V_RO, V), cache=True, nogil=True)
 def rnea_one(D, q, qd, qdd, tau):
     """Single-state entry point without external forces (the hot path).
     Returns 0, 1 (a vector has the wrong length) or 2 (not finite)."""
@@ -94,7 +94,7 @@ def gravity_kernel(D, Q, TAU):
     return all_finite(TAU) and all_finite(Q)
 
 
-@nb.njit([nb.int64(MAT, V, V), nb.int64(MAT, V_RO, V)], cache=True, nogil=True)
+@nb.njit(nb.int64(MAT, V_RO, V), cache=True, nogil=True)
 def gravity_one(D, q, tau):
     if bad_length(D, q):
         return 1
@@ -125,7 +125,7 @@ def rnea(model, q, qd, qdd, f_ext=None):
     The states broadcast against each other; a batch (B, nq) is computed in
     one compiled loop. See Featherstone sec. 5.3, Handbook Algorithm 3.1.
     """
-    if f_ext is None:
+    if f_ext is None and _checks.single(q):
         tau = np.empty(model.nq)
         try:
             if rnea_one(model._data, q, qd, qdd, tau) == 0:
@@ -149,12 +149,13 @@ def gravity_torques(model, q):
     Returns:
         (..., nq) torques [N m] / forces [N].
     """
-    tau = np.empty(model.nq)
-    try:
-        if gravity_one(model._data, q, tau) == 0:
-            return tau
-    except TypeError:
-        pass
+    if _checks.single(q):
+        tau = np.empty(model.nq)
+        try:
+            if gravity_one(model._data, q, tau) == 0:
+                return tau
+        except TypeError:
+            pass
     shape, (Q,) = _checks.batch(model, q=q)
     TAU = np.empty_like(Q)
     if not gravity_kernel(model._data, Q, TAU):
@@ -171,12 +172,13 @@ def nonlinear_effects(model, q, qd):
     Returns:
         (..., nq) torques [N m] / forces [N].
     """
-    tau = np.empty(model.nq)
-    try:
-        if rnea_one(model._data, q, qd, model._zeros, tau) == 0:
-            return tau
-    except TypeError:
-        pass
+    if _checks.single(q):
+        tau = np.empty(model.nq)
+        try:
+            if rnea_one(model._data, q, qd, model._zeros, tau) == 0:
+                return tau
+        except TypeError:
+            pass
     shape, (Q, QD) = _checks.batch(model, q=q, qd=qd)
     TAU = np.empty_like(Q)
     if not rnea_kernel(model._data, Q, QD, np.zeros_like(Q), np.empty((Q.shape[0], 0, 6)), TAU):
