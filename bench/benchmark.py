@@ -28,7 +28,6 @@ Usage:
     PYTHONPATH=. .venv/bin/python bench/benchmark.py [--quick] [--markdown] [--json PATH]
 """
 import argparse
-import glob
 import json
 import os
 import platform
@@ -50,20 +49,6 @@ TARGET_SINGLE = 2.0
 TARGET_BATCH = 0.67
 
 
-def erd_robots_dir():
-    cands = []
-    if os.environ.get("EXAMPLE_ROBOT_DATA_DIR"):
-        cands.append(Path(os.environ["EXAMPLE_ROBOT_DATA_DIR"]))
-    for p in sys.path + [sys.prefix]:
-        cands.append(Path(p) / "cmeel.prefix" / "share" / "example-robot-data" / "robots")
-        cands.append(Path(p) / "share" / "example-robot-data" / "robots")
-    cands += [Path(p) for p in glob.glob(str(ROOT / ".venv" / "lib" / "python3*" / "site-packages"
-                                             / "cmeel.prefix" / "share" / "example-robot-data" / "robots"))]
-    cands.append(Path("/opt/openrobots/share/example-robot-data/robots"))
-    for c in cands:
-        if (c / "panda_description" / "urdf" / "panda.urdf").is_file():
-            return c
-    return None
 
 
 # ---------------------------------------------------------------------------
@@ -314,7 +299,8 @@ def main():
     import numba
 
     models = [("panda_arm (bundled)", ROOT / "urdf" / "panda_arm.urdf")]
-    erd = erd_robots_dir()
+    from robot_dynamics.sample import example_robot_data_dir
+    erd = example_robot_data_dir()
     if erd is not None:
         models.append(("erd panda.urdf (mimic)", erd / "panda_description" / "urdf" / "panda.urdf"))
     else:

@@ -10,7 +10,7 @@ import numba as nb
 import numpy as np
 
 from . import _checks
-from ._jit import (MAT, V, V_RO, all_finite, bad_length, finite1, force_to_parent_add, inertia_times,
+from ._jit import (MAT, V_RO, all_finite, bad_length, finite1, force_to_parent_add, inertia_times,
                    inertia_to_parent_add, jit, joint_force, joint_pose, joint_position, nbodies)
 from .model import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
 

@@ -5,6 +5,10 @@ continuous, prismatic and fixed joints, arbitrary axes and origins,
 inertial frames with rpy, branches and massless links: every feature the
 loader supports, in one seeded description.
 """
+import os
+import sys
+from pathlib import Path
+
 import numpy as np
 
 
@@ -69,3 +73,23 @@ def _inertial(rng):
 
 def _v(x):
     return " ".join(repr(float(t)) for t in x)
+
+
+def example_robot_data_dir():
+    """Folder of the ``example-robot-data`` robots (``panda_description``,
+    ``ur_description``, ...) if that package is installed, else None.
+
+    Looks at ``$EXAMPLE_ROBOT_DATA_DIR``, then the cmeel wheel layout
+    (``site-packages/cmeel.prefix/share/example-robot-data/robots``) and a
+    ``share/example-robot-data/robots`` prefix on ``sys.path`` or
+    ``sys.prefix`` (robotpkg, conda).
+    """
+    candidates = [Path(os.environ["EXAMPLE_ROBOT_DATA_DIR"])] if os.environ.get("EXAMPLE_ROBOT_DATA_DIR") else []
+    for p in sys.path + [sys.prefix]:
+        candidates.append(Path(p) / "cmeel.prefix" / "share" / "example-robot-data" / "robots")
+        candidates.append(Path(p) / "share" / "example-robot-data" / "robots")
+    candidates.append(Path("/opt/openrobots/share/example-robot-data/robots"))
+    for c in candidates:
+        if (c / "panda_description" / "urdf" / "panda.urdf").is_file():
+            return c
+    return None

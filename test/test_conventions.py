@@ -59,7 +59,7 @@ def test_jacobian_rows_are_linear_then_angular_in_base_frame(arm):
 
 def test_wrench_is_force_then_moment_in_link_frame_about_link_origin(arm):
     z = np.zeros(1)
-    g = rd.gravity_torques(arm, z)
+
     # pushing the tip up with the arm's own weight cancels gravity
     up = {"tip": [0, 0, MASS * 9.81, 0, 0, 0]}
     assert rd.rnea(arm, z, z, z, f_ext=up)[0] == pytest.approx(0.0, abs=1e-12)

@@ -28,9 +28,6 @@ atol=1e-9 * scale), scale = max |reference| of the compared array.
 The largest relative error seen per quantity is printed at the end of the
 module (``max |ours - pin| / scale``).
 """
-import os
-import sys
-import glob
 import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -40,6 +37,7 @@ import pytest
 
 pin = pytest.importorskip("pinocchio")
 import robot_dynamics as rd  # noqa: E402
+from robot_dynamics.sample import example_robot_data_dir  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 N_STATES = 25
@@ -49,25 +47,9 @@ RTOL = 1e-9
 # locating example-robot-data (cmeel wheel, robotpkg, conda, or env var)
 
 
-def _erd_robots_dir():
-    cands = []
-    env = os.environ.get("EXAMPLE_ROBOT_DATA_DIR")
-    if env:
-        cands.append(Path(env))
-    for p in sys.path + [sys.prefix]:
-        base = Path(p)
-        cands.append(base / "cmeel.prefix" / "share" / "example-robot-data" / "robots")
-        cands.append(base / "share" / "example-robot-data" / "robots")
-    cands += [Path(p) for p in glob.glob(str(ROOT / ".venv" / "lib" / "python3*" / "site-packages"
-                                             / "cmeel.prefix" / "share" / "example-robot-data" / "robots"))]
-    cands.append(Path("/opt/openrobots/share/example-robot-data/robots"))
-    for c in cands:
-        if (c / "panda_description" / "urdf" / "panda.urdf").is_file():
-            return c
-    return None
 
 
-ERD = _erd_robots_dir()
+ERD = example_robot_data_dir()
 
 MODELS = {
     "panda_arm": ROOT / "urdf" / "panda_arm.urdf",
