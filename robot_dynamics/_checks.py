@@ -19,11 +19,17 @@ def single(x):
 
 
 def as_float_array(x, name):
+    """x as a float64 array; integers and floats only (complex, bool, text
+    and ragged input would be silently mangled by a cast, so they are refused)."""
     try:
-        a = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
+        a = np.asarray(x)
+        if a.dtype.kind == "O":
+            a = a.astype(np.float64)
+    except (TypeError, ValueError, OverflowError):
         raise ValueError("%s must be an array of numbers, got %s" % (name, _describe(x))) from None
-    return a
+    if a.dtype.kind not in "iuf":
+        raise ValueError("%s must be an array of real numbers, got %s" % (name, _describe(x)))
+    return a.astype(np.float64, copy=False)
 
 
 def batch(model, **states):
@@ -48,7 +54,8 @@ def batch(model, **states):
             raise ValueError("state batches do not broadcast: " + ", ".join(
                 "%s %s" % (n, a.shape) for n, a in zip(states, arrays))) from None
         arrays = [np.broadcast_to(a, shape) for a in arrays]
-    blocks = [np.ascontiguousarray(a.reshape(-1, model.nq)) for a in arrays]
+    rows = int(np.prod(shape[:-1], dtype=np.int64))          # not -1: nq may be 0
+    blocks = [np.ascontiguousarray(a.reshape(rows, model.nq)) for a in arrays]
     return shape[:-1], blocks
 
 

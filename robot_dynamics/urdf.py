@@ -18,16 +18,23 @@ from .errors import InertiaWarning, URDFError
 from .spatial import homogeneous, inertia_about_origin, inertia_problem, rpy_to_matrix
 
 MOVING = ("revolute", "continuous", "prismatic")
+MAX_BYTES = 16 * 1024 * 1024      # a URDF is kilobytes; meshes live in other files
 UNSUPPORTED = ("floating", "planar")
 
 
-def load_urdf(source, *, gravity=(0.0, 0.0, -9.81)):
+def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), max_bytes=MAX_BYTES):
     """Load a fixed-base robot from a URDF file path or URDF XML text.
 
     Args:
         source: path to a ``.urdf`` file (str or os.PathLike), or the XML text.
         gravity: (3,) gravity acceleration in the base (root link) frame
             [m/s^2]; change it later with ``model.gravity = ...``.
+        max_bytes: larger descriptions are refused (16 MiB by default).
+
+    The XML is untrusted input: a DTD (``<!DOCTYPE``, hence any entity
+    declaration or external reference) is refused, nothing is fetched from
+    the file system or the network, and lxml's own limits on node size and
+    entity amplification stay on.
 
     Returns:
         Model with revolute, continuous and prismatic joints as degrees of
@@ -41,21 +48,32 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81)):
         InertiaWarning: a link's inertia is not positive definite or breaks
             the triangle inequality (the link is named).
     """
-    robot = _parse(_read(source))
+    robot = _parse(_read(source, max_bytes))
     return _build(robot, gravity)
 
 
-def _read(source):
-    if isinstance(source, bytes):
-        return source
-    text = os.fspath(source)
-    if text.lstrip().startswith("<"):
-        return text.encode("utf-8")
-    try:
-        with open(text, "rb") as fh:
-            return fh.read()
-    except OSError as exc:
-        raise URDFError("cannot read URDF file %r: %s" % (text, exc.strerror or exc)) from None
+def _read(source, max_bytes):
+    if isinstance(source, (bytes, bytearray)):
+        data = bytes(source)
+    else:
+        text = os.fspath(source)
+        if text.lstrip().startswith("<"):
+            data = text.encode("utf-8")
+        else:
+            try:
+                with open(text, "rb") as fh:
+                    data = fh.read(max_bytes + 1)
+            except OSError as exc:
+                raise URDFError("cannot read URDF file %r: %s" % (text, exc.strerror or exc)) from None
+    if len(data) > max_bytes:
+        raise URDFError("URDF is larger than max_bytes=%d bytes; a robot description is kilobytes "
+                        "(meshes belong in separate files)" % max_bytes)
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        raise URDFError("URDF contains a DTD (<!DOCTYPE> or <!ENTITY>): refused, a robot "
+                        "description needs none and entities can read files or expand without bound")
+    if not data.strip():
+        raise URDFError("URDF is empty")
+    return data
 
 
 def _parse(xml_bytes):

@@ -50,7 +50,7 @@ def test_non_finite_input_is_named(model, name):
 
 @pytest.mark.parametrize("name", ALGOS)
 def test_non_numeric_input(model, name):
-    with pytest.raises(ValueError, match="must be an array of numbers"):
+    with pytest.raises(ValueError, match="must be an array of (real )?numbers"):
         ALGOS[name](model, ["a"] * model.nq)
 
 
@@ -112,3 +112,10 @@ def test_singular_forward_dynamics_is_reported():
     m = rd.load_urdf(urdf)
     with pytest.raises(ValueError, match="singular: a moving joint of 'x' carries no mass"):
         rd.aba(m, [0.0], [0.0], [1.0])
+
+
+@pytest.mark.parametrize("bad", [np.zeros(3, dtype=complex), np.array(["1", "2", "3"]), np.ones(3, dtype=bool)])
+def test_complex_text_and_bool_arrays_are_refused_not_cast(model, bad):
+    x = np.resize(bad, model.nq)
+    with pytest.raises(ValueError, match="must be an array of real numbers"):
+        rd.gravity_torques(model, x)
