@@ -24,6 +24,7 @@ setup(
         (share, ['package.xml']),
         (os.path.join(share, 'launch'), files('launch/*.launch.py')),
         (os.path.join(share, 'urdf'), files('urdf/*')),
+        (os.path.join(share, 'urdf', 'textbook'), files('urdf/textbook/*')),
         (os.path.join(share, 'config'), files('config/*')),
     ],
     install_requires=['setuptools'],
@@ -37,6 +38,9 @@ setup(
     entry_points={
         'console_scripts': [
             'robot_dynamics_demo = robot_dynamics.demo:main',
+            'dynamics_node = robot_dynamics.ros.dynamics_node:main',
+            'dynamics_services = robot_dynamics.ros.dynamics_services:main',
+            'robot-dynamics = robot_dynamics.cli:main',
         ],
     },
 )

@@ -5,8 +5,11 @@
 #   --dev   also install requirements-dev.txt (pytest, hypothesis, Pinocchio).
 # Environment: PYTHON  interpreter used to create the venv (default python3).
 #
-# Idempotent: a stamp file in .venv records the sha256 of the requirement
-# files; when it matches, nothing is installed and the run takes about 1 s.
+# Then builds the robot_dynamics_interfaces package (.msg/.srv) into .venv
+# with scripts/build-interfaces.sh (cmake and a C++ compiler needed).
+# Idempotent: stamp files in .venv record the sha256 of the requirement
+# files and of the interface files; when they match, nothing is installed or
+# built and the run takes about 1 s.
 # Writes nothing outside the checkout.
 set -euo pipefail
 
@@ -18,7 +21,7 @@ dev=0
 for arg in "$@"; do
     case "$arg" in
         --dev) dev=1 ;;
-        -h|--help) sed -n '2,10s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -h|--help) sed -n '2,13s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) echo "setup-venv.sh: unknown argument '$arg' (expected --dev)" >&2; exit 2 ;;
     esac
 done
@@ -88,3 +91,6 @@ install runtime requirements.txt requirements.txt constraints.txt
 if [ "$dev" = 1 ]; then
     install dev requirements-dev.txt requirements.txt requirements-dev.txt constraints.txt
 fi
+
+# --- 4. The custom interfaces (own stamp, keyed on the interface files) -----
+"$root/scripts/build-interfaces.sh"

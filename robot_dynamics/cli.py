@@ -1,0 +1,477 @@
+"""robot-dynamics: the command-line tool (``python -m robot_dynamics``).
+
+One entry point with subcommands (argparse); each loads the URDF, calls the
+library and prints a table (or JSON), the closed-form equations, or writes
+a file. Bad arguments end with one line on stderr and exit code 2.
+"""
+import argparse
+import json
+import math
+import os
+import re
+import sys
+import warnings
+
+import numpy as np
+
+EXAMPLES = """examples:
+  robot-dynamics info urdf/ur5.urdf
+  robot-dynamics torques urdf/ur5.urdf --q 0,-1.57,1.57,0,0,0 --qd 0.5,0,0,0,0,0
+  robot-dynamics torques urdf/ur5.urdf --q shoulder_lift_joint=-90deg --json
+  robot-dynamics equations urdf/textbook/point_mass_two_link.urdf --gravity 0,-9.81,0
+  robot-dynamics equations urdf/textbook/point_mass_two_link.urdf --gravity 0,-9.81,0 \\
+      --symbols m2=tip.mass,l2=tip_joint.x,g=gravity --latex
+  robot-dynamics report urdf/ur5.urdf --q 0,-1.57,1.57,0,0,0 --point 0,0,0.1
+  robot-dynamics simulate urdf/ur5.urdf --duration 2 --torque 0,0,0,0,0,0 -o run.csv
+  robot-dynamics plot gravity urdf/ur5.urdf -o gravity.png
+  robot-dynamics plot condition urdf/ur5.urdf --joints shoulder_lift_joint,elbow_joint -o cond.png
+  robot-dynamics plot trajectory run.csv -o trajectory.png
+
+Joint values (--q, --qd, --qdd, --torque, --q0, --qd0): nq comma-separated
+numbers in joint order, or name=value pairs (joints not named are 0, or
+the neutral pose for --q); an angle may end in 'deg'. Units: SI (rad, m,
+rad/s, N m, N). --gravity gx,gy,gz is the gravity vector in the base frame
+(default 0,0,-9.81).
+"""
+
+
+class UsageError(Exception):
+    """A bad argument: printed as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.exit(2, "%s: error: %s (see '%s --help')\n" % (self.prog, message, self.prog))
+
+
+# ---------------------------------------------------------------------------
+# Argument values
+# ---------------------------------------------------------------------------
+
+def _floats(text, n, what):
+    try:
+        vals = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise UsageError("%s: expected %d comma-separated numbers, got %r" % (what, n, text)) from None
+    if len(vals) != n or not all(math.isfinite(v) for v in vals):
+        raise UsageError("%s: expected %d finite comma-separated numbers, got %r" % (what, n, text))
+    return np.array(vals)
+
+
+def _value(text, joint, model, what):
+    t = text.strip()
+    scale = 1.0
+    if t.endswith("deg"):
+        if joint is not None and model.joints[joint].type == "prismatic":
+            raise UsageError("%s: %r is prismatic, its value is in m, not deg" % (what, joint))
+        t, scale = t[:-3], math.pi / 180.0
+    try:
+        v = float(t) * scale
+    except ValueError:
+        raise UsageError("%s: %r is not a number" % (what, text)) from None
+    if not math.isfinite(v):
+        raise UsageError("%s: %r is not finite" % (what, text))
+    return v
+
+
+def joint_vector(text, model, what, default=None):
+    """Parse ``"0.1,0.2,..."`` (nq values) or ``"name=value,..."`` into (nq,)."""
+    names = model.joint_names
+    base = np.zeros(model.nq) if default is None else np.array(default, dtype=float)
+    items = [s for s in text.split(",")] if text.strip() else []
+    if items and all("=" in s for s in items):
+        out = base.copy()
+        for s in items:
+            name, _, val = s.partition("=")
+            name = name.strip()
+            if name not in names:
+                raise UsageError("%s: unknown joint %r; the joints are: %s" % (what, name, ", ".join(names)))
+            out[names.index(name)] = _value(val, name, model, what)
+        return out
+    if any("=" in s for s in items):
+        raise UsageError("%s: mix of values and name=value pairs in %r; use one form" % (what, text))
+    if len(items) != model.nq:
+        raise UsageError("%s: expected %d comma-separated values (one per joint: %s) or name=value pairs, got %d"
+                         % (what, model.nq, ", ".join(names), len(items)))
+    return np.array([_value(s, n, model, what) for s, n in zip(items, names)])
+
+
+def _load(args):
+    import robot_dynamics as rd
+    gravity = _floats(args.gravity, 3, "--gravity") if args.gravity else (0.0, 0.0, -9.81)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = rd.load_urdf(args.urdf, gravity=gravity)
+    messages = [str(w.message) for w in caught]
+    if args.command != "info":
+        for m in messages:
+            print("warning: %s" % m, file=sys.stderr)
+    return model, messages
+
+
+def _fmt(x, width=11, scale=1.0):
+    """A number in a table cell; |x| < 1e-9 max(1, scale) (rounding residue) shows as 0."""
+    if abs(x) < 1e-9 * max(1.0, scale):
+        x = 0.0
+    if not np.isfinite(x):
+        return "%*s" % (width, "inf" if x > 0 else "-inf")
+    return "%*.5g" % (width, x)
+
+
+def _table(header, rows, first):
+    """Aligned text table: first column left-aligned, numbers right."""
+    w = max([len(first)] + [len(r[0]) for r in rows])
+    scale = [max([abs(r[c]) for r in rows if np.isfinite(r[c])], default=0.0) for c in range(1, len(header) + 1)]
+    lines = ["%-*s %s" % (w, first, " ".join("%11s" % h for h in header))]
+    for r in rows:
+        lines.append("%-*s %s" % (w, r[0], " ".join(_fmt(v, 11, s) for v, s in zip(r[1:], scale))))
+    return "\n".join(lines)
+
+
+def _matrix(M, names):
+    w = max(len(n) for n in names)
+    scale = float(np.max(np.abs(M)))
+    out = []
+    for i, n in enumerate(names):
+        out.append("  %-*s %s" % (w, n, " ".join(_fmt(v, 11, scale) for v in M[i])))
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------
+# Commands
+# ---------------------------------------------------------------------------
+
+def cmd_info(args, out):
+    model, messages = _load(args)
+    from .operational import _body_links
+    from .kinematics import forward_kinematics
+    from .model import MASS, MCOM
+    q = model.neutral()
+    T = forward_kinematics(model, q)
+    moving_mass, mc = 0.0, np.zeros(3)
+    for b, link in enumerate(_body_links(model)):
+        R, p = T[link][:3, :3], T[link][:3, 3]
+        m = model._data[b, MASS]
+        moving_mass += m
+        mc += R @ model._data[b, MCOM:MCOM + 3] + m * p
+    info = dict(
+        robot=model.name, base_link=model.base_link, nq=model.nq, gravity=model.gravity.tolist(),
+        joints=[dict(name=n, type=model.joints[n].type, lower=_js(model.lower_limit[i]),
+                     upper=_js(model.upper_limit[i]), velocity=_js(model.velocity_limit[i]),
+                     effort=_js(model.effort_limit[i]), damping=float(model.damping[i]),
+                     friction=float(model.friction[i])) for i, n in enumerate(model.joint_names)],
+        mimic_joints=[dict(name=j.name, source=j.mimic[0], multiplier=j.mimic[1], offset=j.mimic[2])
+                      for j in model.joints.values() if j.mimic is not None],
+        links={n: m for n, m in model.link_masses.items()}, total_mass=model.total_mass,
+        moving_mass=moving_mass, base_fixed_mass=model.total_mass - moving_mass,
+        neutral_q=q.tolist(), center_of_mass=(mc / moving_mass).tolist() if moving_mass > 0 else None,
+        inertia_warnings=messages)
+    if args.json:
+        print(json.dumps(info, indent=2), file=out)
+        return 0
+    print("Robot %r: %d joints, base link %r, gravity [%s] m/s^2" % (
+        model.name, model.nq, model.base_link, ", ".join("%g" % g for g in model.gravity)), file=out)
+    print("", file=out)
+    rows = [(n, model.lower_limit[i], model.upper_limit[i], model.velocity_limit[i], model.effort_limit[i],
+             model.damping[i], model.friction[i]) for i, n in enumerate(model.joint_names)]
+    lines = _table(("lower", "upper", "velocity", "effort", "damping", "friction"), rows, "joint").splitlines()
+    print(lines[0], file=out)
+    for line, n in zip(lines[1:], model.joint_names):
+        print(line + "  " + model.joints[n].type, file=out)
+    print("(limits in rad or m, rad/s or m/s, N m or N; inf = none)", file=out)
+    for mj in info["mimic_joints"]:
+        print("mimic: %s = %g * %s + %g" % (mj["name"], mj["multiplier"], mj["source"], mj["offset"]), file=out)
+    print("", file=out)
+    w = max(len(n) for n in model.link_names)
+    print("%-*s %11s" % (w, "link", "mass [kg]"), file=out)
+    for n in model.link_names:
+        print("%-*s %11.5g" % (w, n, model.link_masses[n]), file=out)
+    print("%-*s %11.5g" % (w, "total", model.total_mass), file=out)
+    print("", file=out)
+    if moving_mass > 0:
+        print("Centre of mass of the moving links (%.5g kg) at the neutral pose q = [%s]: [%s] m (base frame)"
+              % (moving_mass, ", ".join("%g" % v for v in q), ", ".join("%.5g" % v for v in mc / moving_mass)),
+              file=out)
+    if info["base_fixed_mass"] > 1e-12 * model.total_mass:
+        print("Links fixed to the base carry %.5g kg (no effect on the joint dynamics)." % info["base_fixed_mass"],
+              file=out)
+    print("Inertia warnings:%s" % (" none" if not messages else ""), file=out)
+    for m in messages:
+        print("  " + m, file=out)
+    return 0
+
+
+def _js(x):
+    return float(x) if np.isfinite(x) else None
+
+
+def cmd_torques(args, out):
+    import robot_dynamics as rd
+    model, _ = _load(args)
+    q = joint_vector(args.q, model, "--q", default=model.neutral())
+    qd = joint_vector(args.qd, model, "--qd") if args.qd else np.zeros(model.nq)
+    qdd = joint_vector(args.qdd, model, "--qdd") if args.qdd else np.zeros(model.nq)
+    G = rd.gravity_torques(model, q)
+    M = rd.mass_matrix(model, q)
+    Cqd = rd.nonlinear_effects(model, q, qd) - G
+    tau = rd.rnea(model, q, qd, qdd)
+    if args.json:
+        print(json.dumps(dict(robot=model.name, joint_names=list(model.joint_names), q=q.tolist(), qd=qd.tolist(),
+                              qdd=qdd.tolist(), gravity=G.tolist(), coriolis=Cqd.tolist(),
+                              inertial=(M @ qdd).tolist(), tau=tau.tolist(), mass_matrix=M.tolist(),
+                              effort_limit=[_js(e) for e in model.effort_limit]), indent=2), file=out)
+        return 0
+    print("Robot %r at q = [%s]" % (model.name, ", ".join("%.4g" % v for v in q)), file=out)
+    print("", file=out)
+    rows = [(n, q[i], qd[i], qdd[i], G[i], Cqd[i], (M @ qdd)[i], tau[i], model.effort_limit[i])
+            for i, n in enumerate(model.joint_names)]
+    print(_table(("q", "qd", "qdd", "gravity", "coriolis", "inertial", "tau", "effort"), rows, "joint"), file=out)
+    print("gravity = G(q); coriolis = C(q, qd) qd; inertial = M(q) qdd; "
+          "tau = M qdd + C qd + G (RNEA) [N m | N]", file=out)
+    print("", file=out)
+    print("Mass matrix M(q) [kg m^2 | kg m | kg], rows and columns in joint order:", file=out)
+    print(_matrix(M, model.joint_names), file=out)
+    over = [n for i, n in enumerate(model.joint_names) if abs(tau[i]) > model.effort_limit[i]]
+    if over:
+        print("", file=out)
+        print("note: tau exceeds the effort limit of %s" % ", ".join(over), file=out)
+    return 0
+
+
+def _parse_symbols(text):
+    """``m2=tip.mass,l1=joint2.x+link1.com_x,g=gravity`` -> derive()'s symbols dict."""
+    out = {}
+    for item in text.split(","):
+        name, eq, locs = item.partition("=")
+        if not eq or not name.strip() or not locs.strip():
+            raise UsageError("--symbols: expected name=element.attribute[+...] items separated by commas "
+                             "(e.g. m2=tip.mass,l1=joint2.x+link1.com_x,g=gravity), got %r" % item)
+        out[name.strip()] = [l.strip() for l in locs.split("+")]
+    return out
+
+
+def cmd_equations(args, out):
+    from .symbolic import derive
+    model, _ = _load(args)
+    symbols = _parse_symbols(args.symbols) if args.symbols else None
+    eq = derive(model, symbols, urdf=args.urdf, max_dof=args.max_dof)
+    if args.latex:
+        text = eq.latex(digits=args.digits)
+    elif args.python:
+        text = eq.python()
+    else:
+        text = eq.text(digits=args.digits)
+    if args.output:
+        with open(args.output, "w") as fh:
+            fh.write(text)
+        print("wrote %s (derived in %.2f s)" % (args.output, eq.seconds), file=out)
+    else:
+        out.write(text)
+        print("# derived in %.2f s" % eq.seconds, file=sys.stderr)
+    return 0
+
+
+def cmd_report(args, out):
+    from .report import dynamic_report
+    model, _ = _load(args)
+    q = joint_vector(args.q, model, "--q", default=model.neutral())
+    point = _floats(args.point, 3, "--point") if args.point else np.zeros(3)
+    wrench = _floats(args.wrench, 6, "--wrench") if args.wrench else None
+    rep = dynamic_report(model, q, link=args.link, point=point, wrench=wrench)
+    if args.json:
+        print(json.dumps(rep.to_dict(), indent=2), file=out)
+    else:
+        out.write(rep.table())
+    return 0
+
+
+def _simulate(args, model):
+    from .simulation import simulate
+    q0 = joint_vector(args.q0, model, "--q0", default=model.neutral()) if args.q0 else model.neutral()
+    qd0 = joint_vector(args.qd0, model, "--qd0") if args.qd0 else None
+    tau = joint_vector(args.torque, model, "--torque") if args.torque else None
+    if not (math.isfinite(args.duration) and args.duration > 0):
+        raise UsageError("--duration: expected a positive time in s, got %r" % args.duration)
+    if not (math.isfinite(args.dt) and 0 < args.dt <= args.duration):
+        raise UsageError("--dt: expected a step in s, 0 < dt <= duration, got %r" % args.dt)
+    progress = True if args.progress else (False if args.no_progress else None)
+    return simulate(model, q0, qd0, duration=args.duration, dt=args.dt, integrator=args.integrator, tau=tau,
+                    record_every=args.record_every, progress=progress)
+
+
+def cmd_simulate(args, out):
+    model, _ = _load(args)
+    ext = os.path.splitext(args.output)[1].lower()
+    if ext not in (".csv", ".npz"):
+        raise UsageError("--output: expected a file name ending in .csv or .npz, got %r" % args.output)
+    result = _simulate(args, model)
+    result.save(args.output)
+    e = result.energy
+    print("Simulated %r for %g s (%d steps of %g s, %s) in %.2f s wall time (%.1fx real time)"
+          % (model.name, result.t[-1], int(round(result.t[-1] / result.dt)), result.dt, result.integrator,
+             result.wall_time, result.real_time_factor), file=out)
+    print(_table(("q0", "q_end", "qd_end"), [(n, result.q[0, i], result.q[-1, i], result.qd[-1, i])
+                                             for i, n in enumerate(result.joint_names)], "joint"), file=out)
+    print("energy T + U: %.6g J -> %.6g J (change %.3g J)" % (e[0], e[-1], e[-1] - e[0]), file=out)
+    print("saved %d samples to %s" % (len(result.t), args.output), file=out)
+    return 0
+
+
+def cmd_plot(args, out):
+    from . import plots
+    if not args.output.lower().endswith(".png"):
+        raise UsageError("--output: expected a file name ending in .png, got %r" % args.output)
+    if args.kind == "trajectory":
+        if args.urdf.lower().endswith((".csv", ".npz")):
+            from .simulation import SimulationResult
+            result = SimulationResult.load(args.urdf)
+        else:
+            if args.duration is None:
+                raise UsageError("plot trajectory: give a saved run (.csv/.npz) or a URDF with --duration")
+            model, _ = _load(args)
+            result = _simulate(args, model)
+        joints = args.joints.split(",") if args.joints else None
+        data = plots.plot_trajectory(result, args.output, joints=joints)
+        print("wrote %s (%d samples, %d joints)" % (args.output, len(data["t"]), len(data["joints"])), file=out)
+        return 0
+    model, _ = _load(args)
+    q = joint_vector(args.q, model, "--q", default=model.neutral()) if args.q else None
+    joints = args.joints.split(",") if args.joints else None
+    if args.kind == "gravity":
+        data = plots.plot_gravity(model, args.output, q, joints=joints, points=args.points or 121)
+        peak = np.max(np.abs(data["torque"]), axis=1)
+        peak[peak < 1e-9 * max(1.0, peak.max())] = 0.0          # rounding residue of unloaded joints
+        print("wrote %s; peak |gravity torque| over each range: %s" % (args.output, ", ".join(
+            "%s %.4g" % (n, p) for n, p in zip(data["joints"], peak))), file=out)
+    else:
+        data = plots.plot_condition(model, args.output, q, joints=joints, points=args.points or 61)
+        print("wrote %s; cond(M) over %s x %s: %.4g .. %.4g" % (
+            args.output, data["joints"][0], data["joints"][1], data["condition"].min(), data["condition"].max()),
+            file=out)
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# Parser
+# ---------------------------------------------------------------------------
+
+def build_parser():
+    p = _Parser(prog="robot-dynamics", formatter_class=argparse.RawDescriptionHelpFormatter,
+                description="Rigid-body dynamics of a robot arm from its URDF: joint torques, closed-form "
+                            "equations of motion, dynamic characteristics, simulation and plots.",
+                epilog=EXAMPLES)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    def command(name, help_, func, kind=None, source="robot description file"):
+        c = sub.add_parser(name, help=help_, description=help_, epilog=EXAMPLES,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        if kind:
+            c.add_argument("kind", choices=kind, help="what to plot")
+        c.add_argument("urdf", metavar="URDF", help=source)
+        c.add_argument("--gravity", metavar="GX,GY,GZ", help="gravity vector in the base frame [m/s^2] "
+                                                             "(default 0,0,-9.81)")
+        c.set_defaults(func=func)
+        return c
+
+    c = command("info", "joints, limits, masses, total mass, centre of mass, inertia warnings", cmd_info)
+    c.add_argument("--json", action="store_true", help="print JSON")
+
+    c = command("torques", "gravity, Coriolis and inertial torques, inverse dynamics and M(q) at a state",
+                cmd_torques)
+    c.add_argument("--q", required=True, metavar="Q", help="joint positions [rad | m]")
+    c.add_argument("--qd", metavar="QD", help="joint velocities (default 0)")
+    c.add_argument("--qdd", metavar="QDD", help="joint accelerations (default 0)")
+    c.add_argument("--json", action="store_true", help="print JSON")
+
+    c = command("equations", "closed-form M(q), V(q, qd), G(q) by Lagrange-Euler (sympy)", cmd_equations)
+    fmt = c.add_mutually_exclusive_group()
+    fmt.add_argument("--latex", action="store_true", help="LaTeX (align*) instead of text")
+    fmt.add_argument("--python", action="store_true", help="generated numpy code instead of text")
+    c.add_argument("--symbols", metavar="SPEC", help="parameters kept as symbols: name=element.attribute[+...], "
+                   "e.g. m2=link2.mass,l1=joint2.x+link1.com_x,g=gravity (attributes: mass, com_x/y/z, "
+                   "ixx..izz of links; x/y/z of joint origins; '*0.5' for a factor)")
+    c.add_argument("--digits", type=int, default=6, help="significant digits of numbers (default 6)")
+    c.add_argument("--max-dof", type=int, default=6, help="refuse robots with more joints (default 6)")
+    c.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+
+    c = command("report", "dynamic characteristics at a configuration: effective and coupling inertias, "
+                          "gravity load, static tool load, maximum payload", cmd_report)
+    c.add_argument("--q", required=True, metavar="Q", help="joint positions [rad | m]")
+    c.add_argument("--link", help="link carrying the payload/tool (default: the last link of the arm)")
+    c.add_argument("--point", metavar="X,Y,Z", help="load point in the link frame [m] (default 0,0,0)")
+    c.add_argument("--wrench", metavar="FX,FY,FZ,NX,NY,NZ", help="wrench the tool exerts, base frame [N, N m]")
+    c.add_argument("--json", action="store_true", help="print JSON")
+
+    def sim_options(c, required):
+        c.add_argument("--duration", type=float, required=required, help="simulated time [s]")
+        c.add_argument("--q0", help="initial joint positions (default: neutral)")
+        c.add_argument("--qd0", help="initial joint velocities (default 0)")
+        c.add_argument("--torque", help="constant joint torques [N m | N] (default 0)")
+        c.add_argument("--dt", type=float, default=1e-3, help="physics step [s] (default 0.001)")
+        c.add_argument("--integrator", default="rk4", choices=("rk4", "semi_implicit_euler", "explicit_euler"))
+        c.add_argument("--record-every", type=int, default=1, help="keep every n-th step (default 1)")
+        bar = c.add_mutually_exclusive_group()
+        bar.add_argument("--progress", action="store_true", help="always show the progress bar")
+        bar.add_argument("--no-progress", action="store_true", help="never show it (default: runs of "
+                                                                    ">= 50000 steps on a terminal)")
+
+    c = command("simulate", "offline simulation (URDF damping, friction, stops and limits); saves CSV or npz",
+                cmd_simulate)
+    sim_options(c, True)
+    c.add_argument("-o", "--output", default="simulation.csv", help="result file, .csv or .npz "
+                                                                    "(default simulation.csv)")
+
+    c = command("plot", "PNG plots: gravity torque over each joint's range, cond(M) over two joints, "
+                        "simulated trajectory and energy", cmd_plot, kind=("gravity", "condition", "trajectory"),
+                source="robot description file; for 'trajectory' also a run saved by 'simulate' (.csv, .npz)")
+    c.add_argument("-o", "--output", required=True, help="PNG file")
+    c.add_argument("--q", help="configuration of the joints not swept (default neutral)")
+    c.add_argument("--joints", help="joint names, comma-separated (condition: exactly two)")
+    c.add_argument("--points", type=int, help="samples per swept joint (default 121 for gravity, "
+                                               "61 x 61 for condition)")
+    sim_options(c, False)
+    return p
+
+
+VECTOR_OPTIONS = ("--q", "--qd", "--qdd", "--q0", "--qd0", "--torque", "--gravity", "--point", "--wrench")
+
+
+def _join_negative_values(argv):
+    """``--q -1.2,0.3`` -> ``--q=-1.2,0.3``: argparse would take "-1.2,0.3" for an option."""
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a in VECTOR_OPTIONS and i + 1 < len(argv) and re.match(r"^-[\d.]", argv[i + 1]):
+            out.append("%s=%s" % (a, argv[i + 1]))
+            i += 2
+        else:
+            out.append(a)
+            i += 1
+    return out
+
+
+def main(argv=None, out=None):
+    """Run the tool; returns the exit code (0 ok, 2 bad arguments or input, 1 failure)."""
+    out = sys.stdout if out is None else out
+    parser = build_parser()
+    args = parser.parse_args(_join_negative_values(sys.argv[1:] if argv is None else list(argv)))
+    try:
+        return args.func(args, out)
+    except (UsageError, ValueError) as err:        # URDFError, bad values, singular poses...
+        print("%s %s: error: %s" % (parser.prog, args.command, " ".join(str(err).split())), file=sys.stderr)
+        return 2
+    except BrokenPipeError:                        # output piped into head & co.: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except OSError as err:
+        print("%s %s: error: %s" % (parser.prog, args.command, err), file=sys.stderr)
+        return 1
+    except Exception as err:                       # SimulationError and anything unexpected: one line too
+        print("%s %s: error: %s: %s" % (parser.prog, args.command, type(err).__name__,
+                                        " ".join(str(err).split())), file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,21 @@
+"""ROS 2 nodes of robot_dynamics (rclpy, Jazzy).
+
+Nodes (``ros2 run robot_dynamics <name>``, or ``python -m robot_dynamics.ros.<module>``):
+
+- ``dynamics_node`` (:mod:`.dynamics_node`): gravity / Coriolis / friction
+  compensation from ``joint_states``, feedforward and computed torque from a
+  desired trajectory, a ros2_control bridge (std_msgs/Float64MultiArray for
+  a forward_command_controller), timeouts, clamping, diagnostics, payloads.
+- ``dynamics_services`` (:mod:`.dynamics_services`): the dynamics services
+  alone (gravity, inverse and forward dynamics, mass matrix, trajectory
+  efforts, payload).
+
+Pure helpers, usable and tested without DDS:
+
+- :mod:`.joint_map`: joint-name mapping and merging of partial JointStates;
+- :mod:`.compensation`: the torque laws and the effort limiter;
+- :mod:`.trajectory`: sampling a JointTrajectory and the batch API that
+  fills the efforts of a whole trajectory (:func:`.trajectory.fill_trajectory_efforts`).
+
+Importing this package does not import rclpy; the node modules do.
+"""

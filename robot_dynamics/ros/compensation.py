@@ -1,0 +1,134 @@
+"""Torque laws of the dynamics node and their safety limits (no ROS needed).
+
+Every law is a documented call of the library:
+
+- gravity compensation ``g(q) = gravity_torques(q) = rnea(q, 0, 0)``;
+- Coriolis/centrifugal torques ``C(q, qd) qd = nonlinear_effects(q, qd) - g(q)``;
+- friction compensation ``b qd + f_c sgn(qd)`` from the URDF ``<dynamics>``
+  (:func:`robot_dynamics.friction_torques`, with ``tanh(qd / smoothing)``);
+- feedforward ``tau_ff = M(q_d) qdd_d + C(q_d, qd_d) qd_d + g(q_d) = rnea(q_d, qd_d, qdd_d)``;
+- computed torque ``tau = M(q) (qdd_d + Kd (qd_d - qd) + Kp (q_d - q)) + h(q, qd)
+  = rnea(q, qd, qdd_d + Kd (qd_d - qd) + Kp (q_d - q))``.
+
+:class:`TorqueLimiter` clamps any torque to the URDF effort limits times a
+scale and refuses non-finite values, so nothing else can publish them.
+"""
+import math
+
+import numpy as np
+
+import robot_dynamics as rd
+
+#: Compensation modes of the dynamics node (parameter ``mode``).
+GRAVITY = 'gravity'
+GRAVITY_CORIOLIS = 'gravity_coriolis'
+GRAVITY_CORIOLIS_FRICTION = 'gravity_coriolis_friction'
+FEEDFORWARD = 'feedforward'
+COMPUTED_TORQUE = 'computed_torque'
+MODES = (GRAVITY, GRAVITY_CORIOLIS, GRAVITY_CORIOLIS_FRICTION, FEEDFORWARD, COMPUTED_TORQUE)
+
+
+class Compensation:
+    """The compensation torques at a measured state, in model order.
+
+    Args:
+        model: :class:`robot_dynamics.Model` (payloads included).
+        mode: one of :data:`MODES`. ``feedforward`` and ``computed_torque``
+            compensate like ``gravity_coriolis`` here; their own law is
+            :func:`feedforward` / :func:`computed_torque`.
+        friction_smoothing: velocity scale [rad/s] of the ``tanh`` that
+            replaces ``sgn(qd)`` in friction compensation (0: plain sign).
+
+    After :meth:`compute`, ``gravity``, ``coriolis``, ``friction`` and
+    ``total`` are (nq,) arrays [N m or N]; ``total`` is their sum (terms of
+    the mode only; the others stay zero).
+    """
+
+    def __init__(self, model, mode, friction_smoothing=0.0):
+        if mode not in MODES:
+            raise ValueError('mode must be one of %s, got %r' % (', '.join(MODES), mode))
+        self.model = model
+        self.mode = mode
+        self.smoothing = float(friction_smoothing)
+        self.with_coriolis = mode != GRAVITY
+        self.with_friction = mode == GRAVITY_CORIOLIS_FRICTION
+        n = model.nq
+        self.gravity = np.zeros(n)
+        self.coriolis = np.zeros(n)
+        self.friction = np.zeros(n)
+        self.total = np.zeros(n)
+
+    def compute(self, q, qd):
+        """Fill gravity, coriolis, friction and total at (q, qd); returns total."""
+        model = self.model
+        g = rd.gravity_torques(model, q)
+        self.gravity[:] = g
+        if self.with_coriolis:
+            h = rd.nonlinear_effects(model, q, qd)
+            np.subtract(h, g, out=self.coriolis)
+            self.total[:] = h
+        else:
+            self.total[:] = g
+        if self.with_friction:
+            self.friction[:] = rd.friction_torques(model, qd, smoothing=self.smoothing)
+            self.total += self.friction
+        return self.total
+
+
+def feedforward(model, q_d, qd_d, qdd_d):
+    """``tau_ff = M(q_d) qdd_d + C(q_d, qd_d) qd_d + g(q_d)`` (= rnea at the desired state)."""
+    return rd.rnea(model, q_d, qd_d, qdd_d)
+
+
+def computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd):
+    """Computed-torque law ``M(q) (qdd_d + Kd (qd_d - qd) + Kp (q_d - q)) + h(q, qd)``.
+
+    Args:
+        q, qd: (nq,) measured state.
+        q_d, qd_d, qdd_d: (nq,) desired state.
+        kp, kd: (nq,) diagonal gains [1/s^2], [1/s].
+    """
+    a = qdd_d + kd * (qd_d - qd) + kp * (q_d - q)
+    return rd.rnea(model, q, qd, a)
+
+
+class TorqueLimiter:
+    """Clamp torques to ``scale * model.effort_limit`` and refuse non-finite ones.
+
+    Args:
+        effort_limit: (nq,) URDF effort limits [N m or N] (inf: no limit).
+        scale: factor in (0, 1] applied to the limits.
+
+    Attributes:
+        limit: (nq,) the applied limits.
+        bounded: False if some joint has no finite limit (it is only checked
+            for finiteness).
+        clamp_events: number of counted calls that clamped at least one value.
+        clamped: True if the last counted call clamped.
+    """
+
+    def __init__(self, effort_limit, scale=1.0):
+        if not (0.0 < scale <= 1.0):
+            raise ValueError('effort limit scale must be in (0, 1], got %r' % (scale,))
+        self.limit = np.asarray(effort_limit, dtype=float) * scale
+        self._neg = -self.limit
+        self.bounded = bool(np.all(np.isfinite(self.limit)))
+        self.clamp_events = 0
+        self.clamped = False
+        self._over = np.zeros(self.limit.shape, dtype=bool)
+
+    def apply(self, tau, count=True):
+        """Clamp ``tau`` in place; False (tau untouched) if it is not finite.
+
+        With ``count``, a clamp is counted in ``clamp_events`` and ``clamped``.
+        """
+        if not math.isfinite(tau.sum()):
+            return False
+        over = np.greater(np.abs(tau), self.limit, out=self._over).any()
+        if over:
+            np.minimum(tau, self.limit, out=tau)
+            np.maximum(tau, self._neg, out=tau)
+        if count:
+            self.clamped = bool(over)
+            self.clamp_events += bool(over)
+        return True

@@ -1,0 +1,477 @@
+"""dynamics_node: gravity/Coriolis/friction compensation, feedforward and
+computed torque from joint states, with an optional ros2_control bridge.
+
+Run: ``ros2 run robot_dynamics dynamics_node --ros-args -p urdf_path:=arm.urdf``
+(or ``python -m robot_dynamics.ros.dynamics_node --ros-args ...``).
+
+Subscribes:
+    joint_states (sensor_msgs/JointState, best effort by default: accepts
+        reliable and best-effort publishers). Joints are mapped by name;
+        partial messages are merged; nothing is published until every model
+        joint has a position. One output per input message after that.
+    ~/trajectory (trajectory_msgs/JointTrajectory): desired motion for the
+        feedforward and computed_torque modes, sampled at the current time
+        (start: header.stamp, or reception if zero). No points: clears it.
+    ~/reference (trajectory_msgs/JointTrajectory): a streamed set-point: the
+        first point is used at once and held until the next message.
+    robot_description (see :mod:`robot_dynamics.ros.model_node`).
+
+Publishes (with the input joint state's header, so its stamp; names + effort):
+    ~/gravity_torque, ~/coriolis_torque, ~/compensation_torque
+        (sensor_msgs/JointState; compensation = gravity + Coriolis
+        [+ friction], by ``mode``; Coriolis is zero in ``gravity`` mode);
+    ~/feedforward_torque, ~/computed_torque (sensor_msgs/JointState), in the
+        feedforward / computed_torque modes while a reference is active;
+    <command_topic> (std_msgs/Float64MultiArray, reliable) if
+        ``publish_command``: the command torque in the order of ``joints``;
+    /diagnostics (diagnostic_msgs/DiagnosticArray).
+
+Every published torque is finite and clamped to effort_limit_scale times the
+URDF effort limit. If joint states stop for ``joint_state_timeout`` seconds the
+node does what ``on_timeout`` says (zero / hold / stop), logs it and reports
+it in diagnostics. Services: see ``model_node``.
+"""
+import array
+import math
+import time
+
+import numpy as np
+from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
+from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rcl_interfaces.msg import SetParametersResult
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+from trajectory_msgs.msg import JointTrajectory
+
+from . import params as P
+from .compensation import (COMPUTED_TORQUE, FEEDFORWARD, GRAVITY_CORIOLIS, MODES, Compensation,
+                           TorqueLimiter, computed_torque, feedforward)
+from .joint_map import JointMapError, JointStateMerger, reorder_indices
+from .model_node import ModelNode, run
+from .trajectory import TrajectorySampler
+
+ON_TIMEOUT = ('zero', 'hold', 'stop')
+
+NODE_PARAMS = (
+    P.Param('mode', GRAVITY_CORIOLIS,
+            'Torque law. gravity: g(q); gravity_coriolis: g(q) + C(q, qd) qd; '
+            'gravity_coriolis_friction: + friction compensation from the URDF <dynamics>; '
+            'feedforward: M(q_d) qdd_d + C(q_d, qd_d) qd_d + g(q_d) of the reference on '
+            '~/trajectory or ~/reference; computed_torque: M(q)(qdd_d + Kd e_d + Kp e) + h(q, qd). '
+            'Without a reference the last two command gravity_coriolis compensation.',
+            read_only=False, choices=MODES),
+    P.Param('joints', [], 'Joints of the command, in the order of the ros2_control controller\'s '
+            '`joints` parameter (it must match it). Empty: every model joint in model order.',
+            ptype=Parameter.Type.STRING_ARRAY),
+    P.Param('publish_command', False,
+            'Publish the command torque as std_msgs/Float64MultiArray on command_topic '
+            '(the forward_command_controller convention).'),
+    P.Param('command_topic', '/effort_controller/commands',
+            'Topic of the Float64MultiArray command (reliable QoS).',
+            check=lambda v: None if v else 'must not be empty'),
+    P.Param('effort_limit_scale', 1.0,
+            'Every published torque is clamped to this factor times the URDF effort limit.',
+            read_only=False, check=P.in_unit_interval),
+    P.Param('joint_state_timeout', 0.1,
+            'Seconds without any joint_states message after which on_timeout applies.',
+            check=P.positive),
+    P.Param('on_timeout', 'zero',
+            'What to do when joint states time out. zero: send one all-zero command and stop '
+            'publishing until joint states resume; hold: keep sending the last command at the '
+            'watchdog rate (warning logged and in diagnostics); stop: publish nothing more '
+            '(a forward_command_controller keeps applying its last command!).',
+            choices=ON_TIMEOUT),
+    P.Param('joint_states_reliability', 'best_effort',
+            'QoS reliability of the joint_states subscription. best_effort accepts both reliable '
+            'and best-effort publishers.', choices=('best_effort', 'reliable')),
+    P.Param('kp', [], 'Computed-torque position gains [1/s^2]: one value for every joint, or one '
+            'per entry of `joints` (model joints not in `joints` get 0).',
+            read_only=False, check=P.gains, ptype=Parameter.Type.DOUBLE_ARRAY),
+    P.Param('kd', [], 'Computed-torque velocity gains [1/s], as kp.',
+            read_only=False, check=P.gains, ptype=Parameter.Type.DOUBLE_ARRAY),
+)
+
+
+def _view(msg, field, n):
+    """Set ``msg.<field>`` to n zeros and return a numpy view of the message's
+    own array.array: writing the view writes the message (the setter copies,
+    so the view is taken after it)."""
+    setattr(msg, field, array.array('d', bytes(8 * n)))
+    return np.frombuffer(getattr(msg, field), dtype=np.float64)
+
+
+class DynamicsNode(ModelNode):
+    """Compensation / feedforward / computed-torque node (see the module doc)."""
+
+    default_name = 'dynamics_node'
+    extra_params = NODE_PARAMS
+
+    def __init__(self, node_name=default_name, **kwargs):
+        self.ready = False                  # outputs prepared for the current model
+        self.comp = self.limiter = self.merger = self.pub_cmd = None
+        self.reference = None
+        self.cmd_joints = []
+        # Statistics for /diagnostics (totals; the rest are per period).
+        self.n_in = self.n_out = self.n_bad = self.n_nonfinite = self.n_timeouts = 0
+        self.n_commands = 0
+        self._period_in = 0
+        self._cb_time = self._cb_max = 0.0
+        self._age_sum = self._age_max = 0.0
+        self._age_n = 0
+        self._last_clamp_events = 0
+        self._last_diag = time.monotonic()
+        # Watchdog.
+        self.timed_out = False
+        self.streaming = False              # published since the last timeout
+        self._wd_count = 0
+        self._ref_start = 0
+        self._ref_stream = False
+        super().__init__(node_name, **kwargs)
+
+    def create_outputs(self):
+        p = self.p
+        self._sim_time = self.get_parameter('use_sim_time').value
+        self._timeout_ns = int(p.joint_state_timeout * 1e9)
+        # rclpy adds two QoS-event waitables to every publisher and subscription
+        # unless told otherwise, and its executor walks all of them for every
+        # message: measured, they cost more than the dynamics. The default
+        # warnings stay on the topics where a QoS mismatch matters (joint_states,
+        # the controller command); the private outputs go without.
+        quiet = PublisherEventCallbacks(use_default_callbacks=False)
+        self.pub_gravity = self.create_publisher(JointState, '~/gravity_torque', 10, event_callbacks=quiet)
+        self.pub_coriolis = self.create_publisher(JointState, '~/coriolis_torque', 10, event_callbacks=quiet)
+        self.pub_total = self.create_publisher(JointState, '~/compensation_torque', 10, event_callbacks=quiet)
+        self.pub_ff = self.create_publisher(JointState, '~/feedforward_torque', 10, event_callbacks=quiet)
+        self.pub_ct = self.create_publisher(JointState, '~/computed_torque', 10, event_callbacks=quiet)
+        if p.publish_command:
+            # Reliable, volatile: what a forward_command_controller subscribes with.
+            self.pub_cmd = self.create_publisher(Float64MultiArray, p.command_topic,
+                                                 QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
+
+    def create_inputs(self):
+        p = self.p
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self._wd_last = self._clock.now().nanoseconds
+        period = min(max(p.joint_state_timeout / 10.0, 0.001), 0.05)
+        self.create_timer(period, self._watchdog)
+        quiet = SubscriptionEventCallbacks(use_default_callbacks=False)
+        self.create_subscription(JointTrajectory, '~/trajectory', self._on_trajectory, 10,
+                                 event_callbacks=quiet)
+        self.create_subscription(JointTrajectory, '~/reference', self._on_reference, 10,
+                                 event_callbacks=quiet)
+        reliability = (ReliabilityPolicy.BEST_EFFORT if p.joint_states_reliability == 'best_effort'
+                       else ReliabilityPolicy.RELIABLE)
+        # Last: its appearance in the graph tells clients that the node is ready.
+        self.create_subscription(JointState, 'joint_states', self._on_joint_state,
+                                 QoSProfile(depth=100, reliability=reliability))
+
+    # --- parameters -----------------------------------------------------------
+    def validate_params(self):
+        p = self.p
+        for name in ('kp', 'kd'):
+            gains = getattr(p, name)
+            if len(gains) > 1 and p.joints and len(gains) != len(p.joints):
+                raise P.ParameterError("parameter %r has %d values; expected 1 or one per entry of "
+                                       "'joints' (%d)" % (name, len(gains), len(p.joints)))
+            if len(gains) > 1 and not p.joints:
+                raise P.ParameterError("parameter %r has %d values: per-joint gains need the "
+                                       "'joints' parameter to name their joints (or give 1 value)"
+                                       % (name, len(gains)))
+        if p.mode == COMPUTED_TORQUE and not p.kp:
+            self.get_logger().warning('mode computed_torque with no kp/kd gains: pure feedforward '
+                                      'plus compensation of the measured state')
+        if len(set(p.joints)) != len(p.joints):
+            raise P.ParameterError("parameter 'joints' names a joint more than once: %s" % p.joints)
+
+    def _on_set_parameters(self, parameters):
+        changes = {}
+        for param in parameters:
+            spec = next((s for s in NODE_PARAMS if s.name == param.name), None)
+            if spec is None:
+                continue
+            value = list(param.value) if param.type_ in (Parameter.Type.DOUBLE_ARRAY,
+                                                          Parameter.Type.STRING_ARRAY) else param.value
+            problem = spec.validate(value)
+            if problem:
+                return SetParametersResult(successful=False, reason='%s %s' % (param.name, problem))
+            changes[param.name] = value
+        if not changes:
+            return SetParametersResult(successful=True)
+        old = {k: getattr(self.p, k) for k in changes}
+        for k, v in changes.items():
+            setattr(self.p, k, v)
+        problem = None
+        try:
+            self.validate_params()
+        except P.ParameterError as exc:
+            problem = str(exc)
+        if problem is None and self.model is not None:
+            problem = self.on_model(self.model, False)
+        if problem:
+            for k, v in old.items():
+                setattr(self.p, k, v)
+            if self.model is not None:
+                self.on_model(self.model, False)
+            return SetParametersResult(successful=False, reason=problem)
+        return SetParametersResult(successful=True)
+
+    # --- model ----------------------------------------------------------------
+    def on_model(self, model, joints_changed):
+        """(Re)build everything that depends on the model; None or the problem."""
+        self.ready = False
+        p = self.p
+        names = tuple(model.joint_names)
+        cmd_joints = list(p.joints) or list(names)
+        try:
+            cmd_idx = reorder_indices(names, cmd_joints, what="parameter 'joints'")
+        except JointMapError as exc:
+            return 'the model does not fit the controller: %s' % exc
+        limiter = TorqueLimiter(model.effort_limit, p.effort_limit_scale)
+        if not limiter.bounded:
+            free = [n for n, l in zip(names, limiter.limit) if not math.isfinite(l)]
+            self.get_logger().warning('no URDF effort limit for %s: their torques are checked for '
+                                      'finiteness but not clamped' % ', '.join(free))
+        if self.limiter is not None:
+            limiter.clamp_events = self.limiter.clamp_events
+        if self.merger is None or self.merger.joint_names != names:
+            self.merger = JointStateMerger(names)
+            self.reference = None
+        # Preallocated messages; the torques are computed straight into views
+        # of their effort arrays (array.array, what rclpy messages hold).
+        views = {}
+        outputs = {}
+        for key, pub in (('gravity', self.pub_gravity), ('coriolis', self.pub_coriolis),
+                         ('total', self.pub_total), ('ff', self.pub_ff), ('ct', self.pub_ct)):
+            msg = JointState(name=list(names))
+            views[key] = _view(msg, 'effort', len(names))
+            outputs[key] = (pub, msg, views[key])
+        comp = Compensation(model, p.mode, p.friction_smoothing)
+        comp.gravity, comp.coriolis, comp.total = views['gravity'], views['coriolis'], views['total']
+        self.views = views
+        # What is published in each case, the command torque first.
+        self.out_comp = (outputs['total'], outputs['gravity'], outputs['coriolis'])
+        self.out_ff = (outputs['ff'],) + self.out_comp
+        self.out_ct = (outputs['ct'], outputs['ff']) + self.out_comp
+        cmd = Float64MultiArray()
+        cmd.layout.dim = [MultiArrayDimension(label='joints', size=len(cmd_joints), stride=len(cmd_joints))]
+        self.cmd_msg, self.cmd_view = cmd, _view(cmd, 'data', len(cmd_joints))
+        self.comp, self.limiter = comp, limiter
+        self.cmd_idx, self.cmd_joints = cmd_idx, cmd_joints
+        self.kp = self._gains(p.kp, names, cmd_joints)
+        self.kd = self._gains(p.kd, names, cmd_joints)
+        self.mode = p.mode
+        self.ready = True
+        return None
+
+    @staticmethod
+    def _gains(values, names, cmd_joints):
+        g = np.zeros(len(names))
+        if len(values) == 1:
+            g[:] = values[0]
+        elif values:
+            index = {n: i for i, n in enumerate(names)}
+            for name, value in zip(cmd_joints, values):
+                g[index[name]] = value
+        return g
+
+    # --- references -----------------------------------------------------------
+    def _set_reference(self, msg, stream):
+        if self.model is None:
+            self._warn('reference ignored: no robot model yet')
+            return
+        if not msg.points:
+            self.reference = None
+            self.get_logger().info('reference cleared (empty trajectory)')
+            return
+        try:
+            sampler = TrajectorySampler(self.model.joint_names, msg, hold_first=stream)
+        except JointMapError as exc:
+            self.n_bad += 1
+            self._warn('reference ignored: %s' % exc)
+            return
+        stamp = msg.header.stamp
+        start = stamp.sec * 1_000_000_000 + stamp.nanosec
+        self._ref_start = start if (start and not stream) else self._clock.now().nanoseconds
+        self._ref_stream = stream
+        self.reference = sampler
+
+    def _on_trajectory(self, msg):
+        self._set_reference(msg, stream=False)
+
+    def _on_reference(self, msg):
+        if msg.points:
+            msg.points = msg.points[:1]
+        self._set_reference(msg, stream=True)
+
+    # --- the hot path ---------------------------------------------------------
+    def _warn(self, text):
+        self.get_logger().warning(text, throttle_duration_sec=1.0)
+
+    def _on_joint_state(self, msg):
+        t0 = time.perf_counter()
+        self.n_in += 1
+        if not self.ready:
+            return
+        try:
+            if not self.merger.update(msg.name, msg.position, msg.velocity):
+                return
+        except JointMapError as exc:
+            self.n_bad += 1
+            self._warn('joint_states message ignored: %s' % exc)
+            return
+        header = msg.header
+        stamp = header.stamp
+        if not self._sim_time and stamp.sec:
+            age = time.time() - (stamp.sec + stamp.nanosec * 1e-9)
+            self._age_sum += age
+            self._age_n += 1
+            if age > self._age_max:
+                self._age_max = age
+        if self.timed_out:
+            self.timed_out = False
+            self.get_logger().info('joint_states resumed: publishing again')
+        q, qd = self.merger.q, self.merger.qd
+        comp = self.comp
+        try:
+            comp.compute(q, qd)                              # -> views gravity, coriolis, total
+            outputs = self.out_comp
+            if self.reference is not None and self.mode in (FEEDFORWARD, COMPUTED_TORQUE):
+                t = (self._clock.now().nanoseconds - self._ref_start) * 1e-9
+                q_d, qd_d, qdd_d = self.reference.sample(t)
+                self.views['ff'][:] = feedforward(comp.model, q_d, qd_d, qdd_d)
+                outputs = self.out_ff
+                if self.mode == COMPUTED_TORQUE:
+                    self.views['ct'][:] = computed_torque(comp.model, q, qd, q_d, qd_d, qdd_d,
+                                                          self.kp, self.kd)
+                    outputs = self.out_ct
+        except ValueError as exc:
+            self.n_bad += 1
+            self._warn('no torque for this joint state: %s' % exc)
+            return
+        # Nothing non-finite or over the limit is published; the command
+        # torque (first output) counts the clamp events.
+        limiter = self.limiter
+        command = outputs[0][2]
+        for k, (_, msg_out, view) in enumerate(outputs):
+            if not limiter.apply(view, count=k == 0):
+                self.n_nonfinite += 1
+                self._warn('non-finite torque at q=%s, qd=%s: nothing published' % (q, qd))
+                return
+            msg_out.header = header
+        if limiter.clamped:
+            self._warn('command clamped to %g x the URDF effort limit' % self.p.effort_limit_scale)
+        for pub, msg_out, _ in outputs:
+            pub.publish(msg_out)
+        if self.pub_cmd is not None:
+            np.take(command, self.cmd_idx, out=self.cmd_view)
+            self.pub_cmd.publish(self.cmd_msg)
+            self.n_commands += 1
+        self.n_out += 1
+        self.streaming = True
+        dt = time.perf_counter() - t0
+        self._cb_time += dt
+        if dt > self._cb_max:
+            self._cb_max = dt
+
+    # --- watchdog -------------------------------------------------------------
+    def _watchdog(self):
+        now = self._clock.now().nanoseconds
+        if self.n_in != self._wd_count:
+            self._wd_count = self.n_in
+            self._wd_last = now
+            return
+        if self.timed_out:
+            if self.p.on_timeout == 'hold' and self.pub_cmd is not None and self.ready:
+                self.pub_cmd.publish(self.cmd_msg)
+                self.n_commands += 1
+                self._warn('joint_states timed out: holding the last command (on_timeout=hold)')
+            return
+        if not self.streaming or now - self._wd_last < self._timeout_ns:
+            return
+        self.timed_out = True
+        self.streaming = False
+        self.n_timeouts += 1
+        action = self.p.on_timeout
+        if action == 'zero':
+            if self.pub_cmd is not None and self.ready:
+                self.cmd_view[:] = 0.0
+                self.pub_cmd.publish(self.cmd_msg)
+                self.n_commands += 1
+            what = 'sent a zero command, publishing stops until joint_states resume'
+        elif action == 'hold':
+            what = 'holding the last command until joint_states resume (on_timeout=hold)'
+        else:
+            what = 'publishing stops; a forward_command_controller keeps its last command'
+        if action != 'hold' and self.ready:
+            self.merger.reset()          # a stale position is never used again
+        self.get_logger().error('no joint_states for %.3f s (joint_state_timeout %.3f s): %s'
+                                % ((now - self._wd_last) * 1e-9, self.p.joint_state_timeout, what))
+
+    # --- diagnostics ----------------------------------------------------------
+    def diagnostic_status(self, status):
+        from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+        now = time.monotonic()
+        period = max(now - self._last_diag, 1e-9)
+        self._last_diag = now
+        rate = (self.n_in - self._period_in) / period
+        n_period = self.n_in - self._period_in
+        self._period_in = self.n_in
+        limiter = self.limiter
+        clamps = limiter.clamp_events if limiter is not None else 0
+        new_clamps = clamps - self._last_clamp_events
+        self._last_clamp_events = clamps
+        mean_cb = self._cb_time / max(n_period, 1)
+        age = self._age_sum / self._age_n if self._age_n else float('nan')
+        values = [
+            ('mode', self.p.mode), ('state', self._state()),
+            ('input_rate_hz', '%.1f' % rate), ('messages_in', self.n_in), ('messages_out', self.n_out),
+            ('commands_out', self.n_commands), ('bad_messages', self.n_bad),
+            ('non_finite_torques', self.n_nonfinite),
+            ('callback_time_mean_us', '%.1f' % (mean_cb * 1e6)),
+            ('callback_time_max_us', '%.1f' % (self._cb_max * 1e6)),
+            ('input_latency_mean_ms', '%.3f' % (age * 1e3)),
+            ('input_latency_max_ms', '%.3f' % (self._age_max * 1e3)),
+            ('clamp_events', clamps), ('clamp_events_last_period', new_clamps),
+            ('timeouts', self.n_timeouts), ('on_timeout', self.p.on_timeout),
+            ('effort_limit_scale', self.p.effort_limit_scale),
+            ('command_topic', self.p.command_topic if self.pub_cmd is not None else '(off)'),
+            ('command_joints', ', '.join(getattr(self, 'cmd_joints', []))),
+            ('reference', 'none' if self.reference is None else
+             ('set-point' if self._ref_stream else '%d points, %.3f s' % (len(self.reference.t), self.reference.duration))),
+        ]
+        if self.ready and not self.merger.ready:
+            values.append(('missing_joints', ', '.join(self.merger.missing())))
+        status.values.extend(KeyValue(key=k, value=str(v)) for k, v in values)
+        self._cb_time = self._cb_max = 0.0
+        self._age_sum, self._age_n, self._age_max = 0.0, 0, 0.0
+        if status.level != DiagnosticStatus.OK:
+            return
+        if self.timed_out:
+            status.level = DiagnosticStatus.ERROR if self.p.on_timeout != 'hold' else DiagnosticStatus.WARN
+            status.message = 'joint_states timed out (on_timeout=%s)' % self.p.on_timeout
+        elif not self.merger.ready:
+            status.level = DiagnosticStatus.WARN
+            status.message = 'waiting for joint_states of: %s' % ', '.join(self.merger.missing())
+        elif new_clamps:
+            status.level = DiagnosticStatus.WARN
+            status.message = 'command clamped to the effort limits %d times' % new_clamps
+        else:
+            status.message = 'publishing (%s)' % self.p.mode
+
+    def _state(self):
+        if not self.ready:
+            return 'no model' if self.model is None else 'model error'
+        if self.timed_out:
+            return 'timed out'
+        if not self.merger.ready:
+            return 'waiting for joint states'
+        return 'running'
+
+
+def main(args=None):
+    run(DynamicsNode, args)
+
+
+if __name__ == '__main__':
+    main()

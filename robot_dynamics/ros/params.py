@@ -1,0 +1,122 @@
+"""Parameters declared once as a schema, with descriptions and validation.
+
+In the manner of ros2_control's generate_parameter_library: each parameter
+has a type, a default, a description (shown by ``ros2 param describe``), a
+read-only flag and a check. :func:`declare` declares them all, reads the
+values (from ``--params-file``, ``-p`` or a launch file) and raises one
+:class:`ParameterError` that lists every problem, each naming the parameter,
+what was expected and what came.
+"""
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any, Callable, Optional
+
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.exceptions import ParameterUninitializedException
+from rclpy.parameter import Parameter
+
+
+class ParameterError(ValueError):
+    """One or more parameters are invalid; the text lists each problem."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a node's schema.
+
+    ``check(value)`` returns None if the value is valid, else a text saying
+    what is expected (e.g. ``'must be > 0'``). Array parameters with an empty
+    default are declared by type (``ptype``), as rclpy cannot infer it.
+    """
+    name: str
+    default: Any
+    description: str
+    read_only: bool = True
+    check: Optional[Callable[[Any], Optional[str]]] = None
+    ptype: Optional[Parameter.Type] = None
+    choices: Optional[tuple] = None
+
+    def descriptor(self):
+        text = self.description
+        if self.choices:
+            text += ' One of: %s.' % ', '.join(self.choices)
+        return ParameterDescriptor(name=self.name, description=text, read_only=self.read_only)
+
+    def validate(self, value):
+        """Problem text for ``value``, or None."""
+        if self.choices and value not in self.choices:
+            return 'must be one of %s, got %r' % (', '.join(self.choices), value)
+        if self.check is not None:
+            problem = self.check(value)
+            if problem:
+                return '%s, got %r' % (problem, value)
+        return None
+
+
+def declare(node, schema):
+    """Declare every parameter of ``schema`` on ``node`` and validate the values.
+
+    Returns:
+        SimpleNamespace with one attribute per parameter (arrays as lists).
+
+    Raises:
+        ParameterError: listing every invalid parameter.
+    """
+    values, problems = {}, []
+    for p in schema:
+        try:
+            if p.ptype is not None and p.default in ([], ()):
+                node.declare_parameter(p.name, p.ptype, p.descriptor())
+            else:
+                node.declare_parameter(p.name, p.default, p.descriptor())
+            try:
+                value = node.get_parameter(p.name).value
+            except ParameterUninitializedException:
+                value = list(p.default)
+        except Exception as exc:       # a value of the wrong type in a params file or -p
+            problems.append('parameter %r: %s' % (p.name, _type_error(exc, p)))
+            continue
+        if isinstance(value, (list, tuple)) or type(value).__name__ == 'array':
+            value = list(value)
+        problem = p.validate(value)
+        if problem:
+            problems.append('parameter %r %s' % (p.name, problem))
+        values[p.name] = value
+    if problems:
+        raise ParameterError('invalid parameters:\n  ' + '\n  '.join(problems))
+    return SimpleNamespace(**values)
+
+
+def _type_error(exc, p):
+    expected = type(p.default).__name__ if p.ptype is None else p.ptype.name.lower()
+    if isinstance(p.default, list) and p.default:
+        expected = '%s array' % type(p.default[0]).__name__
+    return 'expected a value of type %s (%s)' % (expected, exc)
+
+
+def positive(value):
+    return None if value > 0 else 'must be > 0'
+
+
+def non_negative(value):
+    return None if value >= 0 else 'must be >= 0'
+
+
+def in_unit_interval(value):
+    return None if 0 < value <= 1 else 'must be in (0, 1]'
+
+
+def finite_vector(n):
+    def check(value):
+        import math
+        if len(value) != n or not all(math.isfinite(x) for x in value):
+            return 'must be %d finite numbers' % n
+        return None
+    return check
+
+
+def gains(value):
+    import math
+    if not all(math.isfinite(x) and x >= 0 for x in value):
+        return 'must hold finite gains >= 0'
+    return None

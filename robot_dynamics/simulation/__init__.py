@@ -1,0 +1,32 @@
+"""Simulation of a robot arm from its URDF, without ROS (issue 4).
+
+Forward dynamics (:func:`robot_dynamics.aba`) integrated at a fixed physics
+step, with pluggable parts (the "physics plug-in"):
+
+- integrators (``integrators.py``): semi-implicit Euler, RK4, explicit Euler;
+  any object with the :class:`Integrator` interface;
+- force models (``forces.py``): joint damping and Coulomb friction,
+  position-limit stops, external wrenches; any :class:`ForceModel`;
+- commands (``commands.py``): effort, position or velocity per joint,
+  tracked by the :class:`JointActuator` (PD, effort limits);
+- step constraints (``constraints.py``): velocity limits; any :class:`Constraint`.
+
+:class:`Simulator` steps one arm (for a ROS node or a Python loop);
+:func:`simulate` runs one and returns a :class:`SimulationResult`.
+See docs/SIMULATION.md.
+"""
+from .commands import EFFORT, MODES, POSITION, VELOCITY, Command, JointActuator
+from .constraints import Constraint, VelocityLimits, project_velocity
+from .forces import ExternalWrenches, ForceModel, JointFriction, JointInertia, PositionLimits
+from .integrators import INTEGRATORS, RK4, ExplicitEuler, Integrator, SemiImplicitEuler, get_integrator
+from .result import ProgressBar, SimulationResult
+from .simulator import SimState, SimulationError, Simulator, default_constraints, default_forces, simulate
+
+__all__ = [
+    "Simulator", "simulate", "SimulationResult", "SimulationError", "SimState",
+    "Integrator", "SemiImplicitEuler", "RK4", "ExplicitEuler", "INTEGRATORS", "get_integrator",
+    "ForceModel", "JointFriction", "PositionLimits", "ExternalWrenches", "JointInertia",
+    "Command", "JointActuator", "EFFORT", "POSITION", "VELOCITY", "MODES",
+    "Constraint", "VelocityLimits", "project_velocity",
+    "default_forces", "default_constraints", "ProgressBar",
+]

@@ -1,0 +1,119 @@
+"""Constraints applied to the state after each step; the velocity limits.
+
+A constraint is any object with the :class:`Constraint` interface. The
+simulator calls each one on the state the integrator returned, before the
+step is committed.
+
+:class:`VelocityLimits` keeps every joint within ``+-model.velocity_limit``
+by the smallest joint impulse that does so: the drive of an over-speed
+joint brakes it at once, as a real drive's velocity limiter does, and the
+reaction reaches the rest of the arm through the inertia. Among all
+velocities within the limits it picks the one closest to the integrated
+one in the kinetic-energy metric,
+
+    qd+ = argmin_v 1/2 (v - qd)^T M(q) (v - qd)   s.t.  -v_max <= v <= v_max,
+
+so the generalized impulse ``M (qd+ - qd)`` acts only on the joints held
+at their limit, and, because the box contains ``v = 0``, the kinetic energy
+never increases (the projection is non-expansive in the M-norm). A plain
+per-joint clamp lacks both properties: with coupled inertia it can add
+energy.
+"""
+from typing import Protocol, Tuple, runtime_checkable
+
+import numpy as np
+
+from .._jit import jit
+from ..crba import mass_matrix
+
+
+@runtime_checkable
+class Constraint(Protocol):
+    """Interface of a step constraint.
+
+    ``apply(model, t, q, qd) -> (q, qd)``: the state at the end of a step
+    (time ``t`` [s], (nq,) arrays, not to be modified) mapped to the
+    constrained state (the same arrays when nothing changes).
+    """
+
+    def apply(self, model, t: float, q: np.ndarray, qd: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        ...
+
+
+@jit
+def _exceeds(qd, vmax):
+    for i in range(qd.shape[0]):
+        if abs(qd[i]) > vmax[i]:
+            return True
+    return False
+
+
+def project_velocity(M, qd, lower, upper):
+    """The velocity in ``[lower, upper]`` closest to ``qd`` in the M-norm.
+
+    Solves ``min 1/2 (v - qd)^T M (v - qd)`` s.t. ``lower <= v <= upper`` by
+    an active-set method (Nocedal & Wright, *Numerical Optimization*,
+    sec. 16.5): fix the violated joints at their bounds, move the free ones
+    by ``v_F = qd_F - M_FF^-1 M_FA (v_A - qd_A)``, then add joints that
+    leave their bounds and release the ones whose impulse ``M (v - qd)``
+    has the wrong sign (pulls towards the limit), until neither happens.
+
+    Args:
+        M: (n, n) symmetric positive definite mass matrix.
+        qd, lower, upper: (n,) velocity and its bounds (lower <= 0 <= upper).
+
+    Returns:
+        (n,) velocity within the bounds.
+    """
+    up, low = qd > upper, qd < lower
+    tol = 1e-12 * (1.0 + np.abs(qd).max())
+    for _ in range(3 * qd.shape[0] + 3):
+        A = up | low
+        F = ~A
+        v = qd.copy()
+        v[up], v[low] = upper[up], lower[low]
+        if F.any() and A.any():
+            v[F] -= np.linalg.solve(M[np.ix_(F, F)], M[np.ix_(F, A)] @ (v[A] - qd[A]))
+        impulse = M @ (v - qd)
+        add_up, add_low = F & (v > upper + tol), F & (v < lower - tol)
+        release = (up & (impulse > tol)) | (low & (impulse < -tol))
+        if not (add_up.any() or add_low.any() or release.any()):
+            return np.clip(v, lower, upper)            # clip: rounding only
+        if add_up.any() or add_low.any():              # grow the active set first
+            up, low = up | add_up, low | add_low
+        else:
+            worst = np.argmax(np.where(release, np.abs(impulse), -1.0))
+            up[worst] = low[worst] = False
+    return np.clip(v, lower, upper)                    # not reached in practice; stays within the limits
+
+
+class VelocityLimits:
+    """Joint velocities held within ``+-limit`` by a braking impulse (see the module docstring).
+
+    Args:
+        model: the robot.
+        limit: (nq,) velocity limits [rad/s or m/s], default ``model.velocity_limit``
+            (inf: no limit for that joint).
+
+    Attributes:
+        last_impulse: (nq,) generalized impulse [N m s or N s] of the last
+            correction (zeros when the last step needed none).
+    """
+
+    def __init__(self, model, limit=None):
+        v = np.array(model.velocity_limit if limit is None else limit, dtype=float)
+        v = np.broadcast_to(v, (model.nq,)).copy()
+        if np.any(np.isnan(v)) or np.any(v <= 0):
+            raise ValueError("velocity limits must be > 0 (inf for none), one per joint, got %r" % (limit,))
+        self.limit = v
+        self.last_impulse = np.zeros(model.nq)
+
+    def apply(self, model, t, q, qd):
+        if not _exceeds(qd, self.limit):
+            if self.last_impulse.any():
+                self.last_impulse = np.zeros_like(qd)
+            return q, qd
+        M = mass_matrix(model, q)
+        v = project_velocity(M, qd, -self.limit, self.limit)
+        self.last_impulse = M @ (v - qd)
+        return q, v

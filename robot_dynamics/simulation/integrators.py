@@ -1,0 +1,147 @@
+"""Fixed-step integrators for ``qdd = f(t, q, qd)`` (the physics plugin's time stepping).
+
+An integrator advances the second-order system ``q' = qd, qd' = f(t, q, qd)``
+by one step ``dt``. The state stays split into ``(q, qd)`` rather than one
+vector ``x`` because the symplectic schemes treat positions and velocities
+differently. Any object with this interface can be passed to
+:class:`~robot_dynamics.simulation.Simulator` (see :class:`Integrator`);
+:func:`get_integrator` maps the names below to the built-in ones.
+
+References: E. Hairer, C. Lubich, G. Wanner, *Geometric Numerical
+Integration*, 2nd ed., sec. I.1.2 (symplectic Euler) and sec. VI.3;
+E. Hairer, S. Norsett, G. Wanner, *Solving Ordinary Differential Equations I*,
+sec. II.1 (the classical Runge-Kutta method).
+"""
+from typing import Callable, Protocol, Tuple, runtime_checkable
+
+import numpy as np
+
+from .._jit import jit
+
+# accel(t, q, qd) -> qdd, each (nq,) [rad, rad/s, rad/s^2 or m, m/s, m/s^2].
+Accel = Callable[[float, np.ndarray, np.ndarray], np.ndarray]
+
+
+@runtime_checkable
+class Integrator(Protocol):
+    """What the simulator needs from an integrator.
+
+    Attributes:
+        name: short name shown in results and messages.
+        evaluations: calls of ``accel`` per step (4 for RK4): one call is one
+            forward-dynamics (ABA) evaluation plus the force models.
+    """
+    name: str
+    evaluations: int
+
+    def step(self, accel: Accel, t: float, q: np.ndarray, qd: np.ndarray,
+             dt: float) -> Tuple[np.ndarray, np.ndarray]:
+        """Advance ``(q, qd)`` at time ``t`` [s] by ``dt`` [s].
+
+        Args:
+            accel: ``accel(t, q, qd) -> qdd``, (nq,) arrays.
+            q, qd: (nq,) state at ``t``; must not be modified.
+
+        Returns:
+            (q, qd) at ``t + dt``, new (nq,) arrays.
+        """
+        ...
+
+
+@jit
+def _axpy(x, h, y):
+    """x + h y, one compiled pass (the integrators' hot arithmetic)."""
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = x[i] + h * y[i]
+    return out
+
+
+@jit
+def _rk4_sum(x, s, k1, k2, k3, k4):
+    """x + s (k1 + 2 k2 + 2 k3 + k4)."""
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = x[i] + s * (k1[i] + 2.0 * (k2[i] + k3[i]) + k4[i])
+    return out
+
+
+class SemiImplicitEuler:
+    """Semi-implicit (symplectic) Euler: velocity first, then position with it.
+
+    ``qd1 = qd + dt f(t, q, qd)``, ``q1 = q + dt qd1``. First order, one
+    evaluation per step. With a constant mass matrix (a pendulum, a
+    separable Hamiltonian) it is symplectic: the energy error oscillates,
+    O(dt), and does not grow. An arm's mass matrix depends on q, and in the
+    velocity form used here the method is then no longer symplectic: its
+    energy error is O(dt) and drifts (measured on the Panda at 1 kHz,
+    zero gravity, joint speeds <= 1 rad/s: +2 % after 10 s, +14 % after
+    100 s; halving dt halves it; docs/SIMULATION.md). Use it where speed
+    matters more than energy (a damped, controlled arm), RK4 otherwise.
+    """
+    name = "semi_implicit_euler"
+    evaluations = 1
+
+    def step(self, accel, t, q, qd, dt):
+        qd1 = _axpy(qd, dt, accel(t, q, qd))              # qd1 = qd + dt f(t, q, qd)
+        return _axpy(q, dt, qd1), qd1                      # q1 = q + dt qd1
+
+
+class ExplicitEuler:
+    """Explicit (forward) Euler: ``q1 = q + dt qd``, ``qd1 = qd + dt f(t, q, qd)``.
+
+    First order, one evaluation per step; it adds energy every step (an
+    undamped pendulum's amplitude grows). Here for comparison and as the
+    simplest example of a plug-in integrator, not for use.
+    """
+    name = "explicit_euler"
+    evaluations = 1
+
+    def step(self, accel, t, q, qd, dt):
+        return _axpy(q, dt, qd), _axpy(qd, dt, accel(t, q, qd))
+
+
+class RK4:
+    """Classical fourth-order Runge-Kutta on ``x = (q, qd)``, ``x' = (qd, f)``.
+
+    Four evaluations per step; local error O(dt^5), global O(dt^4). Not
+    symplectic: the energy drifts slowly, but at 1 kHz the drift of an arm is
+    orders of magnitude below what semi-implicit Euler oscillates by.
+    """
+    name = "rk4"
+    evaluations = 4
+
+    def step(self, accel, t, q, qd, dt):
+        h = 0.5 * dt
+        a1 = accel(t, q, qd)                               # k1 = (qd, a1)
+        v2 = _axpy(qd, h, a1)
+        a2 = accel(t + h, _axpy(q, h, qd), v2)             # k2 = (v2, a2)
+        v3 = _axpy(qd, h, a2)
+        a3 = accel(t + h, _axpy(q, h, v2), v3)             # k3 = (v3, a3)
+        v4 = _axpy(qd, dt, a3)
+        a4 = accel(t + dt, _axpy(q, dt, v3), v4)           # k4 = (v4, a4)
+        s = dt / 6.0                                       # x1 = x + dt/6 (k1 + 2 k2 + 2 k3 + k4)
+        return _rk4_sum(q, s, qd, v2, v3, v4), _rk4_sum(qd, s, a1, a2, a3, a4)
+
+
+INTEGRATORS = {
+    "semi_implicit_euler": SemiImplicitEuler,
+    "symplectic_euler": SemiImplicitEuler,
+    "explicit_euler": ExplicitEuler,
+    "rk4": RK4,
+}
+
+
+def get_integrator(integrator):
+    """An integrator object from a name in :data:`INTEGRATORS` or an object
+    that already implements :class:`Integrator` (returned as is)."""
+    if isinstance(integrator, str):
+        try:
+            return INTEGRATORS[integrator.lower()]()
+        except KeyError:
+            raise ValueError("unknown integrator %r; the built-in ones are: %s"
+                             % (integrator, ", ".join(sorted(INTEGRATORS)))) from None
+    if not isinstance(integrator, Integrator):
+        raise ValueError("integrator must be a name (%s) or an object with name, evaluations and "
+                         "step(accel, t, q, qd, dt); got %r" % (", ".join(sorted(INTEGRATORS)), integrator))
+    return integrator

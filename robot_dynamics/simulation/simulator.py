@@ -1,0 +1,356 @@
+"""The simulator: forward dynamics integrated at a fixed step, with force models,
+joint commands and step constraints plugged in.
+
+One step from ``t`` to ``t + dt``:
+
+1. the integrator advances ``(q, qd)`` with ``qdd = aba(q, qd, tau, f_ext)``,
+   where ``tau`` sums the actuator's motor torques (from the current
+   :class:`~robot_dynamics.simulation.Command`) and every force model's
+   generalized force, and ``f_ext`` their link wrenches, all evaluated at each
+   integrator stage;
+2. each constraint (the velocity limits by default) corrects the new state;
+3. the new state is committed only if it is finite. Otherwise the step
+   raises :class:`SimulationError` and the simulator keeps its previous
+   state and time, so it never holds NaN.
+"""
+import sys
+import time
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import _checks
+from .._jit import jit
+from ..aba import aba
+from ..energy import kinetic_energy, potential_energy
+from .commands import Command, JointActuator
+from .constraints import VelocityLimits
+from .forces import ExternalWrenches, ForceModel, JointFriction, PositionLimits
+from .integrators import get_integrator
+from .result import ProgressBar, SimulationResult
+
+
+@jit
+def _finite(q, qd):
+    for i in range(q.shape[0]):
+        if not (np.isfinite(q[i]) and np.isfinite(qd[i])):
+            return False
+    return True
+
+
+class SimulationError(RuntimeError):
+    """A step would have produced a non-finite state; the simulator kept its state."""
+
+
+class SimState(NamedTuple):
+    """A snapshot: time [s], joint positions and velocities (nq,) (copies)."""
+    t: float
+    q: np.ndarray
+    qd: np.ndarray
+
+
+def default_forces(model, dt=1e-3):
+    """The passive force models from the URDF: joint damping and friction,
+    position-limit stops (see :class:`JointFriction`, :class:`PositionLimits`)."""
+    return [JointFriction(model), PositionLimits(model, dt=dt)]
+
+
+def default_constraints(model):
+    """The step constraints from the URDF: velocity limits (:class:`VelocityLimits`)."""
+    return [VelocityLimits(model)]
+
+
+class Simulator:
+    """A robot arm simulated at a fixed physics step, usable without ROS.
+
+    Example::
+
+        sim = rd.Simulator(model, dt=1e-3, integrator="rk4")
+        sim.reset(q0)
+        sim.set_command(q_target, mode="position")
+        for _ in range(1000):
+            sim.step()
+        t, q, qd = sim.state
+
+    Args:
+        model: the robot (:class:`robot_dynamics.Model`).
+        dt: physics step [s] (default 1e-3: 1 kHz).
+        integrator: a name from :data:`~robot_dynamics.simulation.INTEGRATORS`
+            (``'rk4'``, ``'semi_implicit_euler'``, ...) or an object with the
+            :class:`~robot_dynamics.simulation.Integrator` interface.
+        forces: force models (:class:`~robot_dynamics.simulation.ForceModel`);
+            None: :func:`default_forces` (URDF damping and friction, position
+            stops); ``[]``: none (a conservative arm).
+        constraints: step constraints; None: :func:`default_constraints`
+            (velocity limits); ``[]``: none.
+        actuator: turns commands into motor torques; None: a
+            :class:`~robot_dynamics.simulation.JointActuator` with default
+            gains (clamped to the effort limits).
+        q0, qd0: initial state, (nq,); default ``model.neutral()`` at rest.
+
+    The external wrenches (:meth:`apply_wrench`) are one more force model,
+    always present (:attr:`wrenches`).
+    """
+
+    def __init__(self, model, *, dt=1e-3, integrator="rk4", forces=None, constraints=None, actuator=None,
+                 q0=None, qd0=None):
+        if not (isinstance(dt, (int, float, np.floating)) and np.isfinite(dt) and dt > 0):
+            raise ValueError("dt must be a finite time step > 0 [s], got %r" % (dt,))
+        self.model = model
+        self.dt = float(dt)
+        self.integrator = get_integrator(integrator)
+        self.actuator = JointActuator(model) if actuator is None else actuator
+        self.forces = tuple(default_forces(model, self.dt) if forces is None else forces)
+        self.constraints = tuple(default_constraints(model) if constraints is None else constraints)
+        for f in (self.actuator,) + self.forces:
+            if not isinstance(f, ForceModel):
+                raise ValueError("%r is not a force model: it needs generalized_force(model, t, q, qd, command)"
+                                 % (f,))
+        for c in self.constraints:
+            if not callable(getattr(c, "apply", None)):
+                raise ValueError("%r is not a constraint: it needs apply(model, t, q, qd)" % (c,))
+        self.wrenches = ExternalWrenches(model)
+        models = (self.actuator,) + self.forces + (self.wrenches,)
+        self._generalized = [f.generalized_force for f in models if f is not self.wrenches]
+        self._wrench_models = [f.link_wrenches for f in models if callable(getattr(f, "link_wrenches", None))]
+        self._command = Command.zero(model.nq)
+        self._zero = np.zeros(model.nq)
+        self.reset(q0, qd0)
+
+    # --- state -------------------------------------------------------------
+
+    def reset(self, q=None, qd=None, t=0.0):
+        """Set the state and the time; commands and wrenches are kept.
+
+        Args:
+            q: (nq,) joint positions, default ``model.neutral()``.
+            qd: (nq,) joint velocities, default zeros.
+            t: time [s].
+        """
+        q = self.model.neutral() if q is None else self._vector(q, "q")
+        qd = np.zeros(self.model.nq) if qd is None else self._vector(qd, "qd")
+        if not np.isfinite(t):
+            raise ValueError("t must be a finite time [s], got %r" % (t,))
+        self._q, self._qd = q, qd
+        self._t0, self._k = float(t), 0
+
+    def _vector(self, x, name):
+        shape, (a,) = _checks.batch(self.model, **{name: x})
+        if shape:
+            raise ValueError("%s must be one state (%d,), got shape %s" % (name, self.model.nq, np.shape(x)))
+        _checks.check_finite(**{name: a[0]})
+        return a[0].copy()
+
+    @property
+    def time(self):
+        """Simulated time [s]: reset time + steps * dt (no accumulated rounding)."""
+        return self._t0 + self._k * self.dt
+
+    @property
+    def q(self):
+        """(nq,) joint positions (a copy)."""
+        return self._q.copy()
+
+    @property
+    def qd(self):
+        """(nq,) joint velocities (a copy)."""
+        return self._qd.copy()
+
+    @property
+    def state(self):
+        """:class:`SimState` ``(t, q, qd)``."""
+        return SimState(self.time, self._q.copy(), self._qd.copy())
+
+    @property
+    def command(self):
+        """The :class:`~robot_dynamics.simulation.Command` in force (change it with :meth:`set_command`)."""
+        return self._command
+
+    @property
+    def effort(self):
+        """(nq,) motor torques the actuator applies at the current state [N m or N]
+        (the ``effort`` state interface)."""
+        tau = self.actuator.generalized_force(self.model, self.time, self._q, self._qd, self._command)
+        return self._zero.copy() if tau is None else np.array(tau, dtype=float)
+
+    def energy(self):
+        """Total mechanical energy ``T + U`` [J] at the current state."""
+        return kinetic_energy(self.model, self._q, self._qd) + potential_energy(self.model, self._q)
+
+    def acceleration(self):
+        """(nq,) joint accelerations at the current state and inputs."""
+        return self._accel(self.time, self._q, self._qd)
+
+    # --- inputs ------------------------------------------------------------
+
+    def set_command(self, values, mode="effort", joints=None):
+        """Set joint commands (ros2_control convention: effort, position or velocity per joint).
+
+        Args:
+            values: one value per joint of ``joints``, or a dict {joint: value}.
+            mode: ``'effort'`` [N m], ``'position'`` [rad] or ``'velocity'``
+                [rad/s], or one mode per joint.
+            joints: the joint names (default: all, in ``model.joint_names`` order);
+                the other joints keep their commands.
+
+        Raises:
+            ValueError: unknown joint or mode, wrong length, non-finite value.
+                The previous command stays in force.
+        """
+        self._command = self._command.updated(self.model, values, mode, joints)
+
+    def apply_wrench(self, link, wrench, frame="link"):
+        """Apply a constant wrench ``[fx fy fz nx ny nz]`` [N, N m] to ``link``
+        until replaced or cleared (see :class:`~robot_dynamics.simulation.ExternalWrenches`).
+
+        Args:
+            link: a name from ``model.link_names``.
+            wrench: (6,) acting ON the link at its origin.
+            frame: ``'link'`` (components in the link frame, the f_ext convention)
+                or ``'base'`` (components in the base frame).
+        """
+        self.wrenches.set(link, wrench, frame)
+
+    def clear_wrenches(self, link=None):
+        """Remove the wrench on ``link``, or all of them."""
+        self.wrenches.clear(link)
+
+    # --- stepping ----------------------------------------------------------
+
+    def _accel(self, t, q, qd):
+        """qdd = aba(q, qd, sum of generalized forces, sum of link wrenches)."""
+        tau = None
+        for gf in self._generalized:
+            f = gf(self.model, t, q, qd, self._command)
+            if f is not None:
+                tau = f if tau is None else tau + f
+        W = None
+        for lw in self._wrench_models:
+            w = lw(self.model, t, q, qd)
+            if w is not None:
+                W = w if W is None else W + w
+        return aba(self.model, q, qd, self._zero if tau is None else tau, W)
+
+    def step(self, n=1):
+        """Advance ``n`` physics steps of ``dt``; returns the new :class:`SimState`.
+
+        Raises:
+            SimulationError: a step produced a non-finite state (or a force
+                model or constraint failed); the state and time stay those
+                before that step.
+        """
+        for _ in range(n):
+            self._advance()
+        return self.state
+
+    def _advance(self):
+        t = self.time
+        try:
+            q, qd = self.integrator.step(self._accel, t, self._q, self._qd, self.dt)
+            for c in self.constraints:
+                q, qd = c.apply(self.model, t + self.dt, q, qd)
+            ok = q.shape == qd.shape == self._q.shape and _finite(q, qd)
+        except (ValueError, ArithmeticError) as err:
+            raise SimulationError("step at t = %.6f s failed, state kept: %s%s"
+                                  % (t, err, self._culprit(t))) from err
+        if not ok:
+            raise SimulationError("step at t = %.6f s would give a non-finite state (the dynamics are too "
+                                  "stiff for dt = %g s or a force is unbounded); state kept%s"
+                                  % (t, self.dt, self._culprit(t)))
+        self._q, self._qd = q, qd
+        self._k += 1
+
+    def _culprit(self, t):
+        """Name the first force model with a non-finite output at the current state, if any."""
+        for gf in self._generalized:
+            try:
+                f = gf(self.model, t, self._q, self._qd, self._command)
+            except Exception as err:                      # diagnostic only
+                return " (%s raised %r)" % (_owner(gf), err)
+            if f is not None and not np.all(np.isfinite(f)):
+                return " (%s returned %s)" % (_owner(gf), np.asarray(f))
+        return ""
+
+
+def _owner(method):
+    """Class name of a bound method's object (the force model), else the callable's name."""
+    owner = getattr(method, "__self__", None)
+    return type(owner).__name__ if owner is not None else getattr(method, "__qualname__", repr(method))
+
+
+def simulate(model, q0, qd0=None, *, duration, dt=1e-3, integrator="rk4", tau=None, f_ext=None,
+             forces=None, constraints=None, actuator=None, record_every=1, progress=None):
+    """Simulate the arm for ``duration`` seconds and record its trajectory.
+
+    Args:
+        model: the robot.
+        q0, qd0: (nq,) initial state (qd0 default zeros).
+        duration: simulated time [s]; ``round(duration / dt)`` steps.
+        dt: physics step [s].
+        integrator: ``'rk4'``, ``'semi_implicit_euler'``, ``'explicit_euler'`` or an
+            :class:`~robot_dynamics.simulation.Integrator` object.
+        tau: joint effort commands [N m or N]: None (zero), an (nq,) array
+            (constant) or a callable ``tau(t, q, qd) -> (nq,)`` evaluated
+            once per step at its start and held over the step (a controller
+            running at the physics rate). Clamped to the effort limits.
+        f_ext: constant external wrenches on links, ``{link: (6,)}`` in the
+            link frames (the convention of :func:`robot_dynamics.aba`).
+        forces, constraints, actuator: as for :class:`Simulator`; None gives
+            the URDF's damping, friction, position stops and velocity limits,
+            ``[]`` none of them.
+        record_every: keep every n-th step (the last one is always kept).
+        progress: show a text progress bar on stderr: True, False, or None
+            (shown for runs of 50,000 steps or more when stderr is a terminal).
+
+    Returns:
+        :class:`~robot_dynamics.simulation.SimulationResult` (t, q, qd, tau, energy).
+
+    Raises:
+        ValueError: bad arguments or a bad command from ``tau``.
+        SimulationError: the state would become non-finite.
+    """
+    if not (np.isfinite(duration) and duration >= 0):
+        raise ValueError("duration must be a finite time >= 0 [s], got %r" % (duration,))
+    if int(record_every) != record_every or record_every < 1:
+        raise ValueError("record_every must be an integer >= 1, got %r" % (record_every,))
+    sim = Simulator(model, dt=dt, integrator=integrator, forces=forces, constraints=constraints,
+                    actuator=actuator, q0=q0, qd0=qd0)
+    for link, w in (f_ext or {}).items():
+        sim.apply_wrench(link, w, "link")
+    control = tau if callable(tau) else None
+    if tau is not None and control is None:
+        sim.set_command(tau)
+    steps = int(round(duration / sim.dt))
+    keep = list(range(0, steps + 1, int(record_every)))
+    if keep[-1] != steps:
+        keep.append(steps)
+    n = len(keep)
+    T, Q, QD, TAU = np.empty(n), np.empty((n, model.nq)), np.empty((n, model.nq)), np.empty((n, model.nq))
+    if progress is None:
+        progress = steps >= 50_000 and sys.stderr.isatty()
+    bar = ProgressBar(steps) if progress else None
+    start = time.perf_counter()
+    j = 0
+    try:
+        for k in range(steps + 1):
+            if control is not None:
+                try:
+                    sim.set_command(control(sim.time, sim._q.copy(), sim._qd.copy()))
+                except ValueError as err:
+                    raise ValueError("tau(t = %.6f s): %s" % (sim.time, err)) from None
+            if k == keep[j]:
+                T[j], Q[j], QD[j], TAU[j] = sim.time, sim._q, sim._qd, sim.effort
+                j += 1
+            if k == steps:
+                break
+            sim._advance()
+            if bar is not None and k % 1000 == 0:
+                bar.update(k, sim.time)
+    finally:
+        if bar is not None:
+            bar.update(steps, sim.time)
+            bar.close()
+    wall = time.perf_counter() - start
+    energy = kinetic_energy(model, Q, QD) + potential_energy(model, Q)
+    return SimulationResult(T, Q, QD, TAU, np.atleast_1d(energy), tuple(model.joint_names), sim.dt,
+                            sim.integrator.name, wall)

@@ -1,0 +1,277 @@
+"""Fixtures for the ROS 2 tests: real rclpy, real DDS, nodes in separate processes.
+
+- ``ros``: this process's rclpy context, one test node and an executor
+  spinning in a background thread (session scope).
+- ``start_node``: starts ``python -m robot_dynamics.ros.<module> --ros-args ...``
+  as a separate process with a parameter file, in a namespace of its own,
+  and always terminates it in the fixture's finalizer. Its output is kept in
+  a log file that is printed when a test fails.
+
+Every test run gets its own ROS_DOMAIN_ID from scripts/test.sh, and
+discovery stays on loopback (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST, set
+here too for a bare pytest run).
+"""
+import itertools
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+if 'ROS_DOMAIN_ID' not in os.environ:
+    os.environ['ROS_DOMAIN_ID'] = str(os.getpid() % 101 + 1)
+
+import rclpy  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PANDA = ROOT / 'urdf' / 'panda_arm.urdf'
+UR5 = ROOT / 'urdf' / 'ur5.urdf'
+# Generous: a cold numba cache compiles the kernels in the node (~40 s).
+READY_TIMEOUT = float(os.environ.get('RD_TEST_READY_TIMEOUT', '120'))
+_counter = itertools.count()
+
+RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+BEST_EFFORT = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def wait_for(predicate, timeout=5.0, period=0.005):
+    """Poll ``predicate`` until it is truthy or ``timeout`` seconds pass; its last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(period)
+
+
+class Collector:
+    """Messages received on one topic, in arrival order, thread-safe."""
+
+    def __init__(self):
+        self.messages = []
+        self.times = []
+        self._lock = threading.Lock()
+
+    def __call__(self, msg):
+        with self._lock:
+            self.messages.append(msg)
+            self.times.append(time.monotonic())
+
+    def __len__(self):
+        with self._lock:
+            return len(self.messages)
+
+    def clear(self):
+        with self._lock:
+            self.messages.clear()
+            self.times.clear()
+
+    def last(self):
+        with self._lock:
+            return self.messages[-1] if self.messages else None
+
+    def wait(self, count=1, timeout=5.0):
+        """Wait until ``count`` messages have arrived; returns the last one (or None)."""
+        wait_for(lambda: len(self) >= count, timeout)
+        return self.last() if len(self) >= count else None
+
+    def wait_where(self, predicate, timeout=5.0):
+        """The first message satisfying ``predicate`` (None after ``timeout``)."""
+        def find():
+            with self._lock:
+                return next((m for m in self.messages if predicate(m)), None)
+        return wait_for(find, timeout)
+
+
+class Ros:
+    """This test process's node, spun by a background executor."""
+
+    def __init__(self):
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node('rd_test_%d' % os.getpid(), context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self):
+        try:
+            self.executor.spin()
+        except Exception:          # context shut down at the end of the session
+            pass
+
+    def subscribe(self, msg_type, topic, qos=RELIABLE):
+        collector = Collector()
+        sub = self.node.create_subscription(msg_type, topic, collector, qos)
+        collector.subscription = sub
+        return collector
+
+    def publisher(self, msg_type, topic, qos=RELIABLE):
+        return self.node.create_publisher(msg_type, topic, qos)
+
+    def call(self, srv_type, name, request, timeout=10.0):
+        """Call a service and wait for the answer (fails the test if none comes)."""
+        client = self.node.create_client(srv_type, name)
+        try:
+            assert client.wait_for_service(timeout_sec=timeout), 'service %s not available' % name
+            future = client.call_async(request)
+            assert wait_for(future.done, timeout), 'service %s did not answer' % name
+            return future.result()
+        finally:
+            self.node.destroy_client(client)
+
+    def wait_for_subscriber(self, topic, timeout=READY_TIMEOUT, process=None):
+        def ready():
+            if process is not None and process.poll() is not None:
+                return True
+            return self.node.count_subscribers(topic) > 0
+        assert wait_for(ready, timeout, 0.05), 'no subscriber on %s after %.0f s' % (topic, timeout)
+        if process is not None and process.poll() is not None:
+            raise AssertionError('node exited with status %s:\n%s' % (process.returncode, process.read_log()))
+
+    def wait_for_service(self, name, timeout=READY_TIMEOUT, process=None):
+        """Wait until service ``name`` exists; fail with the node's log if it died."""
+        def ready():
+            if process is not None and process.poll() is not None:
+                return True
+            return any(n == name for n, _ in self.node.get_service_names_and_types())
+        ok = wait_for(ready, timeout, 0.05)
+        if process is not None and process.poll() is not None:
+            raise AssertionError('node exited with status %s:\n%s' % (process.returncode, process.read_log()))
+        assert ok, 'no service %s after %.0f s%s' % (
+            name, timeout, '' if process is None else ':\n' + process.read_log())
+
+    def wait_for_publisher(self, topic, timeout=10.0):
+        assert wait_for(lambda: self.node.count_publishers(topic) > 0, timeout, 0.02), \
+            'no publisher on %s' % topic
+
+    def close(self):
+        self.executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+        self._thread.join(timeout=2.0)
+
+
+@pytest.fixture(scope='session')
+def ros():
+    harness = Ros()
+    yield harness
+    harness.close()
+
+
+def _yaml_value(value):
+    import json
+    if isinstance(value, str):
+        return json.dumps(value)          # a JSON string is a valid YAML string
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    if isinstance(value, (list, tuple)):
+        return '[' + ', '.join(_yaml_value(v) for v in value) + ']'
+    return repr(value)
+
+
+def write_params(path, node_name, params):
+    """A ROS 2 parameter file for one node (``node_name`` fully qualified: /ns/name)."""
+    lines = ['%s:' % node_name, '  ros__parameters:']
+    lines += ['    %s: %s' % (k, _yaml_value(v)) for k, v in params.items()]
+    path.write_text('\n'.join(lines) + '\n')
+    return path
+
+
+class NodeProcess(subprocess.Popen):
+    """A node started by :func:`start_node`; ``ns`` is its namespace."""
+
+    log_path = None
+    ns = ''
+    name = ''
+
+    def read_log(self):
+        try:
+            return self.log_path.read_text(errors='replace')
+        except OSError:
+            return ''
+
+    def topic(self, relative):
+        """Absolute name of a topic/service: '~/x' is private, 'x' in the namespace."""
+        if relative.startswith('~/'):
+            return '%s/%s/%s' % (self.ns, self.name, relative[2:])
+        if relative.startswith('/'):
+            return relative
+        return '%s/%s' % (self.ns, relative)
+
+    def stop(self):
+        if self.poll() is None:
+            self.send_signal(signal.SIGINT)
+            try:
+                self.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                self.wait(timeout=5)
+
+
+def spawn_process(cmd, log_path, *, name='', ns=''):
+    """Start ``cmd`` from the checkout with the test environment; returns NodeProcess."""
+    full_env = dict(os.environ)
+    full_env['PYTHONPATH'] = str(ROOT) + os.pathsep + full_env.get('PYTHONPATH', '')
+    full_env['PYTHONUNBUFFERED'] = '1'
+    log = open(log_path, 'wb')
+    proc = NodeProcess(cmd, stdout=log, stderr=subprocess.STDOUT, env=full_env, cwd=str(ROOT))
+    log.close()
+    proc.log_path, proc.ns, proc.name = log_path, ns.rstrip('/'), name
+    return proc
+
+
+def launch_node(tmp_path, module, params, *, name=None, ns=None, args=(), remaps=None):
+    """Start ``python -m robot_dynamics.ros.<module>`` with a params file; returns NodeProcess."""
+    k = next(_counter)
+    name = name or '%s_%d' % (module, k)
+    ns = ns if ns is not None else '/t%d_%d' % (os.getpid(), k)
+    fqn = '%s/%s' % (ns.rstrip('/'), name)
+    params_file = write_params(tmp_path / ('%s.yaml' % name), fqn, params)
+    log_path = tmp_path / ('%s.log' % name)
+    cmd = [sys.executable, '-m', 'robot_dynamics.ros.%s' % module, *args, '--ros-args',
+           '-r', '__node:=%s' % name, '-r', '__ns:=%s' % (ns or '/'), '--params-file', str(params_file)]
+    for a, b in (remaps or {}).items():
+        cmd += ['-r', '%s:=%s' % (a, b)]
+    return spawn_process(cmd, log_path, name=name, ns=ns)
+
+
+@pytest.fixture
+def start_node(tmp_path, request):
+    """Factory: start a node process; every one is terminated when the test ends."""
+    procs = []
+
+    def start(module, params, **kwargs):
+        proc = launch_node(tmp_path, module, params, **kwargs)
+        procs.append(proc)
+        return proc
+
+    def command(cmd, name, ns=''):
+        proc = spawn_process(cmd, tmp_path / ('%s.log' % name), name=name, ns=ns)
+        procs.append(proc)
+        return proc
+
+    start.command = command
+    yield start
+    failed = getattr(request.node, 'rep_call', None) is not None and request.node.rep_call.failed
+    for proc in procs:
+        proc.stop()
+        if failed:
+            sys.stderr.write('\n--- log of %s ---\n%s\n' % (proc.name, proc.read_log()))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, 'rep_' + report.when, report)

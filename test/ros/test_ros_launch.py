@@ -1,0 +1,137 @@
+"""The launch files, evaluated against stand-ins of launch/launch_ros, then run.
+
+generate_launch_description() is called with the stand-ins of
+``launch_standins`` (launch and launch_ros are not installable here); the
+Nodes it describes are started as real processes with the command line,
+parameter files and remappings that `ros2 launch` would use, and the topic
+graph and the outputs are checked.
+"""
+import time
+
+import numpy as np
+import pytest
+import yaml
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+import robot_dynamics as rd
+from robot_dynamics_interfaces.srv import GravityCompensation, MassMatrix
+
+import launch_standins as L
+from conftest import PANDA, ROOT
+
+LAUNCH = ROOT / 'launch'
+SHARES = {'robot_dynamics': str(ROOT)}        # the checkout mirrors share/robot_dynamics
+SCRIPTS = L.console_scripts(ROOT / 'setup.py')
+MODEL = rd.load_urdf(str(PANDA))
+NAMES = list(MODEL.joint_names)
+Q = np.array([0.3, -0.5, 0.1, -1.8, 0.2, 1.4, 0.5])
+
+
+@pytest.fixture
+def standins(monkeypatch):
+    L.install(monkeypatch)
+
+
+def test_launch_files_declare_the_documented_arguments(standins):
+    declared, nodes, context = L.evaluate(LAUNCH / 'gravity_compensation.launch.py', {}, SHARES)
+    assert {'urdf', 'params_file', 'command_topic', 'joints'} <= set(declared)
+    assert all(d.description for d in declared.values())
+    assert context.launch_configurations['command_topic'] == '/effort_controller/commands'
+    assert context.launch_configurations['params_file'] == str(ROOT / 'config' / 'gravity_compensation.yaml')
+    assert [n.kwargs['executable'] for n in nodes] == ['dynamics_node']
+    assert 'dynamics_node' in SCRIPTS
+    declared, nodes, context = L.evaluate(LAUNCH / 'dynamics_services.launch.py', {}, SHARES)
+    assert {'urdf', 'params_file'} <= set(declared)
+    assert [n.kwargs['executable'] for n in nodes] == ['dynamics_services']
+    assert 'dynamics_services' in SCRIPTS
+    with pytest.raises(AssertionError):
+        L.evaluate(LAUNCH / 'gravity_compensation.launch.py', {'publish_command': 'maybe'}, SHARES)
+    with pytest.raises(AssertionError):
+        L.evaluate(LAUNCH / 'gravity_compensation.launch.py', {'no_such_argument': '1'}, SHARES)
+
+
+def test_controller_yaml_matches_the_node_yaml():
+    node = yaml.safe_load((ROOT / 'config' / 'gravity_compensation.yaml').read_text())['/**']['ros__parameters']
+    ctrl = yaml.safe_load((ROOT / 'config' / 'ros2_controllers.yaml').read_text())
+    cm = ctrl['controller_manager']['ros__parameters']
+    assert cm['effort_controller']['type'] == 'forward_command_controller/ForwardCommandController'
+    assert cm['joint_state_broadcaster']['type'] == 'joint_state_broadcaster/JointStateBroadcaster'
+    effort = ctrl['effort_controller']['ros__parameters']
+    assert effort['interface_name'] == 'effort'
+    assert effort['joints'] == node['joints']
+    assert node['command_topic'] == '/effort_controller/commands'
+    assert set(node['joints']) == set(NAMES)
+
+
+def _start(ros, start_node, tmp_path, launch_file, arguments, ready_topic=None, service=None):
+    declared, nodes, context = L.evaluate(LAUNCH / launch_file, arguments, SHARES)
+    assert len(nodes) == 1
+    cmd = L.node_command(nodes[0], context, SCRIPTS, tmp_path)
+    name = nodes[0].kwargs['name']
+    proc = start_node.command(cmd, name)
+    if ready_topic:
+        ros.wait_for_subscriber(ready_topic, process=proc)
+    return proc
+
+
+def test_gravity_compensation_launch_runs_with_the_config_joints(ros, start_node, tmp_path, standins):
+    ns = '/lt%d' % time.monotonic_ns()
+    args = {'urdf': str(PANDA), 'command_topic': ns + '/commands', 'joint_states_topic': ns + '/joint_states'}
+    proc = _start(ros, start_node, tmp_path, 'gravity_compensation.launch.py', args, ns + '/joint_states')
+    # The graph: the command publisher, the private torques, the services.
+    ros.wait_for_publisher(ns + '/commands')
+    ros.wait_for_publisher('/dynamics_node/compensation_torque')
+    services = dict(ros.node.get_service_names_and_types())
+    assert services.get('/dynamics_node/gravity_compensation') == ['robot_dynamics_interfaces/srv/GravityCompensation']
+    cmd = ros.subscribe(Float64MultiArray, ns + '/commands')
+    pub = ros.publisher(JointState, ns + '/joint_states')
+    deadline = time.monotonic() + 10
+    while not len(cmd) and time.monotonic() < deadline:
+        pub.publish(JointState(name=NAMES, position=Q.tolist()))
+        time.sleep(0.02)
+    got = cmd.last()
+    assert got is not None, proc.read_log()
+    # config/gravity_compensation.yaml: mode gravity_coriolis (at rest: = g), joints in model order.
+    np.testing.assert_allclose(np.array(got.data), rd.gravity_torques(MODEL, Q), atol=1e-9)
+
+
+def test_gravity_compensation_launch_joints_argument_sets_the_order(ros, start_node, tmp_path, standins):
+    ns = '/lj%d' % time.monotonic_ns()
+    order = list(reversed(NAMES))
+    args = {'urdf': str(PANDA), 'command_topic': ns + '/commands',
+            'joint_states_topic': ns + '/joint_states', 'joints': ', '.join(order)}
+    _start(ros, start_node, tmp_path, 'gravity_compensation.launch.py', args, ns + '/joint_states')
+    cmd = ros.subscribe(Float64MultiArray, ns + '/commands')
+    pub = ros.publisher(JointState, ns + '/joint_states')
+    deadline = time.monotonic() + 10
+    while not len(cmd) and time.monotonic() < deadline:
+        pub.publish(JointState(name=NAMES, position=Q.tolist()))
+        time.sleep(0.02)
+    g = rd.gravity_torques(MODEL, Q)
+    np.testing.assert_allclose(np.array(cmd.last().data), [g[NAMES.index(n)] for n in order], atol=1e-9)
+
+
+def test_gravity_compensation_launch_rejects_a_joint_the_model_lacks(ros, start_node, tmp_path, standins):
+    args = {'urdf': str(PANDA), 'joints': 'panda_joint1, gripper_joint'}
+    proc = _start(ros, start_node, tmp_path, 'gravity_compensation.launch.py', args)
+    assert proc.wait(timeout=120) == 2
+    log = proc.read_log()
+    assert "'gripper_joint'" in log and 'not in the model' in log
+
+
+def test_dynamics_services_launch_serves(ros, start_node, tmp_path, standins):
+    proc = _start(ros, start_node, tmp_path, 'dynamics_services.launch.py', {'urdf': str(PANDA)})
+    ros.wait_for_service('/dynamics_services/gravity_compensation', process=proc)
+    req = GravityCompensation.Request()
+    req.joint_state.name = NAMES
+    req.joint_state.position = Q.tolist()
+    res = ros.call(GravityCompensation, '/dynamics_services/gravity_compensation', req)
+    assert res.success, res.message
+    np.testing.assert_allclose(res.torques.effort, rd.gravity_torques(MODEL, Q), atol=1e-9)
+    req = MassMatrix.Request()
+    req.joint_state.name = NAMES
+    req.joint_state.position = Q.tolist()
+    res = ros.call(MassMatrix, '/dynamics_services/mass_matrix', req)
+    assert res.success
+    np.testing.assert_allclose(np.array(res.mass_matrix).reshape(7, 7), rd.mass_matrix(MODEL, Q), atol=1e-9)

@@ -1,0 +1,381 @@
+"""The robot-dynamics command-line tool end to end, and the plots it draws.
+
+Commands run in-process through ``cli.main(argv, out)`` (fast), and a few
+through ``python -m robot_dynamics`` in a subprocess (the real entry point,
+exit codes, one-line errors on stderr). Their output is checked against
+the library: the JSON numbers equal rd.* at the same state, the generated
+Python code equals rd.rnea, the saved simulation equals simulate() called
+directly, the plotted arrays equal gravity_torques / cond(M) at the plotted
+points and the PNG files are real images with something drawn on them.
+"""
+import io
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import robot_dynamics as rd
+from robot_dynamics import cli, plots
+from robot_dynamics.report import dynamic_report
+
+ROOT = Path(__file__).resolve().parents[1]
+UR5 = str(ROOT / "urdf" / "ur5.urdf")
+PANDA = str(ROOT / "urdf" / "panda_arm.urdf")
+TEXTBOOK = ROOT / "urdf" / "textbook"
+TWO_LINK = str(TEXTBOOK / "point_mass_two_link.urdf")
+ONE_AXIS = str(TEXTBOOK / "one_axis_arm.urdf")
+
+
+def run(*argv):
+    """(exit code, stdout, stderr) of cli.main in-process."""
+    out, err = io.StringIO(), io.StringIO()
+    old = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = out, err                # argparse's --help goes to sys.stdout
+    try:
+        code = cli.main([str(a) for a in argv], out=out)
+    except SystemExit as e:                          # argparse: --help and usage errors
+        code = e.code
+    finally:
+        sys.stdout, sys.stderr = old
+    return code, out.getvalue(), err.getvalue()
+
+
+def run_ok(*argv):
+    code, out, err = run(*argv)
+    assert code == 0, err
+    return out
+
+
+def quiet_load(path, gravity=(0, 0, -9.81)):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rd.InertiaWarning)
+        return rd.load_urdf(path, gravity=gravity)
+
+
+# ---------------------------------------------------------------------------
+# info, torques, equations, report
+# ---------------------------------------------------------------------------
+
+def test_help_lists_every_command_with_examples():
+    code, out, _ = run("--help")
+    assert code == 0
+    for command in ("info", "torques", "equations", "report", "simulate", "plot"):
+        assert command in out
+        assert "robot-dynamics %s " % command in out           # an example of each
+    code, out, _ = run("torques", "--help")
+    assert code == 0 and "--qdd" in out and "examples:" in out
+
+
+def test_info_json_matches_the_model_and_its_centre_of_mass():
+    d = json.loads(run_ok("info", UR5, "--json"))
+    model = rd.load_urdf(UR5)
+    assert d["joints"][1]["name"] == "shoulder_lift_joint" and d["nq"] == 6
+    assert d["total_mass"] == pytest.approx(model.total_mass)
+    assert d["links"]["upper_arm_link"] == pytest.approx(8.393)
+    assert d["joints"][2]["effort"] == pytest.approx(150.0) and d["joints"][2]["lower"] == pytest.approx(-np.pi)
+    # Centre of mass from the potential energy alone: U = -m g.c, once per axis with a unit gravity.
+    q = model.neutral()
+    c = [rd.potential_energy(rd.load_urdf(UR5, gravity=-e), q) / d["moving_mass"] for e in np.eye(3)]
+    np.testing.assert_allclose(d["center_of_mass"], c, rtol=1e-12, atol=1e-12)
+    assert d["moving_mass"] + d["base_fixed_mass"] == pytest.approx(model.total_mass)
+
+
+def test_info_text_lists_joints_masses_and_inertia_warnings():
+    out = run_ok("info", TWO_LINK, "--gravity", "0,-9.81,0")
+    assert "joint1" in out and "revolute" in out and "total" in out and "2.75" in out   # 1.9 + 0.85 kg
+    assert "Inertia warnings:" in out and "link 'link1'" in out and "link 'tip'" in out
+    assert "Inertia warnings: none" in run_ok("info", UR5)
+
+
+def test_torques_json_equals_the_library():
+    q, qd, qdd = "0.3,-1.2,1.4,-0.5,0.8,0.1", "0.5,0,-0.3,0,0.2,1", "1,2,3,-1,-2,-3"
+    d = json.loads(run_ok("torques", UR5, "--q", q, "--qd", qd, "--qdd", qdd, "--json"))
+    model = rd.load_urdf(UR5)
+    qv, qdv, qddv = (np.array([float(x) for x in s.split(",")]) for s in (q, qd, qdd))
+    np.testing.assert_allclose(d["tau"], rd.rnea(model, qv, qdv, qddv), rtol=1e-12)
+    np.testing.assert_allclose(d["gravity"], rd.gravity_torques(model, qv), rtol=1e-12)
+    np.testing.assert_allclose(d["coriolis"], rd.nonlinear_effects(model, qv, qdv) - rd.gravity_torques(model, qv),
+                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(d["mass_matrix"], rd.mass_matrix(model, qv), rtol=1e-12)
+    np.testing.assert_allclose(np.add(np.add(d["gravity"], d["coriolis"]), d["inertial"]), d["tau"], atol=1e-9)
+
+
+def test_torques_named_values_degrees_and_table():
+    d = json.loads(run_ok("torques", UR5, "--q", "shoulder_lift_joint=-90deg,elbow_joint=0.5", "--json"))
+    assert d["q"] == pytest.approx([0, -np.pi / 2, 0.5, 0, 0, 0])
+    assert d["qd"] == [0.0] * 6 and d["tau"] == pytest.approx(d["gravity"])
+    out = run_ok("torques", TWO_LINK, "--gravity", "0,-9.81,0", "--q", "0.3,0.4")
+    assert "gravity" in out and "Mass matrix" in out and "joint2" in out
+    model = quiet_load(TWO_LINK, (0, -9.81, 0))
+    g = rd.gravity_torques(model, [0.3, 0.4])
+    assert ("%.5g" % g[0]) in out
+
+
+def test_equations_python_output_runs_and_matches_rnea(tmp_path):
+    path = tmp_path / "two_link.py"
+    out = run_ok("equations", TWO_LINK, "--gravity", "0,-9.81,0", "--python", "-o", path)
+    assert "wrote" in out
+    ns = {}
+    exec(compile(path.read_text(), str(path), "exec"), ns)
+    model = quiet_load(TWO_LINK, (0, -9.81, 0))
+    q, qd, qdd = np.random.default_rng(0).uniform(-2, 2, (3, 10, 2))
+    np.testing.assert_allclose(ns["inverse_dynamics"](q, qd, qdd), rd.rnea(model, q, qd, qdd), rtol=1e-10,
+                               atol=1e-10)
+
+
+def test_equations_text_latex_and_symbols():
+    out = run_ok("equations", TWO_LINK, "--gravity", "0,-9.81,0",
+                 "--symbols", "m2=tip.mass,l1=joint2.x+link1.com_x,l2=tip_joint.x,g=gravity")
+    assert "tau1 = " in out and "c12 = cos(q1 + q2)" in out and "l2 = 0.37" in out
+    assert "G2 = c12*g*l2*m2" in out
+    tex = run_ok("equations", TWO_LINK, "--gravity", "0,-9.81,0", "--latex", "--symbols", "m2=tip.mass")
+    assert r"\begin{align*}" in tex and r"\ddot{q}_{1}" in tex and "m_{2}" in tex
+
+
+def test_report_json_equals_dynamic_report():
+    d = json.loads(run_ok("report", UR5, "--q", "0,-1.57,1.57,0,0,0", "--point", "0,0,0.1",
+                          "--wrench", "0,0,-10,0,0,0", "--json"))
+    model = rd.load_urdf(UR5)
+    rep = dynamic_report(model, [0, -1.57, 1.57, 0, 0, 0], point=(0, 0, 0.1), wrench=[0, 0, -10, 0, 0, 0])
+    assert d["max_payload"] == pytest.approx(rep.max_payload) and d["limiting_joint"] == rep.limiting_joint
+    np.testing.assert_allclose(d["static_torques"], rep.static_torques)
+    text = run_ok("report", UR5, "--q", "0,-1.57,1.57,0,0,0")
+    assert "Maximum payload at this pose" in text and "Coupling inertias" in text
+
+
+# ---------------------------------------------------------------------------
+# simulate and the plots
+# ---------------------------------------------------------------------------
+
+def test_simulate_saves_what_simulate_returns(tmp_path):
+    from robot_dynamics.simulation import SimulationResult, simulate
+    path = tmp_path / "run.npz"
+    out = run_ok("simulate", TWO_LINK, "--gravity", "0,-9.81,0", "--duration", "0.5", "--q0", "0.2,0.1",
+                 "--torque", "joint2=0.5", "-o", path)
+    assert "saved 501 samples" in out
+    saved = SimulationResult.load(path)
+    model = quiet_load(TWO_LINK, (0, -9.81, 0))
+    direct = simulate(model, np.array([0.2, 0.1]), duration=0.5, tau=np.array([0.0, 0.5]), progress=False)
+    np.testing.assert_allclose(saved.t, direct.t)
+    np.testing.assert_allclose(saved.q, direct.q, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(saved.energy, direct.energy, rtol=1e-12, atol=1e-12)
+    csv = tmp_path / "run.csv"
+    run_ok("simulate", TWO_LINK, "--gravity", "0,-9.81,0", "--duration", "0.5", "--q0", "0.2,0.1",
+           "--torque", "joint2=0.5", "-o", csv, "--record-every", "10")
+    np.testing.assert_allclose(SimulationResult.load(csv).q, direct.q[::10], rtol=1e-12, atol=1e-12)
+
+
+def test_simulate_shows_a_progress_bar_when_asked(tmp_path):
+    code, out, err = run("simulate", TWO_LINK, "--gravity", "0,-9.81,0", "--duration", "0.2", "--progress",
+                         "-o", tmp_path / "r.csv")
+    assert code == 0 and "100%" in err and "simulating" in err
+
+
+def _png(path):
+    """(height, width, pixel std) of a PNG written by the plots."""
+    import matplotlib.image as mpimg
+    with open(path, "rb") as fh:
+        assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
+    img = mpimg.imread(path)
+    return img.shape[0], img.shape[1], float(np.std(img[..., :3]))
+
+
+def test_plot_gravity_data_and_image(tmp_path):
+    model = rd.load_urdf(UR5)
+    q0 = np.array([0.1, -0.8, 0.9, 0.2, -0.3, 0.0])
+    data = plots.plot_gravity(model, tmp_path / "g.png", q0, points=41)
+    assert data["joints"] == model.joint_names and data["positions"].shape == (6, 41)
+    for k in range(6):
+        Q = np.repeat(q0[None], 41, axis=0)
+        Q[:, k] = data["positions"][k]
+        np.testing.assert_allclose(data["all_torques"][k], rd.gravity_torques(model, Q))
+        np.testing.assert_allclose(data["torque"][k], rd.gravity_torques(model, Q)[:, k])
+        np.testing.assert_allclose(data["positions"][k][[0, -1]], [model.lower_limit[k], model.upper_limit[k]])
+    h, w, std = _png(tmp_path / "g.png")
+    assert h > 300 and w > 600 and std > 0.05
+
+
+def test_plot_gravity_of_the_one_axis_arm_is_its_closed_form(tmp_path):
+    """G = g0 m1 a1 cos(q1) / 2 over -pi..pi (a continuous joint: no limits)."""
+    model = quiet_load(ONE_AXIS, (0, -9.81, 0))
+    data = plots.plot_gravity(model, tmp_path / "g1.png", points=73)
+    x = data["positions"][0]
+    np.testing.assert_allclose(x[[0, -1]], [-np.pi, np.pi])
+    np.testing.assert_allclose(data["torque"][0], 9.81 * 1.7 * 0.43 * np.cos(x) / 2, rtol=1e-12, atol=1e-12)
+
+
+def test_plot_condition_data_and_image(tmp_path):
+    """Two-link arm: M depends on q2 only, so cond(M) is constant along q1 and varies along q2."""
+    model = quiet_load(TWO_LINK, (0, -9.81, 0))
+    data = plots.plot_condition(model, tmp_path / "c.png", points=31)
+    assert data["joints"] == ("joint1", "joint2") and data["condition"].shape == (31, 31)
+    cond = data["condition"]
+    np.testing.assert_allclose(cond, cond[:, :1] * np.ones((1, 31)), rtol=1e-10)   # rows: fixed q2
+    assert cond[:, 0].max() / cond[:, 0].min() > 2
+    for r, c in ((0, 0), (7, 20), (30, 30)):
+        M = rd.mass_matrix(model, [data["x"][c], data["y"][r]])
+        assert cond[r, c] == pytest.approx(np.linalg.cond(M), rel=1e-12)
+    h, w, std = _png(tmp_path / "c.png")
+    assert h > 300 and w > 400 and std > 0.05
+    with pytest.raises(ValueError, match="two different joints"):
+        plots.plot_condition(model, tmp_path / "x.png", joints=("joint1", "joint1"))
+
+
+def test_plot_trajectory_data_and_image(tmp_path):
+    from robot_dynamics.simulation import simulate
+    model = quiet_load(TWO_LINK, (0, -9.81, 0))
+    result = simulate(model, np.array([0.5, 0.0]), duration=0.3, progress=False)
+    data = plots.plot_trajectory(result, tmp_path / "t.png", joints=["joint2"])
+    np.testing.assert_array_equal(data["t"], result.t)
+    np.testing.assert_array_equal(data["q"][:, 0], result.q[:, 1])
+    np.testing.assert_array_equal(data["energy"], result.energy)
+    h, w, std = _png(tmp_path / "t.png")
+    assert h > 500 and w > 500 and std > 0.05
+
+
+def test_plot_commands_write_pngs(tmp_path):
+    out = run_ok("plot", "gravity", UR5, "-o", tmp_path / "g.png", "--joints", "shoulder_lift_joint,elbow_joint")
+    assert "shoulder_lift_joint" in out and os.path.getsize(tmp_path / "g.png") > 10_000
+    out = run_ok("plot", "condition", UR5, "-o", tmp_path / "c.png", "--points", "15")
+    assert "cond(M)" in out and os.path.getsize(tmp_path / "c.png") > 10_000
+    run_ok("simulate", TWO_LINK, "--gravity", "0,-9.81,0", "--duration", "0.2", "-o", tmp_path / "r.csv")
+    run_ok("plot", "trajectory", tmp_path / "r.csv", "-o", tmp_path / "t1.png")
+    run_ok("plot", "trajectory", TWO_LINK, "--gravity", "0,-9.81,0", "--duration", "0.2", "-o", tmp_path / "t2.png")
+    for name in ("t1.png", "t2.png"):
+        assert _png(tmp_path / name)[2] > 0.05
+
+
+# ---------------------------------------------------------------------------
+# Bad arguments: one line on stderr, exit code 2
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, expected", [
+    (("torques", UR5, "--q", "0,0,0"), "expected 6 comma-separated values (one per joint: shoulder_pan_joint"),
+    (("torques", UR5, "--q", "0,0,0,0,0,x"), "'x' is not a number"),
+    (("torques", UR5, "--q", "wrist_9=1"), "unknown joint 'wrist_9'; the joints are: shoulder_pan_joint"),
+    (("torques", UR5, "--q", "0,0,0,0,0,0", "--qd", "1,shoulder_pan_joint=2"), "mix of values and name=value"),
+    (("torques", str(ROOT / "nowhere.urdf"), "--q", "0"), "cannot read URDF file"),
+    (("torques", UR5), "the following arguments are required: --q"),
+    (("info", UR5, "--gravity", "0,-9.81"), "--gravity: expected 3 finite comma-separated numbers"),
+    (("equations", PANDA), "limited to 6 joints"),
+    (("equations", TWO_LINK, "--symbols", "m2"), "expected name=element.attribute"),
+    (("equations", TWO_LINK, "--symbols", "m2=tip.weight"), "unknown attribute 'weight'"),
+    (("report", UR5, "--q", "0,0,0,0,0,0", "--point", "0,0"), "--point: expected 3"),
+    (("report", UR5, "--q", "0,0,0,0,0,0", "--link", "hand"), "unknown link 'hand'"),
+    (("simulate", UR5, "--duration", "-1"), "--duration: expected a positive time"),
+    (("simulate", UR5, "--duration", "1", "-o", "run.txt"), "ending in .csv or .npz"),
+    (("plot", "gravity", UR5, "-o", "g.jpg"), "ending in .png"),
+    (("plot", "condition", UR5, "-o", "c.png", "--joints", "elbow_joint"), "two different joints"),
+    (("plot", "trajectory", UR5, "-o", "t.png"), "give a saved run"),
+    (("plot", "surface", UR5, "-o", "t.png"), "invalid choice: 'surface'"),
+    (("dance", UR5), "invalid choice: 'dance'"),
+])
+def test_bad_arguments_give_one_line_and_exit_code_2(argv, expected, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(*argv)
+    assert code == 2
+    lines = [l for l in err.splitlines() if not l.startswith("warning:")]
+    assert len(lines) == 1, err
+    assert expected in lines[0], lines[0]
+    assert lines[0].startswith("robot-dynamics")
+    assert not list(tmp_path.iterdir())                 # nothing written
+
+
+def test_module_entry_point_in_a_subprocess(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    ok = subprocess.run([sys.executable, "-m", "robot_dynamics", "torques", TWO_LINK, "--gravity", "0,-9.81,0",
+                         "--q", "0.1,0.2", "--json"], capture_output=True, text=True, env=env, timeout=300)
+    assert ok.returncode == 0, ok.stderr
+    d = json.loads(ok.stdout)
+    model = quiet_load(TWO_LINK, (0, -9.81, 0))
+    np.testing.assert_allclose(d["tau"], rd.gravity_torques(model, [0.1, 0.2]))
+    bad = subprocess.run([sys.executable, "-m", "robot_dynamics", "torques", UR5, "--q", "1,2"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert len(bad.stderr.strip().splitlines()) == 1 and "expected 6" in bad.stderr
+
+
+def test_negative_first_values_need_no_equals_sign():
+    d = json.loads(run_ok("torques", TWO_LINK, "--gravity", "0,-9.81,0", "--q", "-1.2,0.5", "--qd", "-0.3,0",
+                          "--json"))
+    assert d["q"] == [-1.2, 0.5] and d["qd"] == [-0.3, 0.0]
+    assert d["gravity"] == pytest.approx(list(rd.gravity_torques(quiet_load(TWO_LINK, (0, -9.81, 0)), [-1.2, 0.5])))
+
+
+# ---------------------------------------------------------------------------
+# docs/CLI.md: every documented command still prints what the page shows
+# ---------------------------------------------------------------------------
+
+def _documented_runs():
+    """(command, expected output lines, expected exit code) of each '$ robot-dynamics' in docs/CLI.md."""
+    text = (ROOT / "docs" / "CLI.md").read_text()
+    runs = []
+    for block in text.split("```text\n")[1:]:
+        lines = block.split("\n```")[0].splitlines()
+        i = 0
+        while i < len(lines):
+            if lines[i].startswith("$ robot-dynamics "):
+                cmd, out, code = lines[i][len("$ robot-dynamics "):], [], 0
+                i += 1
+                while i < len(lines) and not lines[i].startswith("$ "):
+                    out.append(lines[i])
+                    i += 1
+                if i < len(lines) and lines[i] == "$ echo $?":
+                    code = int(lines[i + 1])
+                    i += 2
+                runs.append((cmd, out, code))
+            else:
+                i += 1
+    return runs
+
+
+def _mask(lines):
+    """Hide what legitimately changes between runs: timings."""
+    import re
+    out = []
+    for l in lines:
+        l = re.sub(r"derived in [\d.]+ s", "derived in T s", l)
+        l = re.sub(r"in [\d.]+ s wall time \([\d.]+x real time\)", "in T s wall time (Nx real time)", l)
+        out.append(l)
+    return out
+
+
+DOCUMENTED = _documented_runs()
+
+
+def test_docs_show_every_command():
+    commands = {cmd.split()[0] for cmd, _, _ in DOCUMENTED}
+    assert commands == {"info", "torques", "equations", "report", "simulate", "plot"}
+    assert {cmd.split()[1] for cmd, _, _ in DOCUMENTED if cmd.startswith("plot")} == {"gravity", "condition",
+                                                                                      "trajectory"}
+    assert sum(code == 2 for _, _, code in DOCUMENTED) >= 5
+
+
+@pytest.fixture(scope="module")
+def docs_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("docs")
+    (d / "urdf").symlink_to(ROOT / "urdf")
+    for cmd, _, _ in DOCUMENTED:                 # runs that later examples read (plot trajectory run.csv)
+        if cmd.startswith("simulate") and cmd.endswith("-o run.csv"):
+            old = os.getcwd()
+            os.chdir(d)
+            try:
+                assert run(*cmd.split())[0] == 0
+            finally:
+                os.chdir(old)
+    assert (d / "run.csv").exists()
+    return d
+
+
+@pytest.mark.parametrize("cmd, expected, code", DOCUMENTED, ids=[c[:60] for c, _, _ in DOCUMENTED])
+def test_documented_output_is_current(cmd, expected, code, docs_dir, monkeypatch):
+    monkeypatch.chdir(docs_dir)
+    got_code, out, err = run(*cmd.split())
+    assert got_code == code, err
+    got = out.rstrip("\n").splitlines() if code == 0 else [l for l in err.splitlines() if not l.startswith("warning:")]
+    assert _mask(got) == _mask(expected)
