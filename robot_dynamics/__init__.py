@@ -49,6 +49,7 @@ and body-fixed frames (see ``_jit.py``); the algorithms cite the book
 sections they implement.
 """
 from .aba import aba
+from .config_space import configuration_space_form
 from .coriolis import coriolis_matrix
 from .crba import mass_matrix
 from .energy import kinetic_energy, potential_energy
@@ -56,6 +57,8 @@ from .errors import InertiaWarning, URDFError
 from .friction import friction_torques
 from .kinematics import forward_kinematics, jacobian, link_pose
 from .model import Joint, Model
+from .operational import (SingularityError, cartesian_dynamics, dynamically_consistent_inverse,
+                          jacobian_derivative_times_qd, operational_space)
 from .rnea import gravity_torques, nonlinear_effects, rnea
 from .urdf import load_urdf
 from .wrench import static_torques
@@ -67,4 +70,6 @@ __all__ = [
     "rnea", "gravity_torques", "nonlinear_effects", "coriolis_matrix", "mass_matrix", "aba",
     "friction_torques", "forward_kinematics", "link_pose", "jacobian", "static_torques",
     "kinetic_energy", "potential_energy",
+    "configuration_space_form", "operational_space", "cartesian_dynamics", "jacobian_derivative_times_qd",
+    "dynamically_consistent_inverse", "SingularityError",
 ]

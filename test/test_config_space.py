@@ -188,3 +188,13 @@ def test_bad_arguments():
         configuration_space_form(model, [0.1, 0.2, 0.3], symbols={"m": "link1.mass"})
     with pytest.raises(ValueError, match="must be finite"):
         configuration_space_form(model, [0.1, np.nan, 0.3])
+
+
+def test_package_level_names_are_the_module_functions():
+    """The issue's spelling ``rd.configuration_space_form`` and the operational-space helpers."""
+    from robot_dynamics import operational
+    assert rd.configuration_space_form is configuration_space_form
+    for name in ("operational_space", "cartesian_dynamics", "jacobian_derivative_times_qd",
+                 "dynamically_consistent_inverse", "SingularityError"):
+        assert getattr(rd, name) is getattr(operational, name)
+        assert name in rd.__all__
