@@ -65,26 +65,57 @@ def project_velocity(M, qd, lower, upper):
     Returns:
         (n,) velocity within the bounds.
     """
-    up, low = qd > upper, qd < lower
+    as_array = lambda x: np.ascontiguousarray(x, dtype=np.float64)   # noqa: E731
+    return _project_velocity(as_array(M), as_array(qd), as_array(lower), as_array(upper))
+
+
+@jit
+def _project_velocity(M, qd, lower, upper):
+    """Compiled body of :func:`project_velocity`; side[i] is +1 / -1 at the upper / lower bound, 0 free."""
+    n = qd.shape[0]
+    side = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        side[i] = 1 if qd[i] > upper[i] else (-1 if qd[i] < lower[i] else 0)
     tol = 1e-12 * (1.0 + np.abs(qd).max())
-    for _ in range(3 * qd.shape[0] + 3):
-        A = up | low
-        F = ~A
-        v = qd.copy()
-        v[up], v[low] = upper[up], lower[low]
-        if F.any() and A.any():
-            v[F] -= np.linalg.solve(M[np.ix_(F, F)], M[np.ix_(F, A)] @ (v[A] - qd[A]))
+    v = qd.copy()
+    for _ in range(3 * n + 3):
+        v[:] = qd
+        for i in range(n):
+            if side[i] > 0:
+                v[i] = upper[i]
+            elif side[i] < 0:
+                v[i] = lower[i]
+        F = np.nonzero(side == 0)[0]
+        A = np.nonzero(side != 0)[0]
+        if F.shape[0] > 0 and A.shape[0] > 0:
+            rhs = np.zeros(F.shape[0])
+            MFF = np.empty((F.shape[0], F.shape[0]))
+            for r in range(F.shape[0]):
+                for c in range(A.shape[0]):
+                    rhs[r] += M[F[r], A[c]] * (v[A[c]] - qd[A[c]])
+                for c in range(F.shape[0]):
+                    MFF[r, c] = M[F[r], F[c]]
+            dv = np.linalg.solve(MFF, rhs)
+            for r in range(F.shape[0]):
+                v[F[r]] -= dv[r]
         impulse = M @ (v - qd)
-        add_up, add_low = F & (v > upper + tol), F & (v < lower - tol)
-        release = (up & (impulse > tol)) | (low & (impulse < -tol))
-        if not (add_up.any() or add_low.any() or release.any()):
-            return np.clip(v, lower, upper)            # clip: rounding only
-        if add_up.any() or add_low.any():              # grow the active set first
-            up, low = up | add_up, low | add_low
-        else:
-            worst = np.argmax(np.where(release, np.abs(impulse), -1.0))
-            up[worst] = low[worst] = False
-    return np.clip(v, lower, upper)                    # not reached in practice; stays within the limits
+        grew = False
+        for i in range(n):                       # grow the active set first
+            if side[i] == 0 and v[i] > upper[i] + tol:
+                side[i], grew = 1, True
+            elif side[i] == 0 and v[i] < lower[i] - tol:
+                side[i], grew = -1, True
+        if grew:
+            continue
+        worst, worst_size = -1, -1.0             # release the joint pulled hardest towards its bound
+        for i in range(n):
+            if (side[i] > 0 and impulse[i] > tol) or (side[i] < 0 and impulse[i] < -tol):
+                if abs(impulse[i]) > worst_size:
+                    worst, worst_size = i, abs(impulse[i])
+        if worst < 0:
+            break
+        side[worst] = 0
+    return np.minimum(np.maximum(v, lower), upper)      # clip: rounding only; stays within the limits
 
 
 class VelocityLimits:
