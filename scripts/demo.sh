@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Run the robot_dynamics demo (no ROS installation needed).
+# Run the robot_dynamics demo (no ROS installation needed): the bundled arm
+# simulated by simulator_node and held by dynamics_node's gravity
+# compensation over ROS 2 topics, with a report and a PNG plot.
 #
-# Usage: scripts/demo.sh [demo options, e.g. --urdf PATH | --help]
-# Creates/reuses .venv (runtime requirements only), then runs
-# `python -m robot_dynamics.demo` from the checkout.
+# Usage: scripts/demo.sh [demo options, e.g. --duration 30 | --forever | --help]
+# Creates/reuses .venv (runtime requirements and the interfaces), then runs
+# `python -m robot_dynamics.demo` from the checkout. DDS discovery stays on
+# this machine unless ROS_AUTOMATIC_DISCOVERY_RANGE is set.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,4 +17,5 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 src_hash="$(cat "$root"/robot_dynamics/*.py | sha256sum | cut -c1-16)"
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$root/.venv/numba-cache/$src_hash}"
 export PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
+export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
 exec "$root/.venv/bin/python" -m robot_dynamics.demo "$@"

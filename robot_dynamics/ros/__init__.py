@@ -9,13 +9,20 @@ Nodes (``ros2 run robot_dynamics <name>``, or ``python -m robot_dynamics.ros.<mo
 - ``dynamics_services`` (:mod:`.dynamics_services`): the dynamics services
   alone (gravity, inverse and forward dynamics, mass matrix, trajectory
   efforts, payload).
+- ``simulator_node`` (:mod:`.simulator_node`): the simulated arm over
+  :class:`robot_dynamics.simulation.Simulator`: effort commands
+  (Float64MultiArray), JointState commands (ros2_control topic-based
+  hardware), wrenches in, joint_states, /clock and RViz markers out; reset,
+  pause and set_state services.
 
 Pure helpers, usable and tested without DDS:
 
 - :mod:`.joint_map`: joint-name mapping and merging of partial JointStates;
 - :mod:`.compensation`: the torque laws and the effort limiter;
 - :mod:`.trajectory`: sampling a JointTrajectory and the batch API that
-  fills the efforts of a whole trajectory (:func:`.trajectory.fill_trajectory_efforts`).
+  fills the efforts of a whole trajectory (:func:`.trajectory.fill_trajectory_efforts`);
+- :mod:`.sim_commands`, :mod:`.pacing`, :mod:`.markers`: the simulator
+  node's message checks, wall-clock pacing and RViz markers.
 
 Importing this package does not import rclpy; the node modules do.
 """

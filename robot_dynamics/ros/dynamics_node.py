@@ -39,6 +39,7 @@ import numpy as np
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message
 from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
@@ -90,6 +91,12 @@ NODE_PARAMS = (
             read_only=False, check=P.gains, ptype=Parameter.Type.DOUBLE_ARRAY),
     P.Param('kd', [], 'Computed-torque velocity gains [1/s], as kp.',
             read_only=False, check=P.gains, ptype=Parameter.Type.DOUBLE_ARRAY),
+    P.Param('max_trajectory_bytes', 262144,
+            'Largest ~/trajectory or ~/reference message [bytes, serialized] the node converts; a '
+            'larger one is dropped before it is deserialized and counted as bad. Converting runs in '
+            'the thread of the torque loop, about 0.4 us per byte (256 KiB, some 1,300 points of 7 '
+            'joints with positions, velocities and accelerations: about 0.1 s without torques).',
+            check=P.positive),
 )
 
 
@@ -115,6 +122,8 @@ class DynamicsNode(ModelNode):
         # Statistics for /diagnostics (totals; the rest are per period).
         self.n_in = self.n_out = self.n_bad = self.n_nonfinite = self.n_timeouts = 0
         self.n_commands = 0
+        self.n_fresh = 0                    # see _on_joint_state
+        self.n_references = 0               # messages on ~/trajectory and ~/reference
         self._period_in = 0
         self._cb_time = self._cb_max = 0.0
         self._age_sum = self._age_max = 0.0
@@ -156,10 +165,12 @@ class DynamicsNode(ModelNode):
         period = min(max(p.joint_state_timeout / 10.0, 0.001), 0.05)
         self.create_timer(period, self._watchdog)
         quiet = SubscriptionEventCallbacks(use_default_callbacks=False)
+        # Raw (serialized) messages: the size is checked before the costly
+        # conversion to Python objects.
         self.create_subscription(JointTrajectory, '~/trajectory', self._on_trajectory, 10,
-                                 event_callbacks=quiet)
+                                 event_callbacks=quiet, raw=True)
         self.create_subscription(JointTrajectory, '~/reference', self._on_reference, 10,
-                                 event_callbacks=quiet)
+                                 event_callbacks=quiet, raw=True)
         reliability = (ReliabilityPolicy.BEST_EFFORT if p.joint_states_reliability == 'best_effort'
                        else ReliabilityPolicy.RELIABLE)
         # Last: its appearance in the graph tells clients that the node is ready.
@@ -296,10 +307,29 @@ class DynamicsNode(ModelNode):
         self._ref_stream = stream
         self.reference = sampler
 
-    def _on_trajectory(self, msg):
-        self._set_reference(msg, stream=False)
+    def _deserialize_trajectory(self, data, topic):
+        self.n_references += 1
+        if len(data) > self.p.max_trajectory_bytes:
+            self.n_bad += 1
+            self._warn('%s ignored: %d bytes, more than max_trajectory_bytes (%d)'
+                       % (topic, len(data), self.p.max_trajectory_bytes))
+            return None
+        try:
+            return deserialize_message(data, JointTrajectory)
+        except Exception as exc:        # malformed CDR from a raw DDS writer
+            self.n_bad += 1
+            self._warn('%s ignored: cannot deserialize: %s' % (topic, exc))
+            return None
 
-    def _on_reference(self, msg):
+    def _on_trajectory(self, data):
+        msg = self._deserialize_trajectory(data, '~/trajectory')
+        if msg is not None:
+            self._set_reference(msg, stream=False)
+
+    def _on_reference(self, data):
+        msg = self._deserialize_trajectory(data, '~/reference')
+        if msg is None:
+            return
         if msg.points:
             msg.points = msg.points[:1]
         self._set_reference(msg, stream=True)
@@ -313,8 +343,10 @@ class DynamicsNode(ModelNode):
         self.n_in += 1
         if not self.ready:
             return
+        merger = self.merger
+        updates = merger.updates
         try:
-            if not self.merger.update(msg.name, msg.position, msg.velocity):
+            if not merger.update(msg.name, msg.position, msg.velocity):
                 return
         except JointMapError as exc:
             self.n_bad += 1
@@ -368,6 +400,9 @@ class DynamicsNode(ModelNode):
             self.pub_cmd.publish(self.cmd_msg)
             self.n_commands += 1
         self.n_out += 1
+        # The watchdog's sign of life: a torque published for a message that
+        # set a model joint (not a rejected one, nor one naming no model joint).
+        self.n_fresh += merger.updates != updates
         self.streaming = True
         dt = time.perf_counter() - t0
         self._cb_time += dt
@@ -377,8 +412,8 @@ class DynamicsNode(ModelNode):
     # --- watchdog -------------------------------------------------------------
     def _watchdog(self):
         now = self._clock.now().nanoseconds
-        if self.n_in != self._wd_count:
-            self._wd_count = self.n_in
+        if self.n_fresh != self._wd_count:
+            self._wd_count = self.n_fresh
             self._wd_last = now
             return
         if self.timed_out:
@@ -394,7 +429,9 @@ class DynamicsNode(ModelNode):
         self.n_timeouts += 1
         action = self.p.on_timeout
         if action == 'zero':
-            if self.pub_cmd is not None and self.ready:
+            # Also when the model no longer fits (not ready): the command
+            # message is sized for the read-only `joints`, so zero is valid.
+            if self.pub_cmd is not None:
                 self.cmd_view[:] = 0.0
                 self.pub_cmd.publish(self.cmd_msg)
                 self.n_commands += 1
@@ -403,9 +440,10 @@ class DynamicsNode(ModelNode):
             what = 'holding the last command until joint_states resume (on_timeout=hold)'
         else:
             what = 'publishing stops; a forward_command_controller keeps its last command'
-        if action != 'hold' and self.ready:
+        if action != 'hold' and self.merger is not None:
             self.merger.reset()          # a stale position is never used again
-        self.get_logger().error('no joint_states for %.3f s (joint_state_timeout %.3f s): %s'
+        self.get_logger().error('no joint_states for %.3f s (joint_state_timeout %.3f s; rejected '
+                                'messages and messages that gave no torque do not count): %s'
                                 % ((now - self._wd_last) * 1e-9, self.p.joint_state_timeout, what))
 
     # --- diagnostics ----------------------------------------------------------
@@ -426,7 +464,8 @@ class DynamicsNode(ModelNode):
         values = [
             ('mode', self.p.mode), ('state', self._state()),
             ('input_rate_hz', '%.1f' % rate), ('messages_in', self.n_in), ('messages_out', self.n_out),
-            ('commands_out', self.n_commands), ('bad_messages', self.n_bad),
+            ('commands_out', self.n_commands), ('references_in', self.n_references),
+            ('bad_messages', self.n_bad),
             ('non_finite_torques', self.n_nonfinite),
             ('callback_time_mean_us', '%.1f' % (mean_cb * 1e6)),
             ('callback_time_max_us', '%.1f' % (self._cb_max * 1e6)),

@@ -25,6 +25,9 @@ import numpy as np
 # Distinct name layouts remembered per merger. A robot has a handful (arm,
 # gripper, all joints); garbage input must not grow the cache without bound.
 _MAX_LAYOUTS = 32
+# Layouts of longer name lists are built for the message and not remembered,
+# so the cache holds at most _MAX_LAYOUTS * _MAX_CACHED_NAMES names.
+_MAX_CACHED_NAMES = 1024
 
 
 class JointMapError(ValueError):
@@ -75,6 +78,9 @@ class JointStateMerger:
         q, qd: (nq,) last known positions and velocities in model order.
         known: (nq,) bool, True for joints whose position has been received.
         ready: True once every model joint has a known position.
+        updates: number of accepted messages that set at least one model
+            joint (a watchdog's sign of life; rejected messages and messages
+            naming no model joint do not count).
 
     A message's velocities may be empty: the joints it names then get zero
     velocity. Names the model does not have are ignored.
@@ -88,6 +94,7 @@ class JointStateMerger:
         self.qd = np.zeros(self.nq)
         self.known = np.zeros(self.nq, dtype=bool)
         self.ready = self.nq == 0
+        self.updates = 0
         self._layouts = {}
         self._last_names = None
         self._last_layout = None
@@ -107,6 +114,8 @@ class JointStateMerger:
         if names is self._last_names or names == self._last_names:
             return self._last_layout
         key = tuple(names)
+        if len(key) > _MAX_CACHED_NAMES:
+            return _Layout(key, self._index)
         layout = self._layouts.get(key)
         if layout is None:
             if len(self._layouts) >= _MAX_LAYOUTS:
@@ -129,15 +138,18 @@ class JointStateMerger:
                 the names, or a non-finite value of a model joint. The merged
                 state is left unchanged.
         """
+        # Lengths first: free to check, while the layout of a long name list
+        # costs milliseconds.
+        n = len(names)
+        if len(position) != n:
+            raise JointMapError('position has %d values for %d names' % (len(position), n))
+        nv = len(velocity)
+        if nv and nv != n:
+            raise JointMapError('velocity has %d values for %d names (expected %d or none)'
+                                % (nv, n, n))
         layout = self._layout(names)
         if layout.error:
             raise JointMapError(layout.error)
-        if len(position) != layout.n:
-            raise JointMapError('position has %d values for %d names' % (len(position), layout.n))
-        nv = len(velocity)
-        if nv and nv != layout.n:
-            raise JointMapError('velocity has %d values for %d names (expected %d or none)'
-                                % (nv, layout.n, layout.n))
         if layout.identity:
             p = _as_float_array(position)
             if not math.isfinite(p.sum()):
@@ -150,6 +162,7 @@ class JointStateMerger:
             else:
                 self.qd[:] = 0.0
             self.q[:] = p
+            self.updates += 1
             if not self.ready:
                 self.known[:] = True
                 self.ready = True
@@ -167,6 +180,7 @@ class JointStateMerger:
         else:
             self.qd[layout.dst] = 0.0
         self.q[layout.dst] = p
+        self.updates += 1
         if not self.ready:
             self.known[layout.dst] = True
             self.ready = bool(self.known.all())

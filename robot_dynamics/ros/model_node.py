@@ -91,10 +91,12 @@ def _inertia_matrix(inertia):
                      [inertia.ixz, inertia.iyz, inertia.izz]])
 
 
-def _check_payload_inertia(inertia):
-    """Raise ValueError unless a (finite, symmetric) payload inertia about its
-    centre of mass is physical: positive semi-definite (zero is a point mass)
-    and each principal moment at most the sum of the other two."""
+def _check_payload(model, inertia):
+    """Raise ValueError unless a payload is usable: its (finite, symmetric)
+    inertia about its centre of mass is physical (positive semi-definite, zero
+    being a point mass, and each principal moment at most the sum of the other
+    two) and the loaded ``model`` still gives finite dynamics (a mass of 1e308
+    kg passes Model.with_payload but overflows every later computation)."""
     moments = np.linalg.eigvalsh(inertia)
     tol = 1e-9 * max(float(np.max(np.abs(moments))), 1e-300)
     if moments[0] < -tol:
@@ -103,6 +105,12 @@ def _check_payload_inertia(inertia):
     if moments[2] > moments[0] + moments[1] + tol:
         raise ValueError('payload inertia violates the triangle inequality (principal moments %s)'
                          % np.array2string(moments, precision=6))
+    q = model.neutral()
+    try:
+        rd.gravity_torques(model, q)        # both raise ValueError on a non-finite result
+        rd.mass_matrix(model, q)
+    except ValueError as exc:
+        raise ValueError('the payload makes the dynamics non-finite (%s)' % exc) from None
 
 
 class ModelNode(Node):
@@ -116,6 +124,8 @@ class ModelNode(Node):
     """
 
     extra_params = ()
+    #: Second part of the DiagnosticStatus name: '<node>: <status_name>'.
+    status_name = 'dynamics'
 
     def __init__(self, node_name, **kwargs):
         super().__init__(node_name, **kwargs)
@@ -340,8 +350,9 @@ class ModelNode(Node):
             c = inertia.com
             entry = (float(inertia.m), np.array([c.x, c.y, c.z]), _inertia_matrix(inertia))
             try:
-                self.base_model.with_payload(link, *entry)      # validates link, mass, inertia
-                _check_payload_inertia(entry[2])
+                with np.errstate(over='ignore', invalid='ignore'):
+                    candidate = self.base_model.with_payload(link, *entry)  # checks link, mass, com
+                _check_payload(candidate, entry[2])
             except ValueError as exc:
                 response.total_payload_mass = self.payload_mass()
                 return _fail(response, exc)
@@ -360,7 +371,7 @@ class ModelNode(Node):
     # --- diagnostics ------------------------------------------------------------
     def _publish_diagnostics(self):
         status = DiagnosticStatus()
-        status.name = '%s: dynamics' % self.get_fully_qualified_name().lstrip('/')
+        status.name = '%s: %s' % (self.get_fully_qualified_name().lstrip('/'), self.status_name)
         status.hardware_id = self.model.name if self.model is not None else ''
         status.level = DiagnosticStatus.OK
         status.message = 'ok'

@@ -1,0 +1,85 @@
+"""The simulated arm in RViz: simulator_node + robot_state_publisher + rviz2.
+
+    ros2 launch robot_dynamics sim.launch.py                       # the bundled Panda
+    ros2 launch robot_dynamics sim.launch.py gravity_compensation:=true
+    ros2 launch robot_dynamics sim.launch.py urdf:=/path/arm.urdf rviz:=false
+
+Starts robot_dynamics' simulator_node (parameters from params_file, default
+config/simulator.yaml), robot_state_publisher (TF from the simulator's
+/joint_states, /robot_description) and rviz2 with rviz/sim.rviz (RobotModel,
+TF and the simulator's ~/markers, fixed frame panda_link0). All nodes get
+the same robot_description: the `urdf` file (run through xacro if it ends in
+.xacro). With gravity_compensation:=true, dynamics_node (config/
+gravity_compensation.yaml, publish_command true) closes the loop: it reads
+/joint_states and sends the compensation torque on /effort_controller/commands,
+the simulator's default effort command topic, and the arm holds its pose.
+use_sim_time:=true makes the simulator publish /clock and the other nodes
+follow it. For another arm, give a params_file whose `joints` and
+`initial_positions` fit it (and pick its root link as RViz's fixed frame).
+"""
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.substitutions import FindPackageShare
+
+
+def _description(path):
+    """The URDF text of ``path``; a .xacro file is expanded with xacro."""
+    if path.endswith('.xacro'):
+        import xacro
+        return xacro.process_file(path).toxml()
+    with open(path, encoding='utf-8') as f:
+        return f.read()
+
+
+def launch_setup(context, *args, **kwargs):
+    def arg(name):
+        return LaunchConfiguration(name).perform(context)
+
+    def share(*parts):
+        return PathJoinSubstitution([FindPackageShare('robot_dynamics')] + list(parts)).perform(context)
+
+    description = _description(arg('urdf'))
+    sim_time = arg('use_sim_time') == 'true'
+    nodes = [
+        Node(package='robot_dynamics', executable='simulator_node', name='simulator', output='screen',
+             parameters=[arg('params_file'), {'robot_description': description, 'publish_clock': sim_time}]),
+        Node(package='robot_state_publisher', executable='robot_state_publisher', name='robot_state_publisher',
+             output='screen', parameters=[{'robot_description': description, 'use_sim_time': sim_time}]),
+    ]
+    if arg('rviz') == 'true':
+        nodes.append(Node(package='rviz2', executable='rviz2', name='rviz2', output='screen',
+                          arguments=['-d', arg('rviz_config')], parameters=[{'use_sim_time': sim_time}]))
+    if arg('gravity_compensation') == 'true':
+        nodes.append(Node(
+            package='robot_dynamics', executable='dynamics_node', name='dynamics_node', output='screen',
+            parameters=[share('config', 'gravity_compensation.yaml'),
+                        {'robot_description': description, 'publish_command': True,
+                         'mode': 'gravity_coriolis', 'use_sim_time': sim_time}]))
+    return nodes
+
+
+def generate_launch_description():
+    def share(*parts):
+        return PathJoinSubstitution([FindPackageShare('robot_dynamics')] + list(parts))
+
+    return LaunchDescription([
+        DeclareLaunchArgument(
+            'urdf', default_value=share('urdf', 'panda_arm.urdf'),
+            description='URDF (or .xacro) file of the arm; every node gets it as robot_description.'),
+        DeclareLaunchArgument(
+            'params_file', default_value=share('config', 'simulator.yaml'),
+            description='Parameter file of simulator_node.'),
+        DeclareLaunchArgument(
+            'rviz', default_value='true', choices=['true', 'false'], description='Start rviz2.'),
+        DeclareLaunchArgument(
+            'rviz_config', default_value=share('rviz', 'sim.rviz'), description='RViz configuration file.'),
+        DeclareLaunchArgument(
+            'gravity_compensation', default_value='false', choices=['true', 'false'],
+            description='Also start dynamics_node, which holds the arm with gravity + Coriolis compensation.'),
+        DeclareLaunchArgument(
+            'use_sim_time', default_value='false', choices=['true', 'false'],
+            description='The simulator publishes /clock and every node runs on it.'),
+        OpaqueFunction(function=launch_setup),
+    ])

@@ -1,0 +1,169 @@
+"""launch/sim.launch.py, rviz/sim.rviz and the ros2_control example files.
+
+As in test_ros_launch.py: generate_launch_description() runs against the
+stand-ins of ``launch_standins``; robot_state_publisher and rviz2 are not
+installable here, so they are checked as described (package, parameters,
+arguments, the RViz file they load), and our own nodes are started with the
+command line `ros2 launch` would use and checked on the topic graph. The
+ros2_control example (urdf/panda_arm.ros2_control.xacro,
+config/simulator_ros2_controllers.yaml and the README's copy) must name the
+simulator's default topics.
+"""
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+import yaml
+from sensor_msgs.msg import JointState
+
+import robot_dynamics as rd
+from robot_dynamics.ros.simulator_node import NODE_PARAMS, SimulatorNode
+
+import launch_standins as L
+from conftest import PANDA, ROOT
+
+LAUNCH = ROOT / 'launch' / 'sim.launch.py'
+SHARES = {'robot_dynamics': str(ROOT)}        # the checkout mirrors share/robot_dynamics
+SCRIPTS = L.console_scripts(ROOT / 'setup.py')
+MODEL = rd.load_urdf(str(PANDA))
+NAMES = list(MODEL.joint_names)
+DEFAULTS = {p.name: p.default for p in NODE_PARAMS}
+XACRO_NS = '{http://www.ros.org/wiki/xacro}'
+PLUGIN = 'joint_state_topic_hardware_interface/JointStateTopicSystem'
+
+
+@pytest.fixture
+def standins(monkeypatch):
+    L.install(monkeypatch)
+
+
+def params_of(node, context):
+    """(parameter files, merged dict) of a described Node."""
+    files, merged = [], {}
+    for entry in node.kwargs.get('parameters', []):
+        if isinstance(entry, dict):
+            merged.update(entry)
+        else:
+            files.append(L._perform(entry, context))
+    return files, merged
+
+
+def yaml_params(path):
+    return yaml.safe_load(open(path).read())['/**']['ros__parameters']
+
+
+def test_sim_launch_describes_simulator_state_publisher_and_rviz(standins):
+    declared, nodes, context = L.evaluate(LAUNCH, {}, SHARES)
+    assert {'urdf', 'params_file', 'rviz', 'rviz_config', 'gravity_compensation', 'use_sim_time'} <= set(declared)
+    assert all(d.description for d in declared.values())
+    by = {n.kwargs['executable']: n for n in nodes}
+    assert set(by) == {'simulator_node', 'robot_state_publisher', 'rviz2'}
+    assert 'simulator_node' in SCRIPTS
+    description = PANDA.read_text()
+    sim_files, sim = params_of(by['simulator_node'], context)
+    assert by['simulator_node'].kwargs['name'] == SimulatorNode.default_name
+    assert sim_files == [str(ROOT / 'config' / 'simulator.yaml')]
+    assert sim['robot_description'] == description and sim['publish_clock'] is False
+    rsp = by['robot_state_publisher'].kwargs
+    assert rsp['package'] == 'robot_state_publisher'
+    assert params_of(by['robot_state_publisher'], context)[1] == {'robot_description': description,
+                                                                  'use_sim_time': False}
+    rviz = by['rviz2'].kwargs
+    assert rviz['package'] == 'rviz2' and rviz['arguments'][0] == '-d'
+    assert rviz['arguments'][1] == str(ROOT / 'rviz' / 'sim.rviz')
+    # The RViz file: fixed frame the URDF root, the robot from /robot_description, the markers.
+    config = yaml.safe_load((ROOT / 'rviz' / 'sim.rviz').read_text())['Visualization Manager']
+    assert config['Global Options']['Fixed Frame'] == MODEL.base_link == 'panda_link0'
+    displays = {d['Class']: d for d in config['Displays']}
+    robot = displays['rviz_default_plugins/RobotModel']
+    assert robot['Description Source'] == 'Topic'
+    assert robot['Description Topic']['Value'] == '/robot_description'
+    assert robot['Description Topic']['Durability Policy'] == 'Transient Local'   # robot_state_publisher's QoS
+    markers = displays['rviz_default_plugins/MarkerArray']
+    assert markers['Topic']['Value'] == '/%s/markers' % SimulatorNode.default_name
+    assert 'rviz_default_plugins/TF' in displays
+
+
+def test_sim_launch_arguments(standins):
+    _, nodes, context = L.evaluate(LAUNCH, {'rviz': 'false', 'gravity_compensation': 'true',
+                                            'use_sim_time': 'true'}, SHARES)
+    by = {n.kwargs['executable']: n for n in nodes}
+    assert set(by) == {'simulator_node', 'robot_state_publisher', 'dynamics_node'}
+    files, dyn = params_of(by['dynamics_node'], context)
+    assert files == [str(ROOT / 'config' / 'gravity_compensation.yaml')]
+    assert dyn['publish_command'] is True and dyn['use_sim_time'] is True and dyn['mode'] == 'gravity_coriolis'
+    # The loop closes without remapping: dynamics_node's command topic is the simulator's effort topic,
+    # both read/write joint_states in the same namespace.
+    assert yaml_params(files[0])['command_topic'] == yaml_params(ROOT / 'config' / 'simulator.yaml')[
+        'effort_commands_topic'] == DEFAULTS['effort_commands_topic']
+    assert not by['dynamics_node'].kwargs.get('remappings') and not by['simulator_node'].kwargs.get('remappings')
+    assert params_of(by['simulator_node'], context)[1]['publish_clock'] is True
+    assert params_of(by['robot_state_publisher'], context)[1]['use_sim_time'] is True
+    with pytest.raises(AssertionError):
+        L.evaluate(LAUNCH, {'gravity_compensation': 'yes'}, SHARES)
+
+
+def test_sim_launch_runs_the_simulator_with_gravity_compensation(ros, start_node, tmp_path, standins):
+    _, nodes, context = L.evaluate(LAUNCH, {'gravity_compensation': 'true', 'rviz': 'false'}, SHARES)
+    ours = [n for n in nodes if n.kwargs['package'] == 'robot_dynamics']
+    assert [n.kwargs['executable'] for n in ours] == ['simulator_node', 'dynamics_node']
+    procs = [start_node.command(L.node_command(n, context, SCRIPTS, tmp_path), n.kwargs['name']) for n in ours]
+    ros.wait_for_subscriber('/effort_controller/commands', process=procs[0])
+    ros.wait_for_subscriber('/joint_states', process=procs[1])
+    # The graph: the simulator publishes /joint_states and its markers; the command loop is connected.
+    ros.wait_for_publisher('/joint_states')
+    ros.wait_for_publisher('/simulator/markers')
+    ros.wait_for_publisher('/effort_controller/commands')
+    services = dict(ros.node.get_service_names_and_types())
+    assert services.get('/simulator/set_state') == ['robot_dynamics_interfaces/srv/SetState']
+    assert services.get('/simulator/reset') == ['std_srvs/srv/Trigger']
+    states = ros.subscribe(JointState, '/joint_states')
+
+    def compensated(m):             # the motors apply gravity + Coriolis compensation of the state
+        h = rd.nonlinear_effects(MODEL, np.array(m.position), np.array(m.velocity))
+        return np.abs(h).max() > 1.0 and np.allclose(m.effort, h, atol=0.05 * np.abs(h).max())
+    assert states.wait_where(compensated, timeout=20), procs[1].read_log()
+
+
+def test_ros2_control_example_names_the_simulator_defaults():
+    root = ET.parse(ROOT / 'urdf' / 'panda_arm.ros2_control.xacro').getroot()
+    control = root.find('ros2_control')
+    hardware = control.find('hardware')
+    assert hardware.find('plugin').text.strip() == PLUGIN
+    params = {p.get('name'): p.text.strip() for p in hardware.findall('param')}
+    # The plugin's own default command topic (its source: "/robot_joint_commands").
+    assert params['joint_commands_topic'] == DEFAULTS['joint_commands_topic'] == '/robot_joint_commands'
+    assert params['joint_states_topic'] == '/' + DEFAULTS['joint_states_topic']    # relative, root namespace
+    joints = [e for e in control if e.tag == XACRO_NS + 'sim_joint']
+    node = yaml_params(ROOT / 'config' / 'simulator.yaml')
+    assert [j.get('name') for j in joints] == NAMES == node['joints']
+    assert [float(j.get('q0')) for j in joints] == node['initial_positions']
+    for key in ('effort_commands_topic', 'joint_commands_topic', 'joint_states_topic'):
+        assert node[key] == DEFAULTS[key]
+    ctrl = yaml.safe_load((ROOT / 'config' / 'simulator_ros2_controllers.yaml').read_text())
+    cm = ctrl['controller_manager']['ros__parameters']
+    assert cm['effort_controller']['type'] == 'forward_command_controller/ForwardCommandController'
+    assert ctrl['effort_controller']['ros__parameters']['joints'] == NAMES
+    assert ctrl['effort_controller']['ros__parameters']['interface_name'] == 'effort'
+    assert ctrl['joint_trajectory_controller']['ros__parameters']['joints'] == NAMES
+    # The simulator publishes /joint_states itself: the broadcaster's copy goes elsewhere.
+    assert ctrl['joint_state_broadcaster']['ros__parameters']['use_local_topics'] is True
+
+
+def test_readme_ros2_control_block_equals_the_shipped_one():
+    readme = (ROOT / 'README.md').read_text()
+    section = readme[readme.index('### simulator_node'):]
+    section = section[:section.index('\n### ', 1)]
+    block = re.search(r'```xml\n(.*?)```', section, re.S).group(1)
+    control = ET.fromstring(block)
+    assert control.tag == 'ros2_control'
+    shipped = ET.parse(ROOT / 'urdf' / 'panda_arm.ros2_control.xacro').getroot().find('ros2_control/hardware')
+    hardware = control.find('hardware')
+    assert hardware.find('plugin').text.strip() == shipped.find('plugin').text.strip()
+    assert ({p.get('name'): p.text.strip() for p in hardware.findall('param')}
+            == {p.get('name'): p.text.strip() for p in shipped.findall('param')})
+    ctrl = re.search(r'```yaml\n(.*?)```', section, re.S).group(1)
+    shipped = yaml.safe_load((ROOT / 'config' / 'simulator_ros2_controllers.yaml').read_text())
+    for key, value in yaml.safe_load(ctrl).items():
+        assert shipped[key] == value, key
