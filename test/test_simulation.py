@@ -9,6 +9,7 @@ import pytest
 from scipy.special import ellipk
 
 import robot_dynamics as rd
+from robot_dynamics.sample import random_urdf
 from robot_dynamics.simulation import (RK4, Command, ExternalWrenches, JointActuator, JointFriction,
                                        PositionLimits, ProgressBar, SimulationError, SimulationResult,
                                        Simulator, VelocityLimits, get_integrator, project_velocity, simulate)
@@ -563,3 +564,78 @@ def test_command_zero_and_actuator_defaults(panda):
     with pytest.raises(ValueError, match="kp must be finite gains"):
         JointActuator(panda, kp=-1.0)
     assert isinstance(ExternalWrenches(panda).link_wrenches(panda, 0, READY, READY), type(None))
+
+
+# --- the compiled fast path (simulation/fused.py) --------------------------------
+
+def _run_both(model, q0, integrator, drive, steps, forces=None):
+    """The same run on the fused path and on the plug-in path: (q, qd) of each, and whether fused ran."""
+    out = []
+    for fused in (True, False):
+        sim = Simulator(model, integrator=integrator, q0=q0, forces=forces)
+        sim._fusable = sim._fusable and fused
+        used = sim._fast_path() is not None
+        for k in range(steps):
+            drive(sim, k)
+            sim.step()
+        out.append((sim.q, sim.qd, used))
+    return out
+
+
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_fused_step_equals_the_plug_in_path(panda, integrator):
+    """Effort, position and velocity commands, stops and damping: both paths agree to round-off."""
+    rng = np.random.default_rng(3)
+    q_target = READY + rng.uniform(-0.3, 0.3, panda.nq)
+
+    def drive(sim, k):
+        if k == 0:
+            sim.set_command(rd.gravity_torques(panda, READY) * 0.5)             # effort: sags
+        elif k == 150:
+            sim.set_command(q_target, mode="position")                          # servo
+        elif k == 300:
+            sim.set_command({"panda_joint1": 1.5}, mode="velocity")
+        elif k == 350:
+            sim.set_command({"panda_joint4": 87.0})                             # into its stop
+    (qf, qdf, used), (qp, qdp, unused) = _run_both(panda, READY, integrator, drive, 500)
+    assert used and not unused
+    assert np.abs(qf - qp).max() < 1e-10 and np.abs(qdf - qdp).max() < 1e-8
+
+
+def test_fused_step_with_coulomb_friction_and_no_stops():
+    model = rd.load_urdf(random_urdf(5, 6))
+    q0 = np.full(model.nq, 0.2)
+    forces = [JointFriction(model, damping=0.3, friction=0.5)]
+    (qf, qdf, used), (qp, qdp, _) = _run_both(model, q0, "rk4", lambda sim, k: None, 400, forces)
+    assert used
+    assert np.abs(qf - qp).max() < 1e-10 and np.abs(qdf - qdp).max() < 1e-8
+
+
+def test_fused_path_is_left_for_wrenches_custom_plug_ins_and_mimic_models(panda):
+    sim = Simulator(panda)
+    assert sim._fast_path() is not None
+    sim.apply_wrench("panda_link7", [0, 0, -5, 0, 0, 0])
+    assert sim._fast_path() is None                      # ExternalWrenches runs in Python
+    sim.clear_wrenches()
+    assert sim._fast_path() is not None
+    assert Simulator(panda, integrator="explicit_euler")._fast_path() is None
+    assert Simulator(panda, forces=[PositionLimits(panda), JointFriction(panda)])._fast_path() is None
+    link = ('<link name="%s"><inertial><mass value="1"/>'
+            '<inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>')
+    mimic = rd.load_urdf(
+        '<robot name="m"><link name="base"/>' + link % "a" + link % "b" +
+        '<joint name="j1" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/>'
+        '<limit effort="1" velocity="1" lower="-1" upper="1"/></joint>'
+        '<joint name="j2" type="revolute"><parent link="a"/><child link="b"/><origin xyz="0.3 0 0"/>'
+        '<axis xyz="0 0 1"/><limit effort="1" velocity="1" lower="-1" upper="1"/><mimic joint="j1"/></joint>'
+        '</robot>')
+    assert mimic.has_mimic and Simulator(mimic)._fast_path() is None
+
+
+def test_fused_step_keeps_the_state_when_it_blows_up(panda):
+    sim = Simulator(panda, forces=[], constraints=[], dt=50.0)       # absurd step: diverges
+    sim.set_command(np.full(panda.nq, 80.0))
+    with pytest.raises(SimulationError):
+        for _ in range(50):
+            sim.step()
+    assert np.all(np.isfinite(sim.q)) and np.all(np.isfinite(sim.qd))

@@ -26,7 +26,9 @@ from ..energy import kinetic_energy, potential_energy
 from .commands import Command, JointActuator
 from .constraints import VelocityLimits
 from .forces import ExternalWrenches, ForceModel, JointFriction, PositionLimits
-from .integrators import get_integrator
+from .fused import NROWS, fused_step
+from . import fused as F
+from .integrators import RK4, SemiImplicitEuler, get_integrator
 from .result import ProgressBar, SimulationResult
 
 
@@ -115,6 +117,8 @@ class Simulator:
         self._wrench_models = [f.link_wrenches for f in models if callable(getattr(f, "link_wrenches", None))]
         self._command = Command.zero(model.nq)
         self._zero = np.zeros(model.nq)
+        self._fast_key, self._fast = None, None
+        self._fusable = self._built_in_only()
         self.reset(q0, qd0)
 
     # --- state -------------------------------------------------------------
@@ -246,7 +250,13 @@ class Simulator:
     def _advance(self):
         t = self.time
         try:
-            q, qd = self.integrator.step(self._accel, t, self._q, self._qd, self.dt)
+            fast = self._fast_path()
+            if fast is None:
+                q, qd = self.integrator.step(self._accel, t, self._q, self._qd, self.dt)
+            else:
+                q, qd = np.empty_like(self._q), np.empty_like(self._qd)
+                if fused_step(self.model._data, self._q, self._qd, self.dt, *fast, 1, q, qd) != 1:
+                    q[0] = np.nan                      # reported below, state kept
             for c in self.constraints:
                 q, qd = c.apply(self.model, t + self.dt, q, qd)
             ok = q.shape == qd.shape == self._q.shape and _finite(q, qd)
@@ -259,6 +269,53 @@ class Simulator:
                                   % (t, self.dt, self._culprit(t)))
         self._q, self._qd = q, qd
         self._k += 1
+
+    # --- the compiled fast path (fused.py) -----------------------------------
+
+    def _built_in_only(self):
+        """True if integrator, actuator and force models are the built-in ones
+        that :mod:`.fused` implements (see its docstring)."""
+        kinds = [type(f) for f in self.forces]
+        return (not self.model.has_mimic
+                and type(self.integrator) in (RK4, SemiImplicitEuler)
+                and type(self.actuator) is JointActuator
+                and len(set(kinds)) == len(kinds)
+                and kinds in ([], [JointFriction], [PositionLimits], [JointFriction, PositionLimits]))
+
+    def _fast_path(self):
+        """Arguments of :func:`.fused.fused_step` for the current command, or None
+        (a plug-in is not built in, or a wrench is applied)."""
+        w = self.wrenches
+        if not self._fusable or w._constant is not None or w._base:
+            return None
+        if self._fast_key is not self._command:
+            self._fast_key, self._fast = self._command, self._fused_parameters()
+        return self._fast
+
+    def _fused_parameters(self):
+        if self._fast is None:                              # the force rows, once
+            P = np.zeros((NROWS, self.model.nq))
+            smoothing, friction, stops = 0.0, False, False
+            for f in self.forces:
+                if isinstance(f, JointFriction):
+                    P[F.DAMPING], P[F.FRICTION], smoothing = f.damping, f.friction, f.smoothing
+                    friction = bool(f._viscous or f._coulomb)
+                else:
+                    P[F.LOWER], P[F.UPPER], P[F.STIFF], P[F.DAMP_STOP] = f.lower, f.upper, f.stiffness, f.damping
+                    stops = bool(f._active)
+            P[F.LO], P[F.HI] = self.actuator._lo, self.actuator._hi
+            flags = np.array([False, friction, stops])
+        else:
+            P, flags, smoothing, _ = self._fast
+            P, flags = P.copy(), flags.copy()
+        act = self.actuator
+        act.generalized_force(self.model, self.time, self._q, self._qd, self._command)   # its coefficients
+        flags[0] = not act._effort_only
+        if flags[0]:
+            P[F.EFFORT], P[F.SERVO], P[F.A0], P[F.KQ], P[F.KQD] = act._effort, act._servo, act._a0, act._Kq, act._Kqd
+        else:
+            P[F.EFFORT] = 0.0 if act._constant is None else act._constant
+        return P, flags, float(smoothing), isinstance(self.integrator, RK4)
 
     def _culprit(self, t):
         """Name the first force model with a non-finite output at the current state, if any."""
