@@ -12,6 +12,7 @@ Subscribes:
     ~/trajectory (trajectory_msgs/JointTrajectory): desired motion for the
         feedforward and computed_torque modes, sampled at the current time
         (start: header.stamp, or reception if zero). No points: clears it.
+        A message over ``max_trajectory_bytes`` is dropped unread (counted).
     ~/reference (trajectory_msgs/JointTrajectory): a streamed set-point: the
         first point is used at once and held until the next message.
     robot_description (see :mod:`robot_dynamics.ros.model_node`).
@@ -27,9 +28,12 @@ Publishes (with the input joint state's header, so its stamp; names + effort):
     /diagnostics (diagnostic_msgs/DiagnosticArray).
 
 Every published torque is finite and clamped to effort_limit_scale times the
-URDF effort limit. If joint states stop for ``joint_state_timeout`` seconds the
-node does what ``on_timeout`` says (zero / hold / stop), logs it and reports
-it in diagnostics. Services: see ``model_node``.
+URDF effort limit. If no joint state that gives a torque comes for
+``joint_state_timeout`` seconds (dropped messages do not count, so a
+publisher of NaN times out like a dead one) the node does what
+``on_timeout`` says (zero / hold / stop), logs it and reports it in
+diagnostics; the zero command also goes out when a new description no
+longer fits ``joints``. Services: see ``model_node``.
 """
 import array
 import math
@@ -75,7 +79,8 @@ NODE_PARAMS = (
             'Every published torque is clamped to this factor times the URDF effort limit.',
             read_only=False, check=P.in_unit_interval),
     P.Param('joint_state_timeout', 0.1,
-            'Seconds without any joint_states message after which on_timeout applies.',
+            'Seconds without a usable joint_states message (one that gives a torque: dropped messages '
+            'do not count) after which on_timeout applies.',
             check=P.positive),
     P.Param('on_timeout', 'zero',
             'What to do when joint states time out. zero: send one all-zero command and stop '

@@ -8,6 +8,9 @@
    reliable + transient local, as robot_state_publisher publishes it):
    each new description rebuilds the model, re-applies the payloads and
    calls :meth:`ModelNode.on_model` so a subclass checks its joint map again.
+   A description is XML text, never opened as a path; an invalid one is
+   rejected (counted in diagnostics as ``descriptions_rejected``) and the
+   last valid model stays.
 
 It offers the services of ``robot_dynamics_interfaces`` (``~/gravity_compensation``,
 ``~/inverse_dynamics``, ``~/forward_dynamics``, ``~/mass_matrix``,

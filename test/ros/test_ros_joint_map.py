@@ -79,6 +79,29 @@ def test_layout_is_built_once_per_name_list_and_cache_is_bounded():
     assert len(m._layouts) <= 32
 
 
+def test_long_name_lists_are_not_cached_and_lengths_are_checked_first():
+    m = JointStateMerger(NAMES)
+    long_names = ['x%d' % k for k in range(5000)] + list(NAMES)
+    assert m.update(long_names, d([0.0] * 5000 + [1, 2, 3, 4]))
+    np.testing.assert_array_equal(m.q, [1, 2, 3, 4])
+    assert m._layouts == {} and m._last_names is None         # 5,004 names: mapped, not kept
+    with pytest.raises(JointMapError, match='position has 7 values for 100000 names'):
+        m.update(['y%d' % k for k in range(100_000)], d([0.0] * 7))
+    assert m._layouts == {}
+
+
+def test_updates_counts_only_messages_that_set_a_model_joint():
+    m = JointStateMerger(NAMES)
+    m.update(list(NAMES), d([1, 2, 3, 4]))
+    m.update(['j2'], d([5]))
+    assert m.updates == 2
+    m.update([], d([]))                                          # names no model joint
+    m.update(['gripper'], d([0.1]))
+    with pytest.raises(JointMapError):
+        m.update(['j1'], d([float('nan')]))                      # rejected
+    assert m.updates == 2
+
+
 def test_reset_forgets_the_state():
     m = JointStateMerger(NAMES)
     m.update(list(NAMES), d([1, 2, 3, 4]))

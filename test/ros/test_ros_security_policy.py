@@ -1,0 +1,84 @@
+"""config/sros2_policy.xml grants each node exactly what it uses.
+
+Each node runs (default name, every optional input and output on:
+publish_command, use_sim_time, the description from its topic) and its
+publishers, subscriptions and services are read from the ROS graph; the
+policy's profile for it, with the SROS2 name rules (absolute "/x", private
+"~/x", else relative to the namespace), must list exactly those, with the
+right permission. The policy is written for the root namespace; the test
+resolves relative and private names in the namespace the node runs in.
+"""
+import time
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conftest import ROOT, wait_for
+
+POLICY = ROOT / 'config' / 'sros2_policy.xml'
+
+#: module, node name, parameters that switch every optional entity on.
+TARGETS = [
+    ('dynamics_node', 'dynamics_node', {'publish_command': True, 'use_sim_time': True}),
+    ('dynamics_services', 'dynamics_services', {'use_sim_time': True}),
+]
+
+
+def resolve(name, ns, node):
+    """A policy name as SROS2's permissions template resolves it."""
+    ns = ns.rstrip('/') + '/'
+    if name.startswith('/'):
+        return name
+    if name.startswith('~'):
+        return ns + node + name[1:]
+    return ns + name
+
+
+def policy_grants(node, ns):
+    """{'publish': set, 'subscribe': set, 'reply': set, 'request': set} of ``node``'s profile."""
+    root = ET.parse(POLICY).getroot()
+    assert root.tag == 'policy' and root.get('version') == '0.2.0'
+    profiles = [p for p in root.iter('profile') if p.get('node') == node]
+    assert len(profiles) == 1, 'one profile for %s expected, found %d' % (node, len(profiles))
+    grants = {'publish': set(), 'subscribe': set(), 'reply': set(), 'request': set()}
+    for group in profiles[0]:
+        items = [e.text.strip() for e in group]
+        for permission, value in group.attrib.items():
+            assert value in ('ALLOW', 'DENY'), value
+            if value == 'ALLOW':
+                grants[permission] |= {resolve(x, ns, node) for x in items}
+    return grants
+
+
+def test_each_node_has_its_own_enclave():
+    root = ET.parse(POLICY).getroot()
+    paths = {e.get('path'): [p.get('node') for p in e.iter('profile')] for e in root.iter('enclave')}
+    assert paths == {'/robot_dynamics/%s' % node: [node] for _, node, _ in TARGETS}
+
+
+@pytest.mark.parametrize('module, node, params', TARGETS, ids=[t[0] for t in TARGETS])
+def test_policy_lists_exactly_what_the_node_uses(ros, start_node, module, node, params):
+    ns = '/sros_%d' % time.monotonic_ns()
+    proc = start_node(module, params, name=node, ns=ns)
+    ros.wait_for_service(proc.topic('~/set_payload'), process=proc)
+    graph = ros.node
+    want = policy_grants(node, ns)
+
+    def current():
+        if (node, ns) not in graph.get_node_names_and_namespaces():
+            return {}
+        return {
+            'publish': {n for n, _ in graph.get_publisher_names_and_types_by_node(node, ns)},
+            'subscribe': {n for n, _ in graph.get_subscriber_names_and_types_by_node(node, ns)},
+            'reply': {n for n, _ in graph.get_service_names_and_types_by_node(node, ns)},
+            'request': {n for n, _ in graph.get_client_names_and_types_by_node(node, ns)},
+        }
+    # Discovery delivers the node's entities one by one: wait until they settle.
+    got = wait_for(lambda: current() if current() == want else None, 10, 0.1) or current()
+    assert got, 'node %s/%s not in the graph' % (ns, node)
+    for permission in want:
+        assert got[permission] - want[permission] == set(), \
+            '%s %s not granted by the policy' % (node, permission)
+        assert want[permission] - got[permission] == set(), \
+            '%s: policy grants %s it does not use' % (node, permission)
+    assert got['publish'] and got['subscribe'] and got['reply']
