@@ -76,7 +76,13 @@ def _node(module, ns, params, log):
         argv += ['-p', '%s:=%s' % (key, value)]
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', ''))
     return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_die_with_parent)
+
+
+def _die_with_parent():
+    """In the child: SIGTERM when this benchmark dies, even by SIGKILL (Linux prctl)."""
+    import ctypes
+    ctypes.CDLL('libc.so.6', use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
 
 
 class Monitor:
@@ -124,6 +130,7 @@ class Monitor:
 
 
 def run(args):
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))    # run the cleanup below
     import rclpy
     from rclpy.signals import SignalHandlerOptions
     from std_srvs.srv import SetBool
@@ -226,6 +233,7 @@ def run(args):
         else:
             result['lost'] = 0
         result['commands_rejected'] = int(mon.value('simulator', 'commands_rejected') or 0)
+        result['commands_superseded'] = int(mon.value('simulator', 'commands_superseded') or 0)
         base = windows[0]
         result['memory_growth_mb'] = {n: windows[-1]['rss_mb_%s' % n] - base['rss_mb_%s' % n] for n in procs}
         result['p99_ms_by_window'] = [round(w.get('p99_ms', float('nan')), 3) for w in windows]

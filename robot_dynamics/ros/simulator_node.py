@@ -74,6 +74,10 @@ from .sim_commands import CommandError, effort_command, joint_command, joint_sta
 FAST_TICK_BUDGET = 0.002
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+#: Command subscriptions keep 100 messages (0.1 s at 1 kHz): while a late tick
+#: runs its catch-up steps the commands queue instead of being overwritten, so
+#: every one is read and counted (the latest wins; the others are superseded).
+COMMAND_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 
 
 def _finite_list(value):
@@ -254,9 +258,9 @@ class SimulatorNode(ModelNode):
         quiet = SubscriptionEventCallbacks(use_default_callbacks=False)
         self.create_subscription(WrenchStamped, '~/wrench', self._on_wrench, RELIABLE, event_callbacks=quiet)
         if p.joint_commands_topic:
-            self.create_subscription(JointState, p.joint_commands_topic, self._on_joint_command, RELIABLE)
+            self.create_subscription(JointState, p.joint_commands_topic, self._on_joint_command, COMMAND_QOS)
         if p.effort_commands_topic:
-            self.create_subscription(Float64MultiArray, p.effort_commands_topic, self._on_effort, RELIABLE)
+            self.create_subscription(Float64MultiArray, p.effort_commands_topic, self._on_effort, COMMAND_QOS)
         self._publish_state()
         self._publish_clock()
 
