@@ -136,7 +136,10 @@ def test_publisher_killed_then_restarted(ros, start_node, on_timeout):
         assert all(np.allclose(m.data, last_cmd, atol=TOL) for _, m in late)
     else:
         assert late == [], 'stop must publish nothing'
-        assert t_diag - t_last < 2 * TIMEOUT + 0.05, t_diag - t_last       # + one diagnostics period
+        # The report itself: /diagnostics from the node can pause for up to about
+        # a second after a peer process is SIGKILLed (seen in CI), so the bound is
+        # looser than for the commands above.
+        assert t_diag - t_last < 2 * TIMEOUT + 1.5, t_diag - t_last
     assert v['_level'] == (DiagnosticStatus.WARN if on_timeout == 'hold' else DiagnosticStatus.ERROR)
     # The driver restarts with another state: the node resumes with it.
     t_resume = time.monotonic()
@@ -182,8 +185,7 @@ def test_publisher_sending_only_nan_times_out(ros, start_node):
     assert len(late) == 1 and np.all(np.array(late[0][1].data) == 0.0), late
     assert 0.5 * TIMEOUT < late[0][0] - t_last < 2 * TIMEOUT, late[0][0] - t_last
     n_bad = int(diag.get()['bad_messages'])
-    time.sleep(0.2)
-    assert int(diag.get()['bad_messages']) > n_bad, 'the NaN publisher should still be counted'
+    assert wait_for(lambda: int(diag.get()['bad_messages']) > n_bad, 3), 'the NaN publisher should still be counted'
     assert diag.get()['state'] == 'timed out'
     bad.send_signal(signal.SIGKILL)
     t_resume = time.monotonic()
