@@ -175,9 +175,20 @@ def run(args):
                 raise RuntimeError('the loop did not start within 180 s; logs in %s' % logs)
             spin(0.1)
         client = node.create_client(SetBool, ns + '/simulator/pause')
+        deadline = time.monotonic() + 30
+        while not client.service_is_ready():         # a request sent before discovery is lost
+            check()
+            if time.monotonic() > deadline:
+                raise RuntimeError('no ~/pause service after 30 s; logs in %s' % logs)
+            spin(0.05)
         future = client.call_async(SetBool.Request(data=False))
         while not future.done():
+            check()
+            if time.monotonic() > deadline:
+                raise RuntimeError('~/pause did not answer; logs in %s' % logs)
             spin(0.01)
+        if not future.result().success:
+            raise RuntimeError('the simulator did not resume: %s' % future.result().message)
         t_start = time.time()
         mon.states.clear()
         mon.answers.clear()

@@ -872,7 +872,7 @@ def test_a_description_is_never_opened_as_a_file(ros, start_node, tmp_path):
 
 
 # --- the simulator ------------------------------------------------------------------------------
-N_SIM_COMMANDS = 3000
+N_SIM_COMMANDS = 10_000
 SIM_PARAMS = {'urdf_path': str(PANDA), 'publish_rate': 250.0, 'marker_rate': 0.0, 'diagnostics_period': 0.05,
               'effort_commands_topic': 'effort_controller/commands', 'joint_commands_topic': 'joint_commands'}
 
