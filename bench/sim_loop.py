@@ -10,7 +10,10 @@ Starts, as separate processes on the bundled 7-DOF Panda (urdf/panda_arm.urdf):
   factor 1, started paused at the Panda's ready pose;
 - ``dynamics_node`` (unless ``--no-controller``): gravity + Coriolis
   compensation of every joint state, sent back to the simulator as its effort
-  command (``publish_command``), so the arm is held in a closed loop.
+  command (``publish_command``), so the arm is held in a closed loop. Its
+  joint_states subscription is best-effort (the node's default) unless
+  ``--joint-states-reliability reliable``: only then is a joint state
+  guaranteed to arrive, so only then is a lost one a fault of the loop.
 
 This process subscribes (reliable) to joint_states, to the dynamics node's
 ``~/compensation_torque`` (stamped with the joint state it answers) and to
@@ -143,7 +146,8 @@ def run(args):
     sim_params = dict(urdf_path=str(PANDA), initial_positions=READY, start_paused=True,
                       effort_commands_topic='effort_controller/commands', joints=JOINTS)
     dyn_params = dict(urdf_path=str(PANDA), mode='gravity_coriolis', publish_command=True,
-                      command_topic='effort_controller/commands', joints=JOINTS)
+                      command_topic='effort_controller/commands', joints=JOINTS,
+                      joint_states_reliability=args.joint_states_reliability)
     procs = {'simulator': _node('simulator_node', ns, sim_params, open(os.path.join(logs, 'sim.log'), 'w'))}
     if not args.no_controller:
         procs['dynamics_node'] = _node('dynamics_node', ns, dyn_params, open(os.path.join(logs, 'dyn.log'), 'w'))
@@ -280,6 +284,9 @@ def main(argv=None):
     parser.add_argument('--window', type=float, default=10.0, help='seconds per reported window (default 10)')
     parser.add_argument('--no-controller', action='store_true', help='the simulator alone, pinned to --cpu')
     parser.add_argument('--cpu', type=int, default=(os.cpu_count() or 1) - 1, help='core for --no-controller')
+    parser.add_argument('--joint-states-reliability', choices=('best_effort', 'reliable'), default='best_effort',
+                        help="dynamics_node's joint_states subscription (its parameter; default best_effort, "
+                             "the node's default, which DDS may drop from under load)")
     parser.add_argument('--json', action='store_true', help='print the result as JSON at the end')
     parser.add_argument('--json-only', action='store_true', help='print only the JSON result')
     args = parser.parse_args(argv)

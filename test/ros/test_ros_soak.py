@@ -4,7 +4,10 @@ The 10-minute version is ``.venv/bin/python bench/sim_loop.py --duration 600``
 (README, "Reliability"); this one runs in CI. It runs the script as users do,
 a separate process that starts both nodes, and checks its JSON result:
 nothing lost, memory growth under 5 MB, the real-time factor held, and a
-p99 latency that does not grow over the run.
+p99 latency that does not grow over the run. dynamics_node subscribes to
+joint_states with reliable QoS here: with its default best-effort
+subscription DDS may drop samples under load (38 of 61,026 in one CI run),
+and "nothing lost" is then not a property of the loop.
 """
 import json
 import os
@@ -20,7 +23,8 @@ DURATION = float(os.environ.get('RD_SOAK_SECONDS', '60'))
 def test_sixty_second_closed_loop_soak():
     proc = subprocess.run(
         [sys.executable, str(ROOT / 'bench' / 'sim_loop.py'), '--duration', str(DURATION), '--window', '10',
-         '--json-only'], capture_output=True, text=True, timeout=DURATION + 300)
+         '--joint-states-reliability', 'reliable', '--json-only'],
+        capture_output=True, text=True, timeout=DURATION + 300)
     assert proc.stdout.strip(), proc.stderr
     result = json.loads(proc.stdout[proc.stdout.index('{'):])
     print(json.dumps(result, indent=1))
