@@ -451,7 +451,13 @@ def run(node_class, args=None):
         # spin_once in a loop, not spin(): the Jazzy EventsExecutor's spin()
         # was seen not to run timers at all, spin_once() does.
         while node.context.ok():
-            executor.spin_once(timeout_sec=0.1)
+            try:
+                executor.spin_once(timeout_sec=0.1)
+            except Exception:
+                # Ctrl-C / SIGTERM shut the context down while a callback was
+                # publishing ("publisher's context is invalid"): a clean exit.
+                if node.context.ok():
+                    raise
     except P.ParameterError as exc:
         rclpy.logging.get_logger(node_class.default_name).fatal(str(exc))
         rclpy.try_shutdown()

@@ -157,7 +157,10 @@ def warm_up_simulation():
     from .model_node import _WARMUP_URDF
     model = rd.load_urdf(_WARMUP_URDF)
     for integrator in ('rk4', 'semi_implicit_euler'):
-        sim = Simulator(model, integrator=integrator, q0=[0.1, 2.99])
+        # Faster than the warm-up arm's 1 rad/s limits: the compiled step
+        # (simulation/fused.py) and the velocity limiter both run.
+        sim = Simulator(model, integrator=integrator, q0=[0.1, 2.99], qd0=[1.5, -1.5])
+        sim.step(2)
         sim.apply_wrench('l2', [1.0, 0, 0, 0, 0.1, 0], frame='base')
         for mode in ('effort', 'position', 'velocity'):
             sim.set_command([1.0, 0.5], mode)
