@@ -21,6 +21,8 @@ import math
 
 import numpy as np
 
+from .joint_map import _as_float_array
+
 #: Field order that decides a joint's mode: the first field with a value wins.
 FIELDS = ('position', 'velocity', 'effort')
 
@@ -31,15 +33,10 @@ class CommandError(ValueError):
 
 def _floats(x):
     """Zero-copy float64 view of an array.array('d') / float64 ndarray; a copy otherwise."""
-    if isinstance(x, np.ndarray) and x.dtype == np.float64:
-        return x
     try:
-        return np.frombuffer(x, dtype=np.float64)
+        return _as_float_array(x)
     except (TypeError, ValueError):
-        try:
-            return np.asarray(x, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise CommandError('values must be numbers') from None
+        raise CommandError('values must be numbers') from None
 
 
 def effort_command(data, joints):
