@@ -299,7 +299,7 @@ def main():
     import numba
 
     models = [("panda_arm (bundled)", ROOT / "urdf" / "panda_arm.urdf")]
-    from robot_dynamics.sample import example_robot_data_dir
+    from robot_dynamics.tools.sample import example_robot_data_dir
     erd = example_robot_data_dir()
     if erd is not None:
         models.append(("erd panda.urdf (mimic)", erd / "panda_description" / "urdf" / "panda.urdf"))

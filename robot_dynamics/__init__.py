@@ -48,20 +48,20 @@ Internally the kernels use Featherstone's spatial order (angular first)
 and body-fixed frames (see ``_jit.py``); the algorithms cite the book
 sections they implement.
 """
-from .aba import aba
-from .config_space import configuration_space_form
-from .coriolis import coriolis_matrix
-from .crba import mass_matrix
-from .energy import kinetic_energy, potential_energy
+from .algorithms.aba import aba
+from .analysis.config_space import configuration_space_form
+from .algorithms.coriolis import coriolis_matrix
+from .algorithms.crba import mass_matrix
+from .algorithms.energy import kinetic_energy, potential_energy
 from .errors import InertiaWarning, URDFError
-from .friction import friction_torques
-from .kinematics import forward_kinematics, jacobian, link_pose
-from .model import Joint, Model
-from .operational import (SingularityError, cartesian_dynamics, dynamically_consistent_inverse,
+from .analysis.friction import friction_torques
+from .algorithms.kinematics import forward_kinematics, jacobian, link_pose
+from .model.model import Joint, Model
+from .analysis.operational import (SingularityError, cartesian_dynamics, dynamically_consistent_inverse,
                           jacobian_derivative_times_qd, operational_space)
-from .rnea import gravity_torques, nonlinear_effects, rnea
-from .urdf import load_urdf
-from .wrench import static_torques
+from .algorithms.rnea import gravity_torques, nonlinear_effects, rnea
+from .model.urdf import load_urdf
+from .algorithms.wrench import static_torques
 
 __version__ = "0.1.0"
 

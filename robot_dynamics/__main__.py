@@ -1,6 +1,6 @@
 """``python -m robot_dynamics ...``: the robot-dynamics command-line tool (see cli.py)."""
 import sys
 
-from .cli import main
+from .tools.cli import main
 
 sys.exit(main())

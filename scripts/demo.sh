@@ -5,7 +5,7 @@
 #
 # Usage: scripts/demo.sh [demo options, e.g. --duration 30 | --forever | --help]
 # Creates/reuses .venv (runtime requirements and the interfaces), then runs
-# `python -m robot_dynamics.demo` from the checkout. DDS discovery stays on
+# `python -m robot_dynamics.tools.demo` from the checkout. DDS discovery stays on
 # this machine unless ROS_AUTOMATIC_DISCOVERY_RANGE is set.
 set -euo pipefail
 
@@ -18,4 +18,4 @@ src_hash="$(cat "$root"/robot_dynamics/*.py | sha256sum | cut -c1-16)"
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$root/.venv/numba-cache/$src_hash}"
 export PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
 export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
-exec "$root/.venv/bin/python" -m robot_dynamics.demo "$@"
+exec "$root/.venv/bin/python" -m robot_dynamics.tools.demo "$@"

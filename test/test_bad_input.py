@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.sample import random_urdf
+from robot_dynamics.tools.sample import random_urdf
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics import cli, plots
-from robot_dynamics.report import dynamic_report
+from robot_dynamics.tools import cli, plots
+from robot_dynamics.analysis.report import dynamic_report
 
 ROOT = Path(__file__).resolve().parents[1]
 UR5 = str(ROOT / "urdf" / "ur5.urdf")

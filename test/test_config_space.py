@@ -16,8 +16,8 @@ import pytest
 import sympy as sp
 
 import robot_dynamics as rd
-from robot_dynamics.config_space import configuration_space_form, velocity_pairs, velocity_products
-from robot_dynamics.sample import random_urdf
+from robot_dynamics.analysis.config_space import configuration_space_form, velocity_pairs, velocity_products
+from robot_dynamics.tools.sample import random_urdf
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXTBOOK = ROOT / "urdf" / "textbook"
@@ -192,7 +192,7 @@ def test_bad_arguments():
 
 def test_package_level_names_are_the_module_functions():
     """The issue's spelling ``rd.configuration_space_form`` and the operational-space helpers."""
-    from robot_dynamics import operational
+    from robot_dynamics.analysis import operational
     assert rd.configuration_space_form is configuration_space_form
     for name in ("operational_space", "cartesian_dynamics", "jacobian_derivative_times_qd",
                  "dynamically_consistent_inverse", "SingularityError"):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import robot_dynamics as rd
-from robot_dynamics.sample import random_urdf
+from robot_dynamics.tools.sample import random_urdf
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

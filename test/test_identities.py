@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.sample import random_urdf
+from robot_dynamics.tools.sample import random_urdf
 
 SEEDS = list(range(12))
 

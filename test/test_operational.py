@@ -1,4 +1,4 @@
-"""Operational-space / Cartesian dynamics (robot_dynamics.operational).
+"""Operational-space / Cartesian dynamics (robot_dynamics.analysis.operational).
 
 - Craig examples 6.6/6.7 (two-link point-mass arm, tip frame): J, M_x,
   V_x, G_x as printed, and V_x re-derived with sympy from the worked
@@ -22,9 +22,9 @@ import pytest
 import sympy as sp
 
 import robot_dynamics as rd
-from robot_dynamics.operational import (SingularityError, cartesian_dynamics, dynamically_consistent_inverse,
+from robot_dynamics.analysis.operational import (SingularityError, cartesian_dynamics, dynamically_consistent_inverse,
                                         jacobian_derivative_times_qd, operational_space)
-from robot_dynamics.sample import random_urdf
+from robot_dynamics.tools.sample import random_urdf
 
 ROOT = Path(__file__).resolve().parents[1]
 P = dict(m1=1.9, l1=0.62, m2=0.85, l2=0.37, g=9.81)       # urdf/textbook/point_mass_two_link.urdf
@@ -323,7 +323,7 @@ def test_craig_example_6_7_cartesian_configuration_space_form():
     """Craig eq. 6.105 for the two-link arm in the tip frame: B_x and C_x are the coefficients of
     J^T V_x = V - M J^-1 Jdot qd (derived here with sympy from the worked example's M, V and J);
     C_x is the joint-space C of worked example 4, B_x gains the m1 l1^2 cot(q2) term."""
-    from robot_dynamics.operational import cartesian_configuration_space_form
+    from robot_dynamics.analysis.operational import cartesian_configuration_space_form
     model = two_link()
     m1, l1, m2, l2 = P["m1"], P["l1"], P["m2"], P["l2"]
     for q, qd in states(20, 4):
@@ -351,8 +351,8 @@ def test_craig_example_6_7_cartesian_configuration_space_form():
 
 def test_cartesian_configuration_space_form_reproduces_rnea():
     """tau = J^T M_x xdd + B_x [qd qd] + C_x [qd^2] + G with xdd = J qdd + Jdot qd (UR5, base frame)."""
-    from robot_dynamics.config_space import velocity_products
-    from robot_dynamics.operational import cartesian_configuration_space_form
+    from robot_dynamics.analysis.config_space import velocity_products
+    from robot_dynamics.analysis.operational import cartesian_configuration_space_form
     model = ur5()
     rng = np.random.default_rng(12)
     q, qd, qdd = rng.uniform(-1.5, 1.5, (3, 6))

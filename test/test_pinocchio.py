@@ -37,7 +37,7 @@ import pytest
 
 pin = pytest.importorskip("pinocchio")
 import robot_dynamics as rd  # noqa: E402
-from robot_dynamics.sample import example_robot_data_dir  # noqa: E402
+from robot_dynamics.tools.sample import example_robot_data_dir  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 N_STATES = 25

@@ -1,4 +1,4 @@
-"""Dynamic characteristics report (robot_dynamics.report).
+"""Dynamic characteristics report (robot_dynamics.analysis.report).
 
 - Its numbers are the library's: M_ii, M_ij, G, J^T F (rd.static_torques).
 - The two-link point-mass arm (worked-examples.md 4): the torque per kg of
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.report import default_tool_link, dynamic_report
+from robot_dynamics.analysis.report import default_tool_link, dynamic_report
 
 ROOT = Path(__file__).resolve().parents[1]
 TWO_LINK = ROOT / "urdf" / "textbook" / "point_mass_two_link.urdf"

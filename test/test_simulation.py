@@ -9,7 +9,7 @@ import pytest
 from scipy.special import ellipk
 
 import robot_dynamics as rd
-from robot_dynamics.sample import random_urdf
+from robot_dynamics.tools.sample import random_urdf
 from robot_dynamics.simulation import (RK4, Command, ExternalWrenches, JointActuator, JointFriction,
                                        PositionLimits, ProgressBar, SimulationError, SimulationResult,
                                        Simulator, VelocityLimits, get_integrator, project_velocity, simulate)

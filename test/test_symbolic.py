@@ -27,7 +27,7 @@ import sympy as sp
 
 import robot_dynamics as rd
 from robot_dynamics import symbolic
-from robot_dynamics.sample import random_urdf
+from robot_dynamics.tools.sample import random_urdf
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXTBOOK = ROOT / "urdf" / "textbook"

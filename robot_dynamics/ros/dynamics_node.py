@@ -49,7 +49,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory
 
-from . import params as P
+from ..ros import params as P
 from .compensation import (COMPUTED_TORQUE, FEEDFORWARD, GRAVITY_CORIOLIS, MODES, Compensation,
                            TorqueLimiter, computed_torque, feedforward)
 from .joint_map import JointMapError, JointStateMerger, reorder_indices

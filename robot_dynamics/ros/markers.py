@@ -26,8 +26,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kinematics import forward_kinematics
-from ..model import INERTIA, MASS, MCOM
+from ..algorithms.kinematics import forward_kinematics
+from ..model.model import INERTIA, MASS, MCOM
 
 AXIS_LENGTH = 0.1        # [m]
 LINE_WIDTH = 0.005       # [m]

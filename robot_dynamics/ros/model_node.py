@@ -35,7 +35,7 @@ import robot_dynamics as rd
 from robot_dynamics_interfaces.srv import (ForwardDynamics, GravityCompensation, InverseDynamics,
                                            MassMatrix, SetPayload, TrajectoryEfforts)
 
-from . import params as P
+from ..ros import params as P
 from .joint_map import state_from_names
 from .trajectory import fill_trajectory_efforts
 

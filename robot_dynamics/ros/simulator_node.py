@@ -62,7 +62,7 @@ from robot_dynamics_interfaces.srv import SetState
 
 from ..simulation import (INTEGRATORS, JointActuator, JointFriction, PositionLimits, SimulationError,
                           Simulator, VelocityLimits)
-from . import params as P
+from ..ros import params as P
 from .joint_map import JointMapError, reorder_indices
 from .markers import MarkerBuilder
 from .model_node import ModelNode, run

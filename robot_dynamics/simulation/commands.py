@@ -12,8 +12,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import jit
-from ..rnea import rnea
+from ..algorithms.kernels import jit
+from ..algorithms.rnea import rnea
 
 EFFORT, POSITION, VELOCITY = 0, 1, 2
 MODES = ("effort", "position", "velocity")

@@ -23,8 +23,8 @@ from typing import Protocol, Tuple, runtime_checkable
 
 import numpy as np
 
-from .._jit import jit
-from ..crba import mass_matrix
+from ..algorithms.kernels import jit
+from ..algorithms.crba import mass_matrix
 
 
 @runtime_checkable

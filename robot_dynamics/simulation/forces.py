@@ -17,10 +17,10 @@ from typing import Optional, Protocol, runtime_checkable
 
 import numpy as np
 
-from .._jit import jit
-from ..crba import mass_matrix
-from ..friction import friction_torques
-from ..kinematics import link_pose
+from ..algorithms.kernels import jit
+from ..algorithms.crba import mass_matrix
+from ..analysis.friction import friction_torques
+from ..algorithms.kinematics import link_pose
 
 
 @runtime_checkable

@@ -22,9 +22,9 @@ joints, 4 RNEA per step).
 """
 import numpy as np
 
-from .._jit import jit
-from ..aba import _aba, _workspace
-from ..rnea import _rnea
+from ..algorithms.kernels import jit
+from ..algorithms.aba import _aba, _workspace
+from ..algorithms.rnea import _rnea
 from .forces import _stop_torques
 
 # Rows of the per-joint parameter array P (nrows, nq).

@@ -16,7 +16,7 @@ from typing import Callable, Protocol, Tuple, runtime_checkable
 
 import numpy as np
 
-from .._jit import jit
+from ..algorithms.kernels import jit
 
 # accel(t, q, qd) -> qdd, each (nq,) [rad, rad/s, rad/s^2 or m, m/s, m/s^2].
 Accel = Callable[[float, np.ndarray, np.ndarray], np.ndarray]

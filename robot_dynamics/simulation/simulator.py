@@ -19,15 +19,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import _checks
-from .._jit import jit
-from ..aba import aba
-from ..energy import kinetic_energy, potential_energy
+from ..algorithms import checks
+from ..algorithms.kernels import jit
+from ..algorithms.aba import aba
+from ..algorithms.energy import kinetic_energy, potential_energy
 from .commands import Command, JointActuator
 from .constraints import VelocityLimits
 from .forces import ExternalWrenches, ForceModel, JointFriction, PositionLimits
 from .fused import NROWS, fused_step
-from . import fused as F
+from ..simulation import fused as F
 from .integrators import RK4, SemiImplicitEuler, get_integrator
 from .result import ProgressBar, SimulationResult
 
@@ -139,10 +139,10 @@ class Simulator:
         self._t0, self._k = float(t), 0
 
     def _vector(self, x, name):
-        shape, (a,) = _checks.batch(self.model, **{name: x})
+        shape, (a,) = checks.batch(self.model, **{name: x})
         if shape:
             raise ValueError("%s must be one state (%d,), got shape %s" % (name, self.model.nq, np.shape(x)))
-        _checks.check_finite(**{name: a[0]})
+        checks.check_finite(**{name: a[0]})
         return a[0].copy()
 
     @property

@@ -1,6 +1,6 @@
 """The main demo (scripts/demo.sh): simulator_node + dynamics_node over DDS, report and plot.
 
-Runs ``python -m robot_dynamics.demo`` as users do (it starts the two nodes
+Runs ``python -m robot_dynamics.tools.demo`` as users do (it starts the two nodes
 as processes of its own) for a short duration, in a namespace of its own,
 and checks what it prints and the PNG it writes.
 """
@@ -23,7 +23,7 @@ def test_demo_holds_the_arm_reports_and_plots(tmp_path):
     png = tmp_path / 'demo.png'
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.run(
-        [sys.executable, '-m', 'robot_dynamics.demo', '--duration', '3', '--output', str(png),
+        [sys.executable, '-m', 'robot_dynamics.tools.demo', '--duration', '3', '--output', str(png),
          '--namespace', '/rd_demo_test_%d' % os.getpid()],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -47,7 +47,7 @@ def test_demo_rejects_bad_arguments(tmp_path):
     for argv, expected in ((['--duration', '-1'], '--duration must be'),
                            (['--output', 'x.pdf'], 'ending in .png'),
                            (['--urdf', str(tmp_path / 'missing.urdf')], 'error')):
-        proc = subprocess.run([sys.executable, '-m', 'robot_dynamics.demo'] + argv, cwd=tmp_path, env=env,
+        proc = subprocess.run([sys.executable, '-m', 'robot_dynamics.tools.demo'] + argv, cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode != 0
         assert expected in proc.stderr, proc.stderr

@@ -14,8 +14,8 @@ and returns the plotted arrays, so that what is drawn can be checked:
 """
 import numpy as np
 
-from .crba import mass_matrix
-from .rnea import gravity_torques
+from ..algorithms.crba import mass_matrix
+from ..algorithms.rnea import gravity_torques
 
 DEFAULT_PRISMATIC_SPAN = 0.5     # [m] half-range shown for a prismatic joint without limits
 

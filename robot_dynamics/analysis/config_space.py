@@ -19,9 +19,9 @@ they are the Christoffel symbols of M:
 """
 import numpy as np
 
-from . import _checks
-from .crba import mass_matrix
-from .rnea import gravity_torques, nonlinear_effects
+from ..algorithms import checks
+from ..algorithms.crba import mass_matrix
+from ..algorithms.rnea import gravity_torques, nonlinear_effects
 
 
 def velocity_pairs(n):
@@ -52,11 +52,11 @@ def configuration_space_form(model, q, *, symbolic=False, **derive_options):
         if q is not None:
             raise ValueError("configuration_space_form(symbolic=True) takes q=None: the result is a "
                              "function of the symbols q1..q%d" % model.nq)
-        from .symbolic import derive
+        from ..symbolic import derive
         return derive(model, **derive_options).configuration_space()
     if derive_options:
         raise ValueError("options %s apply only with symbolic=True" % ", ".join(sorted(derive_options)))
-    shape, (Q,) = _checks.batch(model, q=q)
+    shape, (Q,) = checks.batch(model, q=q)
     n, nstates = model.nq, Q.shape[0]
     pairs = velocity_pairs(n)
     # Unit velocities: e_j (n of them), then e_j + e_k for j < k.

@@ -143,9 +143,9 @@ def _matrix(M, names):
 
 def cmd_info(args, out):
     model, messages = _load(args)
-    from .operational import _body_links
-    from .kinematics import forward_kinematics
-    from .model import MASS, MCOM
+    from ..analysis.operational import _body_links
+    from ..algorithms.kinematics import forward_kinematics
+    from ..model.model import MASS, MCOM
     q = model.neutral()
     T = forward_kinematics(model, q)
     moving_mass, mc = 0.0, np.zeros(3)
@@ -251,7 +251,7 @@ def _parse_symbols(text):
 
 
 def cmd_equations(args, out):
-    from .symbolic import derive
+    from ..symbolic import derive
     model, _ = _load(args)
     symbols = _parse_symbols(args.symbols) if args.symbols else None
     eq = derive(model, symbols, urdf=args.urdf, max_dof=args.max_dof)
@@ -272,7 +272,7 @@ def cmd_equations(args, out):
 
 
 def cmd_report(args, out):
-    from .report import dynamic_report
+    from ..analysis.report import dynamic_report
     model, _ = _load(args)
     q = joint_vector(args.q, model, "--q", default=model.neutral())
     point = _floats(args.point, 3, "--point") if args.point else np.zeros(3)
@@ -286,7 +286,7 @@ def cmd_report(args, out):
 
 
 def _simulate(args, model):
-    from .simulation import simulate
+    from ..simulation import simulate
     q0 = joint_vector(args.q0, model, "--q0", default=model.neutral()) if args.q0 else model.neutral()
     qd0 = joint_vector(args.qd0, model, "--qd0") if args.qd0 else None
     tau = joint_vector(args.torque, model, "--torque") if args.torque else None
@@ -323,7 +323,7 @@ def cmd_plot(args, out):
         raise UsageError("--output: expected a file name ending in .png, got %r" % args.output)
     if args.kind == "trajectory":
         if args.urdf.lower().endswith((".csv", ".npz")):
-            from .simulation import SimulationResult
+            from ..simulation import SimulationResult
             result = SimulationResult.load(args.urdf)
         else:
             if args.duration is None:

@@ -44,11 +44,11 @@ from typing import Tuple
 
 import numpy as np
 
-from . import _checks
-from .crba import mass_matrix
-from .kinematics import forward_kinematics, jacobian
-from .model import AXIS, JTYPE, PARENT, PRISMATIC, QIDX, QMUL
-from .rnea import gravity_torques, nonlinear_effects
+from ..algorithms import checks
+from ..algorithms.crba import mass_matrix
+from ..algorithms.kinematics import forward_kinematics, jacobian
+from ..model.model import AXIS, JTYPE, PARENT, PRISMATIC, QIDX, QMUL
+from ..algorithms.rnea import gravity_torques, nonlinear_effects
 
 MAX_CONDITION = 1e8      # default bound on cond(J M^-1 J^T) before a pose counts as singular
 ROW_NAMES = ("x", "y", "z", "wx", "wy", "wz")
@@ -89,7 +89,7 @@ class OperationalSpace:
     def torques(self, F):
         """``tau = J^T F`` (Handbook eq. 3.51): joint torques that exert the task
         wrench F (m,) (rows and frame of J) at the point."""
-        F = _checks.as_float_array(F, "F")
+        F = checks.as_float_array(F, "F")
         if F.shape[-1:] != (self.J.shape[-2],):
             raise ValueError("F must have %d values (rows %s), got shape %s"
                              % (self.J.shape[-2], ", ".join(self.rows), F.shape))
@@ -222,14 +222,14 @@ def operational_space(model, q, link, point=(0.0, 0.0, 0.0), qd=None, *, frame="
         raise ValueError("%d task rows (%s) for a robot with %d joints: J M^-1 J^T is singular at every pose; "
                          "choose at most %d rows, e.g. rows=%r" % (len(idx), ", ".join(names), model.nq,
                                                                   model.nq, ROW_NAMES[:model.nq]))
-    x = _checks.point(point)
+    x = checks.point(point)
     frame_link = _frame_link(model, link, frame)
     if qd is None:
-        shape, (Q,) = _checks.batch(model, q=q)
+        shape, (Q,) = checks.batch(model, q=q)
         QD = np.zeros_like(Q)
     else:
-        shape, (Q, QD) = _checks.batch(model, q=q, qd=qd)
-    _checks.check_finite(q=Q, qd=QD)
+        shape, (Q, QD) = checks.batch(model, q=q, qd=qd)
+    checks.check_finite(q=Q, qd=QD)
     out = [_operational_one(model, Q[i], QD[i], link, x, frame_link, idx, max_condition, on_singular)
            for i in range(Q.shape[0])]
     fields = {k: np.stack([o[k] for o in out]).reshape(shape + np.shape(out[0][k])) for k in out[0]}
@@ -280,10 +280,10 @@ def jacobian_derivative_times_qd(model, q, qd, link, point=(0.0, 0.0, 0.0), *, f
     and ``d/dt (a_k x (x - o_k)) = d/dt a_k x (x - o_k) + a_k x (v_x - v_ok)``.
     """
     idx, _ = _rows(rows)
-    x = _checks.point(point)
+    x = checks.point(point)
     frame_link = _frame_link(model, link, frame)
-    shape, (Q, QD) = _checks.batch(model, q=q, qd=qd)
-    _checks.check_finite(q=Q, qd=QD)
+    shape, (Q, QD) = checks.batch(model, q=q, qd=qd)
+    checks.check_finite(q=Q, qd=QD)
     out = np.empty((Q.shape[0], len(idx)))
     for i in range(Q.shape[0]):
         _, bias6, Rf, _ = _bias_one(model, Q[i], QD[i], link, x, frame_link)
@@ -323,13 +323,13 @@ def cartesian_dynamics(model, q, qd, link, point=(0.0, 0.0, 0.0), *, frame="base
     if len(idx) != model.nq:
         raise ValueError("Craig's Cartesian form needs a square Jacobian: %d rows (%s) for %d joints; "
                          "use operational_space() for m < n" % (len(idx), ", ".join(names), model.nq))
-    q = _checks.as_float_array(q, "q")
-    qd = _checks.as_float_array(qd, "qd")
+    q = checks.as_float_array(q, "q")
+    qd = checks.as_float_array(qd, "qd")
     if q.shape != (model.nq,) or qd.shape != (model.nq,):
         raise ValueError("q and qd must each be one state of %d values, got shapes %s and %s"
                          % (model.nq, q.shape, qd.shape))
-    _checks.check_finite(q=q, qd=qd)
-    x = _checks.point(point)
+    checks.check_finite(q=q, qd=qd)
+    x = checks.point(point)
     frame_link = _frame_link(model, link, frame)
     J6, bias6, Rf, wf = _bias_one(model, q, qd, link, x, frame_link)
     v6 = J6 @ qd
@@ -387,4 +387,4 @@ def cartesian_configuration_space_form(model, q, link, point=(0.0, 0.0, 0.0), *,
     B = np.zeros((n, len(pairs)))
     for p, (j, k) in enumerate(pairs):
         B[:, p] = JtVx(E[j] + E[k]) - columns[j] - columns[k]
-    return Mx, B, C, gravity_torques(model, _checks.as_float_array(q, "q"))
+    return Mx, B, C, gravity_torques(model, checks.as_float_array(q, "q"))

@@ -21,10 +21,10 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from . import _checks
-from .crba import mass_matrix
-from .kinematics import jacobian
-from .rnea import gravity_torques
+from ..algorithms import checks
+from ..algorithms.crba import mass_matrix
+from ..algorithms.kinematics import jacobian
+from ..algorithms.rnea import gravity_torques
 
 
 @dataclass(frozen=True)
@@ -154,13 +154,13 @@ def dynamic_report(model, q, *, link=None, point=(0.0, 0.0, 0.0), wrench=None):
     Returns:
         :class:`DynamicReport`.
     """
-    q = _checks.as_float_array(q, "q")
+    q = checks.as_float_array(q, "q")
     if q.shape != (model.nq,):
         raise ValueError("q must be one configuration of %d values, got shape %s" % (model.nq, q.shape))
-    _checks.check_finite(q=q)
+    checks.check_finite(q=q)
     link = default_tool_link(model) if link is None else model.link_names[model.link_index(link)]
-    x = _checks.point(point)
-    F = np.zeros(6) if wrench is None else _checks.as_float_array(wrench, "wrench")
+    x = checks.point(point)
+    F = np.zeros(6) if wrench is None else checks.as_float_array(wrench, "wrench")
     if F.shape != (6,) or not np.all(np.isfinite(F)):
         raise ValueError("wrench must be 6 finite numbers [fx fy fz nx ny nz] (base frame), got %r" % (wrench,))
     M = mass_matrix(model, q)

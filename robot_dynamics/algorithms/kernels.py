@@ -14,7 +14,7 @@ pairs and index directly: no per-body array views on the hot path.
 import numba as nb
 import numpy as np
 
-from .model import AXIS, GRAVITY, JTYPE, NQ, PARENT, POS0, PRISMATIC, QIDX, QMUL, QOFF, ROT0
+from ..model.model import AXIS, GRAVITY, JTYPE, NQ, PARENT, POS0, PRISMATIC, QIDX, QMUL, QOFF, ROT0
 
 jit = nb.njit(cache=True, nogil=True, error_model="numpy")
 inline = nb.njit(cache=True, nogil=True, error_model="numpy", inline="always")

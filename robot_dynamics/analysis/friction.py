@@ -7,7 +7,7 @@ simulator subtracts it from the applied torque.
 """
 import numpy as np
 
-from . import _checks
+from ..algorithms import checks
 
 
 def friction_torques(model, qd, *, smoothing=0.0):
@@ -24,10 +24,10 @@ def friction_torques(model, qd, *, smoothing=0.0):
     """
     if smoothing < 0 or not np.isfinite(smoothing):
         raise ValueError("smoothing must be a finite velocity >= 0 [rad/s], got %r" % (smoothing,))
-    shape, (QD,) = _checks.batch(model, qd=qd)
+    shape, (QD,) = checks.batch(model, qd=qd)
     if not np.all(np.isfinite(QD)):
-        _checks.raise_not_finite(qd=qd)
-    from .model import DAMPING, FRICTION
+        checks.raise_not_finite(qd=qd)
+    from ..model.model import DAMPING, FRICTION
     G = model._G
     qd_b = QD @ G.T                                       # body joint velocities
     sign = np.tanh(qd_b / smoothing) if smoothing > 0 else np.sign(qd_b)

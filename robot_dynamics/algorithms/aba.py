@@ -11,13 +11,13 @@ factorisation (Featherstone sec. 6.1, "FDcrb"), compiled as well.
 import numba as nb
 import numpy as np
 
-from . import _checks
-from ._jit import (MAT, V, V_RO, add_joint_motion, add_velocity_product, all_finite, bad_length,
+from . import checks
+from .kernels import (MAT, V, V_RO, add_joint_motion, add_velocity_product, all_finite, bad_length,
                    cross_force_add, finite1, force_to_parent_add, inertia_matrix, inertia_times, jit,
                    joint_coordinate, joint_force, joint_pose, joint_position, motion_to_child, nbodies,
                    parent_row, set_base_acceleration)
 from .crba import _crba
-from .model import AXIS, JTYPE, MASS, PARENT, PRISMATIC
+from ..model.model import AXIS, JTYPE, MASS, PARENT, PRISMATIC
 from .rnea import _rnea
 from .wrench import body_wrenches
 
@@ -212,14 +212,14 @@ def aba(model, q, qd, tau, f_ext=None):
         ValueError: bad shapes or non-finite values; a singular mass matrix
             (a moving joint that carries no mass) is reported as such.
     """
-    if f_ext is None and _checks.single(q):
+    if f_ext is None and checks.single(q):
         qdd = np.empty(model.nq)
         try:
             if (fd_crb_one if model.has_mimic else aba_one)(model._data, q, qd, tau, qdd) == 0:
                 return qdd
         except TypeError:
             pass
-    shape, (Q, QD, TAU) = _checks.batch(model, q=q, qd=qd, tau=tau)
+    shape, (Q, QD, TAU) = checks.batch(model, q=q, qd=qd, tau=tau)
     FEXT = body_wrenches(model, f_ext, shape, Q.shape[0])
     QDD = np.empty_like(Q)
     kernel = fd_crb_kernel if model.has_mimic else aba_kernel
@@ -229,7 +229,7 @@ def aba(model, q, qd, tau, f_ext=None):
 
 
 def _raise(model, q, qd, tau):
-    _checks.check_finite(q=q, qd=qd, tau=tau)
+    checks.check_finite(q=q, qd=qd, tau=tau)
     raise ValueError("forward dynamics is singular: a moving joint of %r carries no mass or inertia "
                      "(M(q) is not invertible)" % model.name)
 

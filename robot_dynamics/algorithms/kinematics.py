@@ -7,9 +7,9 @@ base-frame coordinates, so ``[v; w] = J(q) qd``.
 """
 import numpy as np
 
-from . import _checks
-from ._jit import all_finite, jit, nbodies, world_poses
-from .model import AXIS, JTYPE, PARENT, PRISMATIC, QIDX, QMUL
+from . import checks
+from .kernels import all_finite, jit, nbodies, world_poses
+from ..model.model import AXIS, JTYPE, PARENT, PRISMATIC, QIDX, QMUL
 
 
 @jit
@@ -82,11 +82,11 @@ def forward_kinematics(model, q):
         dict ``{link: (..., 4, 4)}`` homogeneous transforms base <- link,
         for every name in ``model.link_names``.
     """
-    shape, (Q,) = _checks.batch(model, q=q)
+    shape, (Q,) = checks.batch(model, q=q)
     nl = len(model.link_names)
     T = np.empty((Q.shape[0], nl, 4, 4))
     if not fk_kernel(model._data, model._link_body, model._link_pose, Q, T):
-        _checks.raise_not_finite(q=q)
+        checks.raise_not_finite(q=q)
     T = T.reshape(shape + (nl, 4, 4))
     return {name: T[..., l, :, :] for l, name in enumerate(model.link_names)}
 
@@ -110,9 +110,9 @@ def jacobian(model, q, link, point=(0.0, 0.0, 0.0)):
         for links fixed to the base.
     """
     l = model.link_index(link)
-    x = _checks.point(point)
-    shape, (Q,) = _checks.batch(model, q=q)
+    x = checks.point(point)
+    shape, (Q,) = checks.batch(model, q=q)
     J = np.empty((Q.shape[0], 6, model.nq))
     if not jacobian_kernel(model._data, model._link_body, model._link_pose, l, x, Q, J):
-        _checks.raise_not_finite(q=q)
+        checks.raise_not_finite(q=q)
     return J.reshape(shape + (6, model.nq))

@@ -9,10 +9,10 @@ the parallel-axis rule; each column is the composite inertia's force
 import numba as nb
 import numpy as np
 
-from . import _checks
-from ._jit import (MAT, V_RO, all_finite, bad_length, finite1, force_to_parent_add, inertia_times,
+from . import checks
+from .kernels import (MAT, V_RO, all_finite, bad_length, finite1, force_to_parent_add, inertia_times,
                    inertia_to_parent_add, jit, joint_force, joint_pose, joint_position, nbodies)
-from .model import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
+from ..model.model import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
 
 
 @jit
@@ -77,15 +77,15 @@ def mass_matrix(model, q):
         rows and columns in ``model.joint_names`` order. Mimic joints are
         folded in: ``M = G^T M_bodies G``.
     """
-    if _checks.single(q):
+    if checks.single(q):
         M = np.empty((model.nq, model.nq))
         try:
             if crba_one(model._data, q, M) == 0:
                 return M
         except TypeError:
             pass
-    shape, (Q,) = _checks.batch(model, q=q)
+    shape, (Q,) = checks.batch(model, q=q)
     M = np.empty((Q.shape[0], model.nq, model.nq))
     if not crba_kernel(model._data, Q, M):
-        _checks.raise_not_finite(q=q)
+        checks.raise_not_finite(q=q)
     return M.reshape(shape + (model.nq, model.nq))

@@ -57,7 +57,7 @@ from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.str import StrPrinter
 from sympy.simplify.fu import TR10i
 
-from .model import (AXIS, INERTIA, JTYPE, MASS, MCOM, PARENT, POS0, PRISMATIC, QIDX, QMUL, QOFF,
+from ..model.model import (AXIS, INERTIA, JTYPE, MASS, MCOM, PARENT, POS0, PRISMATIC, QIDX, QMUL, QOFF,
                     ROT0)
 
 MAX_DOF = 6                  # default limit of derive(); see the module docstring for timings
@@ -299,8 +299,8 @@ class _Body:
 
 def _link_inertials(model, urdf):
     """{link: (m, c (3,), Ic (3, 3) about the centre of mass in link axes)} from the URDF file."""
-    from .spatial import rpy_to_matrix
-    from .urdf import MAX_BYTES, _parse, _read
+    from ..model.spatial import rpy_to_matrix
+    from ..model.urdf import MAX_BYTES, _parse, _read
     robot = _parse(_read(urdf, MAX_BYTES))          # the loader's hardened reader and parser
     out = {}
     for link in robot.links:

@@ -1,6 +1,6 @@
 """Demo: a simulated arm held by gravity compensation, over real ROS 2 topics.
 
-Usage: ``python -m robot_dynamics.demo [--urdf PATH] [--duration S | --forever] [--output PNG]``
+Usage: ``python -m robot_dynamics.tools.demo [--urdf PATH] [--duration S | --forever] [--output PNG]``
 (``scripts/demo.sh`` or ``ros2 run robot_dynamics robot_dynamics_demo``).
 
 What it does, with the bundled 7-DOF Panda arm by default:
@@ -253,7 +253,7 @@ def run_loop(urdf, model, q0, duration, namespace):
     from rclpy.signals import SignalHandlerOptions
     from std_srvs.srv import SetBool
 
-    from .ros.model_node import make_executor
+    from ..ros.model_node import make_executor
 
     nodes = Nodes(urdf, model, q0, namespace)
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)   # Ctrl-C stays ours
@@ -395,7 +395,7 @@ def main(argv=None):
     except (OSError, ValueError) as err:    # missing file, rd.URDFError
         print(f'robot_dynamics_demo: error: {err}', file=sys.stderr)
         return 1
-    from .simulation import simulate
+    from ..simulation import simulate
     q0 = start_pose(model)
     print_arm(model, path, q0)
 

@@ -14,7 +14,7 @@ from urdf_parser_py import urdf as _urdf
 from urdf_parser_py.xml_reflection import core as _xmlr
 
 from . import model as _m
-from .errors import InertiaWarning, URDFError
+from ..errors import InertiaWarning, URDFError
 from .spatial import homogeneous, inertia_about_origin, inertia_problem, rpy_to_matrix
 
 MOVING = ("revolute", "continuous", "prismatic")

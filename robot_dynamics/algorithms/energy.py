@@ -6,10 +6,10 @@ so that ``g(q) = dU/dq``. The zero of U is the base origin.
 """
 import numpy as np
 
-from . import _checks
-from ._jit import (add_joint_motion, all_finite, inertia_times, jit, joint_coordinate, motion_to_child,
+from . import checks
+from .kernels import (add_joint_motion, all_finite, inertia_times, jit, joint_coordinate, motion_to_child,
                    nbodies, parent_row, world_poses)
-from .model import GRAVITY, MASS, MCOM
+from ..model.model import GRAVITY, MASS, MCOM
 
 
 @jit
@@ -50,18 +50,18 @@ def potential_kernel(D, Q, E):
 
 def kinetic_energy(model, q, qd):
     """Kinetic energy [J] ``1/2 qd^T M(q) qd``; (..., nq) states -> (...)."""
-    shape, (Q, QD) = _checks.batch(model, q=q, qd=qd)
+    shape, (Q, QD) = checks.batch(model, q=q, qd=qd)
     E = np.empty(Q.shape[0])
     if not kinetic_kernel(model._data, Q, QD, E):
-        _checks.raise_not_finite(q=q, qd=qd)
+        checks.raise_not_finite(q=q, qd=qd)
     return E.reshape(shape) if shape else float(E[0])
 
 
 def potential_energy(model, q):
     """Gravitational potential energy [J] ``-sum m_i g . c_i`` (zero at the
     base origin); (..., nq) -> (...). Its gradient is ``gravity_torques``."""
-    shape, (Q,) = _checks.batch(model, q=q)
+    shape, (Q,) = checks.batch(model, q=q)
     E = np.empty(Q.shape[0])
     if not potential_kernel(model._data, Q, E):
-        _checks.raise_not_finite(q=q)
+        checks.raise_not_finite(q=q)
     return E.reshape(shape) if shape else float(E[0])

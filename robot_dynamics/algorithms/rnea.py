@@ -9,12 +9,12 @@ and ``nonlinear_effects(q, qd) == rnea(q, qd, 0)``.
 import numba as nb
 import numpy as np
 
-from . import _checks
-from ._jit import (MAT, V, V_RO, add_joint_motion, add_torque, add_velocity_product, all_finite,
+from . import checks
+from .kernels import (MAT, V, V_RO, add_joint_motion, add_torque, add_velocity_product, all_finite,
                    bad_length, cross_force_add, finite1, force_to_parent_add, inertia_times, jit,
                    joint_coordinate, joint_force, joint_pose, joint_position, motion_to_child,
                    nbodies, parent_row, set_base_acceleration)
-from .model import MASS, PARENT
+from ..model.model import MASS, PARENT
 from .wrench import body_wrenches
 
 
@@ -125,18 +125,18 @@ def rnea(model, q, qd, qdd, f_ext=None):
     The states broadcast against each other; a batch (B, nq) is computed in
     one compiled loop. See Featherstone sec. 5.3, Handbook Algorithm 3.1.
     """
-    if f_ext is None and _checks.single(q):
+    if f_ext is None and checks.single(q):
         tau = np.empty(model.nq)
         try:
             if rnea_one(model._data, q, qd, qdd, tau) == 0:
                 return tau
         except TypeError:            # not three C-contiguous float64 vectors: general path
             pass
-    shape, (Q, QD, QDD) = _checks.batch(model, q=q, qd=qd, qdd=qdd)
+    shape, (Q, QD, QDD) = checks.batch(model, q=q, qd=qd, qdd=qdd)
     FEXT = body_wrenches(model, f_ext, shape, Q.shape[0])
     TAU = np.empty_like(Q)
     if not rnea_kernel(model._data, Q, QD, QDD, FEXT, TAU):
-        _checks.raise_not_finite(q=q, qd=qd, qdd=qdd, f_ext=None if f_ext is None else FEXT)
+        checks.raise_not_finite(q=q, qd=qd, qdd=qdd, f_ext=None if f_ext is None else FEXT)
     return TAU.reshape(shape + (model.nq,))
 
 
@@ -149,17 +149,17 @@ def gravity_torques(model, q):
     Returns:
         (..., nq) torques [N m] / forces [N].
     """
-    if _checks.single(q):
+    if checks.single(q):
         tau = np.empty(model.nq)
         try:
             if gravity_one(model._data, q, tau) == 0:
                 return tau
         except TypeError:
             pass
-    shape, (Q,) = _checks.batch(model, q=q)
+    shape, (Q,) = checks.batch(model, q=q)
     TAU = np.empty_like(Q)
     if not gravity_kernel(model._data, Q, TAU):
-        _checks.raise_not_finite(q=q)
+        checks.raise_not_finite(q=q)
     return TAU.reshape(shape + (model.nq,))
 
 
@@ -172,15 +172,15 @@ def nonlinear_effects(model, q, qd):
     Returns:
         (..., nq) torques [N m] / forces [N].
     """
-    if _checks.single(q):
+    if checks.single(q):
         tau = np.empty(model.nq)
         try:
             if rnea_one(model._data, q, qd, model._zeros, tau) == 0:
                 return tau
         except TypeError:
             pass
-    shape, (Q, QD) = _checks.batch(model, q=q, qd=qd)
+    shape, (Q, QD) = checks.batch(model, q=q, qd=qd)
     TAU = np.empty_like(Q)
     if not rnea_kernel(model._data, Q, QD, np.zeros_like(Q), np.empty((Q.shape[0], 0, 6)), TAU):
-        _checks.raise_not_finite(q=q, qd=qd)
+        checks.raise_not_finite(q=q, qd=qd)
     return TAU.reshape(shape + (model.nq,))

@@ -11,10 +11,10 @@ i ancestor of (or equal to) j and ``C_ji = S_j . (IC_j Sdot_i + BC_j S_i)``.
 """
 import numpy as np
 
-from . import _checks
-from ._jit import (all_finite, inertia_matrix, inertia_to_parent_add, jit, joint_coordinate, nbodies,
+from . import checks
+from .kernels import (all_finite, inertia_matrix, inertia_to_parent_add, jit, joint_coordinate, nbodies,
                    world_poses)
-from .model import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
+from ..model.model import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
 
 
 @jit
@@ -140,8 +140,8 @@ def coriolis_matrix(model, q, qd):
     Returns:
         (..., nq, nq).
     """
-    shape, (Q, QD) = _checks.batch(model, q=q, qd=qd)
+    shape, (Q, QD) = checks.batch(model, q=q, qd=qd)
     C = np.empty((Q.shape[0], model.nq, model.nq))
     if not coriolis_kernel(model._data, Q, QD, C):
-        _checks.raise_not_finite(q=q, qd=qd)
+        checks.raise_not_finite(q=q, qd=qd)
     return C.reshape(shape + (model.nq, model.nq))

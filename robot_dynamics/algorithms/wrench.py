@@ -6,8 +6,8 @@ frame, with the moment taken about the link frame origin [N, N m].
 """
 import numpy as np
 
-from . import _checks
-from ._jit import jit
+from . import checks
+from .kernels import jit
 
 
 @jit
@@ -40,13 +40,13 @@ def link_wrenches(model, f_ext, batch_shape):
     if isinstance(f_ext, dict):
         W = np.zeros((nl, 6))
         for link, w in f_ext.items():
-            a = _checks.as_float_array(w, "f_ext[%r]" % (link,))
+            a = checks.as_float_array(w, "f_ext[%r]" % (link,))
             if a.shape != (6,):
                 raise ValueError("f_ext[%r] must be a wrench of 6 values [fx fy fz nx ny nz], got shape %s"
                                  % (link, a.shape))
             W[model.link_index(link)] += a
     else:
-        W = _checks.as_float_array(f_ext, "f_ext")
+        W = checks.as_float_array(f_ext, "f_ext")
         if W.ndim < 2 or W.shape[-2:] != (nl, 6):
             raise ValueError("f_ext must have shape (..., %d, 6) (one [fx fy fz nx ny nz] wrench per link "
                              "in model.link_names order) or be a dict {link: wrench}; got shape %s"
@@ -86,7 +86,7 @@ def static_torques(model, q, link, wrench, point=(0.0, 0.0, 0.0)):
     """
     from .kinematics import jacobian
     J = jacobian(model, q, link, point)
-    F = _checks.as_float_array(wrench, "wrench")
+    F = checks.as_float_array(wrench, "wrench")
     if F.shape[-1:] != (6,):
         raise ValueError("wrench must have 6 values [fx fy fz nx ny nz], got shape %s" % (F.shape,))
     return np.einsum("...ij,...i->...j", J, F)
