@@ -49,27 +49,28 @@ and body-fixed frames (see ``_jit.py``); the algorithms cite the book
 sections they implement.
 """
 from .algorithms.aba import aba
-from .analysis.config_space import configuration_space_form
 from .algorithms.coriolis import coriolis_matrix
 from .algorithms.crba import mass_matrix
+from .algorithms.dispatch import get_num_threads, set_num_threads
 from .algorithms.energy import kinetic_energy, potential_energy
-from .errors import InertiaWarning, URDFError
-from .analysis.friction import friction_torques
 from .algorithms.kinematics import forward_kinematics, jacobian, link_pose
-from .model.model import Joint, Model
-from .analysis.operational import (SingularityError, cartesian_dynamics, dynamically_consistent_inverse,
-                          jacobian_derivative_times_qd, operational_space)
 from .algorithms.rnea import gravity_torques, nonlinear_effects, rnea
-from .model.urdf import load_urdf
-from .algorithms.wrench import static_torques
+from .analysis.config_space import configuration_space_form
+from .analysis.friction import friction_torques
+from .analysis.operational import (cartesian_dynamics, dynamically_consistent_inverse,
+                                   jacobian_derivative_times_qd, operational_space)
+from .analysis.wrench import static_torques
+from .errors import InertiaWarning, RobotDynamicsError, SingularityError, URDFError
+from .model import Data, Joint, Model, load_urdf
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
-    "Model", "Joint", "URDFError", "InertiaWarning", "load_urdf",
+    "Model", "Data", "Joint", "load_urdf",
+    "RobotDynamicsError", "URDFError", "SingularityError", "InertiaWarning",
     "rnea", "gravity_torques", "nonlinear_effects", "coriolis_matrix", "mass_matrix", "aba",
     "friction_torques", "forward_kinematics", "link_pose", "jacobian", "static_torques",
     "kinetic_energy", "potential_energy",
     "configuration_space_form", "operational_space", "cartesian_dynamics", "jacobian_derivative_times_qd",
-    "dynamically_consistent_inverse", "SingularityError",
+    "dynamically_consistent_inverse", "set_num_threads", "get_num_threads",
 ]

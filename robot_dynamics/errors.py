@@ -1,16 +1,51 @@
-"""Errors raised by robot_dynamics.
+"""The errors and warnings robot_dynamics raises on purpose, in one place.
 
-Every error the package raises on purpose is a ``ValueError`` subclass (or a
-plain ``ValueError`` for array shapes), so callers can catch one type.
+Every deliberate error is a :class:`RobotDynamicsError`; those that report
+a bad value (a URDF, an argument, a message, a singular pose) are also a
+``ValueError``, so ``except ValueError`` keeps working. Shape and
+finiteness errors of the array API are plain ``ValueError`` raised by
+:mod:`robot_dynamics.algorithms.checks`, with the argument's name, what was
+expected and what came.
 """
 
 
-class URDFError(ValueError):
+class RobotDynamicsError(Exception):
+    """Base class of every error robot_dynamics raises on purpose."""
+
+
+class URDFError(RobotDynamicsError, ValueError):
     """A URDF that cannot be turned into a model.
 
     The message names the element at fault (link or joint name and the
     attribute), never a traceback from inside the XML parser.
     """
+
+
+class SingularityError(RobotDynamicsError, ValueError):
+    """A singular configuration: a mass matrix that cannot be inverted, or a
+    task Jacobian whose operational-space inertia is unbounded. The message
+    says which, with the condition number and the bound where there is one."""
+
+
+class SimulationError(RobotDynamicsError, RuntimeError):
+    """A simulation step would have produced a non-finite state; the
+    simulator kept its state."""
+
+
+class ParameterError(RobotDynamicsError, ValueError):
+    """One or more ROS parameters are invalid; the text lists each problem."""
+
+
+class JointMapError(RobotDynamicsError, ValueError):
+    """A joint-state message's names do not map onto the model's joints."""
+
+
+class CommandError(RobotDynamicsError, ValueError):
+    """A command message that cannot be applied; the text says why."""
+
+
+class UsageError(RobotDynamicsError, ValueError):
+    """A bad command-line argument: printed as one line, exit code 2."""
 
 
 class InertiaWarning(UserWarning):

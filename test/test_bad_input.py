@@ -90,7 +90,9 @@ def test_bad_point_gravity_and_broadcast(model):
     with pytest.raises(ValueError, match="point must be 3 finite numbers"):
         rd.jacobian(model, z, "link1", point=(0, 1))
     with pytest.raises(ValueError, match="gravity must be 3 finite numbers"):
-        model.gravity = (0, 0, np.nan)
+        model.with_gravity((0, 0, np.nan))
+    with pytest.raises(AttributeError, match="immutable: use model = model.with_gravity"):
+        model.gravity = (0, 0, -1.0)
     np.testing.assert_array_equal(model.gravity, [0, 0, -9.81])
     with pytest.raises(ValueError, match="do not broadcast"):
         rd.rnea(model, np.zeros((2, model.nq)), np.zeros((3, model.nq)), z)
@@ -101,8 +103,12 @@ def test_bad_point_gravity_and_broadcast(model):
 def test_model_arrays_are_read_only(model):
     with pytest.raises(ValueError):
         model.effort_limit[0] = 1.0
-    with pytest.raises(ValueError):
-        model._link_pose[0, 0] = 1.0
+    for name in ("packed", "parent", "joint_type", "axis", "joint_placement", "body_mass", "body_com",
+                 "body_inertia", "spatial_inertia", "body_parameters", "coupling", "link_body",
+                 "link_placement", "link_mass", "link_com", "link_inertia", "body_link"):
+        a = getattr(model, name)
+        with pytest.raises(ValueError):
+            a.flat[0] = 1.0
 
 
 def test_singular_forward_dynamics_is_reported():

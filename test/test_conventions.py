@@ -39,14 +39,11 @@ def test_gravity_torque_is_gradient_of_potential(arm):
 
 
 def test_wall_mounted_base_is_a_gravity_vector(arm):
-    arm.gravity = (-9.81, 0.0, 0.0)                  # base x axis points up
-    try:
-        assert rd.gravity_torques(arm, [0.0])[0] == pytest.approx(0.0, abs=1e-12)
-        # q = -pi/2 points the arm along base +z: the weight (along -x) at (0, 0, L)
-        # exerts r x F = -m g L about y, so holding takes +m g L
-        assert rd.gravity_torques(arm, [-np.pi / 2])[0] == pytest.approx(MASS * 9.81 * L)
-    finally:
-        arm.gravity = (0.0, 0.0, -9.81)
+    wall = arm.with_gravity((-9.81, 0.0, 0.0))       # base x axis points up
+    assert rd.gravity_torques(wall, [0.0])[0] == pytest.approx(0.0, abs=1e-12)
+    # q = -pi/2 points the arm along base +z: the weight (along -x) at (0, 0, L)
+    # exerts r x F = -m g L about y, so holding takes +m g L
+    assert rd.gravity_torques(wall, [-np.pi / 2])[0] == pytest.approx(MASS * 9.81 * L)
 
 
 def test_jacobian_rows_are_linear_then_angular_in_base_frame(arm):

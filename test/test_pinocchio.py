@@ -516,11 +516,10 @@ def test_fext_is_jacobian_transpose(pair):
 
 @pytest.mark.parametrize("g", [(0.0, -9.81, 0.0), (1.5, -2.0, 3.7)])
 def test_changed_gravity(pair, g):
-    m = pair.rd
-    old_rd = np.array(m.gravity, dtype=float).copy()
+    old_rd = np.array(pair.rd.gravity, dtype=float).copy()
     old_pin = pair.pm.gravity.linear.copy()
+    m = pair.rd.with_gravity(g)
     try:
-        m.gravity = g
         pair.pm.gravity.linear = np.array(g, dtype=float)
         np.testing.assert_array_equal(m.gravity, g)
         q, qd, qdd, tau = pair.states(n=N_STATES, seed=11)
@@ -532,6 +531,5 @@ def test_changed_gravity(pair, g):
         close("gravity changed: rnea (batch)", rd.rnea(m, q, qd, qdd),
               np.array([pair.rnea(q[k], qd[k], qdd[k]) for k in range(len(q))]))
     finally:
-        m.gravity = old_rd
         pair.pm.gravity.linear = old_pin
-    np.testing.assert_array_equal(m.gravity, old_rd)
+    np.testing.assert_array_equal(pair.rd.gravity, old_rd)

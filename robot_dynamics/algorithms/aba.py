@@ -12,13 +12,15 @@ import numba as nb
 import numpy as np
 
 from . import checks
-from .kernels import (MAT, V, V_RO, add_joint_motion, add_velocity_product, all_finite, bad_length,
-                   cross_force_add, finite1, force_to_parent_add, inertia_matrix, inertia_times, jit,
-                   joint_coordinate, joint_force, joint_pose, joint_position, motion_to_child, nbodies,
+from ..errors import SingularityError
+from .dispatch import evaluate
+from .kernels import (TABLE, V, V_RO, bad_work, chunks, parallel, work, work_size, S_add, crm_S_add, all_finite, bad_length,
+                   crf_add, finite1, XT_force_add, I_matrix, I_times, jit,
+                   joint_coordinate, ST_force, jcalc, joint_position, X_motion, nbodies,
                    parent_row, set_base_acceleration)
 from .crba import _crba
-from ..model.model import AXIS, JTYPE, MASS, PARENT, PRISMATIC
-from .rnea import _rnea
+from ..model.packed import AXIS, JTYPE, MASS, PARENT, PRISMATIC
+from .rnea import _NO_FEXT, _rnea
 from .wrench import body_wrenches
 
 
@@ -49,34 +51,35 @@ def _congruence_to_parent_add(R, p, i, Ia, IA, t, X, T):
 
 
 @jit
-def _aba(D, q, qd, tau, fext, qdd, R, p, v, c, IA, pA, U, d, u, a, W, X, T):
-    """One state (Featherstone Table 7.1). Work rows: nb bodies + base row.
-    W (3, 6, 6): W[0] = Ia scratch; the base rows of pA, c hold pa and I v."""
+def _aba(D, q, qd, tau, fext, qdd, w):
+    """One state (Featherstone Table 7.1); w: the Work arrays (nb bodies +
+    the base row). The base rows of pA and c hold pa and I v as scratch."""
+    R, p, v, c, IA, pA, U, d, u, a, X, T = w.R, w.p, w.v, w.c, w.IA, w.pA, w.U, w.d, w.u, w.a, w.X, w.T
     n = nbodies(D)
     v[n, :] = 0.0
     for i in range(n):                                    # pass 1: v_i, c_i, IA_i, pA_i
         par = parent_row(D, i)
         qdi = joint_coordinate(D, i, qd)
-        joint_pose(D, i, joint_position(D, i, q), R, p)
-        motion_to_child(R, p, i, v, par, v)               # v_i = X_i v_p + S_i qd_i
-        add_joint_motion(D, i, qdi, v)
+        jcalc(D, i, joint_position(D, i, q), R, p)
+        X_motion(R, p, i, v, par, v)               # v_i = X_i v_p + S_i qd_i
+        S_add(D, i, qdi, v)
         c[i, :] = 0.0                                     # c_i = v_i x S_i qd_i
-        add_velocity_product(D, i, v, qdi, c)
-        inertia_matrix(D, i, MASS, IA, i)                 # IA_i = I_i
-        inertia_times(D, i, MASS, v, i, c, n)             # pA_i = v_i x* I_i v_i - f_ext_i
+        crm_S_add(D, i, v, qdi, c)
+        I_matrix(D, i, MASS, IA, i)                 # IA_i = I_i
+        I_times(D, i, MASS, v, i, c, n)             # pA_i = v_i x* I_i v_i - f_ext_i
         pA[i, :] = 0.0
-        cross_force_add(v, i, c, n, pA, i)
+        crf_add(v, i, c, n, pA, i)
         if fext.shape[0]:
             for r in range(6):
                 pA[i, r] -= fext[i, r]
-    Ia = W[0]
+    Ia = w.Ia
     for i in range(n - 1, -1, -1):                        # pass 2: articulated inertias
         k = 3 if D[i, JTYPE] == PRISMATIC else 0
         ax, ay, az = D[i, AXIS], D[i, AXIS + 1], D[i, AXIS + 2]
         for r in range(6):                                # U_i = IA_i S_i
             U[i, r] = IA[i, r, k] * ax + IA[i, r, k + 1] * ay + IA[i, r, k + 2] * az
-        d[i] = joint_force(D, i, U, i)                    # D_i = S_i^T U_i
-        u[i] = tau[i] - joint_force(D, i, pA, i)          # u_i = tau_i - S_i^T pA_i
+        d[i] = ST_force(D, i, U, i)                    # D_i = S_i^T U_i
+        u[i] = tau[i] - ST_force(D, i, pA, i)          # u_i = tau_i - S_i^T pA_i
         if D[i, PARENT] < 0:
             continue
         for r in range(6):                                # Ia = IA_i - U_i U_i^T / D_i
@@ -89,42 +92,17 @@ def _aba(D, q, qd, tau, fext, qdd, R, p, v, c, IA, pA, U, d, u, a, W, X, T):
             pA[n, r] = s
         par = parent_row(D, i)
         _congruence_to_parent_add(R, p, i, Ia, IA, par, X, T)
-        force_to_parent_add(R, p, i, pA, n, pA, par)
+        XT_force_add(R, p, i, pA, n, pA, par)
     set_base_acceleration(D, a)
     for i in range(n):                                    # pass 3: accelerations
-        motion_to_child(R, p, i, a, parent_row(D, i), a)  # a' = X_i a_p + c_i
+        X_motion(R, p, i, a, parent_row(D, i), a)  # a' = X_i a_p + c_i
         for r in range(6):
             a[i, r] += c[i, r]
         s = 0.0
         for r in range(6):
             s += U[i, r] * a[i, r]
         qdd[i] = (u[i] - s) / d[i]                        # qdd_i = (u_i - U_i^T a') / D_i
-        add_joint_motion(D, i, qdd[i], a)                 # a_i = a' + S_i qdd_i
-
-
-@jit
-def _workspace(D):
-    n = nbodies(D) + 1
-    return (np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6, 6)),
-            np.empty((n, 6)), np.empty((n, 6)), np.empty(n), np.empty(n), np.empty((n, 6)),
-            np.empty((1, 6, 6)), np.empty((6, 6)), np.empty((6, 6)))
-
-
-@jit
-def aba_kernel(D, Q, QD, TAU, FEXT, QDD):
-    R, p, v, c, IA, pA, U, d, u, a, W, X, T = _workspace(D)
-    for b in range(Q.shape[0]):
-        _aba(D, Q[b], QD[b], TAU[b], FEXT[b], QDD[b], R, p, v, c, IA, pA, U, d, u, a, W, X, T)
-    return all_finite(QDD) and all_finite(Q) and all_finite(QD) and all_finite(TAU)
-
-
-@nb.njit(nb.int64(MAT, V_RO, V_RO, V_RO, V), cache=True, nogil=True)
-def aba_one(D, q, qd, tau, qdd):
-    if bad_length(D, q) or bad_length(D, qd) or bad_length(D, tau):
-        return 1
-    R, p, v, c, IA, pA, U, d, u, a, W, X, T = _workspace(D)
-    _aba(D, q, qd, tau, np.empty((0, 6)), qdd, R, p, v, c, IA, pA, U, d, u, a, W, X, T)
-    return 0 if finite1(qdd) and finite1(q) and finite1(qd) and finite1(tau) else 2
+        S_add(D, i, qdd[i], a)                 # a_i = a' + S_i qdd_i
 
 
 @jit
@@ -159,42 +137,65 @@ def _cholesky_solve(M, x):
 
 
 @jit
-def _fd_crb(D, q, qd, tau, fext, qdd, M, zero, R, p, v, a, f, IC, F):
+def _fd_crb(D, q, qd, tau, fext, qdd, w):
     """qdd = M^-1 (tau - h): CRBA, RNEA with qdd = 0, Cholesky. False if singular."""
-    _crba(D, q, M, R, p, IC, F)
-    _rnea(D, q, qd, zero, fext, qdd, R, p, v, a, f)      # qdd <- h (with f_ext)
+    _crba(D, q, w.M, w.R, w.p, w.IC, w.F)
+    w.zero[:] = 0.0
+    _rnea(D, q, qd, w.zero, fext, qdd, w.R, w.p, w.v, w.a, w.f)      # qdd <- h (with f_ext)
     for k in range(qdd.shape[0]):
         qdd[k] = tau[k] - qdd[k]
-    return _cholesky_solve(M, qdd)
+    return _cholesky_solve(w.M, qdd)
 
 
 @jit
-def fd_crb_kernel(D, Q, QD, TAU, FEXT, QDD):
-    """(B, nq) forward dynamics of coupled (mimic) models by the CRBA route."""
-    nq, n = Q.shape[1], nbodies(D) + 1
-    M, zero = np.empty((nq, nq)), np.zeros(nq)
-    R, p, v, a, f = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
-    IC, F = np.empty((n, 13)), np.empty((2, 6))
+def forward_states(D, mimic, Q, QD, TAU, FEXT, QDD, W):
+    """QDD[b] for every row of one chunk: ABA, or the CRBA route for coupled (mimic) trees."""
+    w = work(W, nbodies(D) + 1, Q.shape[1])
+    none = np.empty((0, 6))
     for b in range(Q.shape[0]):
-        if not _fd_crb(D, Q[b], QD[b], TAU[b], FEXT[b], QDD[b], M, zero, R, p, v, a, f, IC, F):
+        fext = FEXT[b] if FEXT.shape[0] > 0 else none
+        if not mimic:
+            _aba(D, Q[b], QD[b], TAU[b], fext, QDD[b], w)
+        elif not _fd_crb(D, Q[b], QD[b], TAU[b], fext, QDD[b], w):
             QDD[b, :] = np.nan
+
+
+@parallel
+def aba_batch(D, Q, QD, TAU, FEXT, mimic, QDD):
+    """(B, nq) forward dynamics on all threads; FEXT (B, nb, 6), or (0, 0, 6) for none."""
+    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), Q.shape[1])
+    for k in nb.prange(ranges.shape[0]):
+        lo, hi = ranges[k, 0], ranges[k, 1]
+        forward_states(D, mimic, Q[lo:hi], QD[lo:hi], TAU[lo:hi], FEXT[lo:hi], QDD[lo:hi], np.empty(size))
     return all_finite(QDD) and all_finite(Q) and all_finite(QD) and all_finite(TAU)
 
 
-@nb.njit(nb.int64(MAT, V_RO, V_RO, V_RO, V), cache=True, nogil=True)
-def fd_crb_one(D, q, qd, tau, qdd):
-    if bad_length(D, q) or bad_length(D, qd) or bad_length(D, tau):
+@nb.njit(nb.int64(TABLE, V_RO, V_RO, V_RO, V, V), cache=True, nogil=True)
+def aba_one(D, q, qd, tau, qdd, W):
+    if bad_length(D, q) or bad_length(D, qd) or bad_length(D, tau) or bad_length(D, qdd):
         return 1
-    nq, n = q.shape[0], nbodies(D) + 1
-    M, zero = np.empty((nq, nq)), np.zeros(nq)
-    R, p, v, a, f = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
-    IC, F = np.empty((n, 13)), np.empty((2, 6))
-    if not _fd_crb(D, q, qd, tau, np.empty((0, 6)), qdd, M, zero, R, p, v, a, f, IC, F):
+    if W.shape[0] == 0:
+        W = np.empty(work_size(nbodies(D), q.shape[0]))
+    elif bad_work(D, W):
+        return 1
+    _aba(D, q, qd, tau, np.empty((0, 6)), qdd, work(W, nbodies(D) + 1, q.shape[0]))
+    return 0 if finite1(qdd) and finite1(q) and finite1(qd) and finite1(tau) else 2
+
+
+@nb.njit(nb.int64(TABLE, V_RO, V_RO, V_RO, V, V), cache=True, nogil=True)
+def fd_crb_one(D, q, qd, tau, qdd, W):
+    if bad_length(D, q) or bad_length(D, qd) or bad_length(D, tau) or bad_length(D, qdd):
+        return 1
+    if W.shape[0] == 0:
+        W = np.empty(work_size(nbodies(D), q.shape[0]))
+    elif bad_work(D, W):
+        return 1
+    if not _fd_crb(D, q, qd, tau, np.empty((0, 6)), qdd, work(W, nbodies(D) + 1, q.shape[0])):
         return 2
     return 0 if finite1(qdd) and finite1(q) and finite1(qd) and finite1(tau) else 2
 
 
-def aba(model, q, qd, tau, f_ext=None):
+def aba(model, q, qd, tau, f_ext=None, *, data=None, out=None):
     """Forward dynamics: the joint accelerations that ``tau`` produces at ``(q, qd)``.
 
     ``qdd = M(q)^-1 (tau - h(q, qd) + sum_k J_k^T f_ext_k)``, so
@@ -204,6 +205,7 @@ def aba(model, q, qd, tau, f_ext=None):
         q, qd: (..., nq) joint positions and velocities.
         tau: (..., nq) applied joint torques [N m] / forces [N].
         f_ext: optional external wrenches on links, as in :func:`rnea`.
+        data, out: as in :func:`rnea`.
 
     Returns:
         (..., nq) joint accelerations [rad/s^2 or m/s^2].
@@ -212,24 +214,14 @@ def aba(model, q, qd, tau, f_ext=None):
         ValueError: bad shapes or non-finite values; a singular mass matrix
             (a moving joint that carries no mass) is reported as such.
     """
-    if f_ext is None and checks.single(q):
-        qdd = np.empty(model.nq)
-        try:
-            if (fd_crb_one if model.has_mimic else aba_one)(model._data, q, qd, tau, qdd) == 0:
-                return qdd
-        except TypeError:
-            pass
-    shape, (Q, QD, TAU) = checks.batch(model, q=q, qd=qd, tau=tau)
-    FEXT = body_wrenches(model, f_ext, shape, Q.shape[0])
-    QDD = np.empty_like(Q)
-    kernel = fd_crb_kernel if model.has_mimic else aba_kernel
-    if not kernel(model._data, Q, QD, TAU, FEXT, QDD):
-        _raise(model, q, qd, tau)
-    return QDD.reshape(shape + (model.nq,))
+    one, fext = (fd_crb_one if model.has_mimic else aba_one), _NO_FEXT
+    if f_ext is not None:
+        shape, _ = checks.batch(model, q=q, qd=qd, tau=tau)
+        one, fext = None, body_wrenches(model, f_ext, shape, int(np.prod(shape, dtype=np.int64)))
+    return evaluate(model, one, aba_batch, ("q", "qd", "tau"), (q, qd, tau), (model.nq,), data, out,
+                    extra=(fext, model.has_mimic), on_error=lambda: _singular(model))
 
 
-def _raise(model, q, qd, tau):
-    checks.check_finite(q=q, qd=qd, tau=tau)
-    raise ValueError("forward dynamics is singular: a moving joint of %r carries no mass or inertia "
-                     "(M(q) is not invertible)" % model.name)
-
+def _singular(model):
+    raise SingularityError("forward dynamics is singular: a moving joint of %r carries no mass or inertia "
+                           "(M(q) is not invertible)" % model.name)

@@ -9,12 +9,13 @@ ancestor joint j is its axis ``S_j`` and its derivative is ``v_j x S_j``;
 summing over subtrees gives ``C_ij = S_i . (IC_j Sdot_j + BC_j S_j)`` for
 i ancestor of (or equal to) j and ``C_ji = S_j . (IC_j Sdot_i + BC_j S_i)``.
 """
+import numba as nb
 import numpy as np
 
-from . import checks
-from .kernels import (all_finite, inertia_matrix, inertia_to_parent_add, jit, joint_coordinate, nbodies,
+from .dispatch import evaluate
+from .kernels import (chunks, parallel, work, work_size, all_finite, I_matrix, XT_I_X_add, jit, joint_coordinate, nbodies,
                    world_poses)
-from ..model.model import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
+from ..model.packed import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
 
 
 @jit
@@ -38,8 +39,8 @@ def _coriolis(D, q, qd, C, R, p, Rw, pw, S, Sd, v, P, IC, BC, A, B, F):
             v[i, r] = (v[par, r] if par >= 0 else 0.0) + S[i, r] * qdi
         _cross_motion(v, i, S, Sd)                       # Sdot_i = v_i x S_i
         P[i, :] = 0.0                                    # inertia of body i in the base frame
-        inertia_to_parent_add(Rw, pw, i, D, i, MASS, P, i)
-        inertia_matrix(P, i, 0, IC, i)
+        XT_I_X_add(Rw, pw, i, D, i, MASS, P, i)
+        I_matrix(P, i, 0, IC, i)
         _body_coriolis(IC[i], v[i], BC[i], A, B)
     for i in range(n - 1, -1, -1):                       # composites over subtrees
         par = int(D[i, PARENT])
@@ -116,18 +117,22 @@ def _body_coriolis(I, v, out, A, B):
 
 
 @jit
-def coriolis_kernel(D, Q, QD, C):
-    n = nbodies(D) + 1
-    R, p, Rw, pw = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3, 3)), np.empty((n, 3))
-    S, Sd, v, P = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 13))
-    IC, BC = np.empty((n, 6, 6)), np.empty((n, 6, 6))
-    A, B, F = np.empty((6, 6)), np.empty((6, 6)), np.empty((3, 6))
+def coriolis_states(D, Q, QD, C, W):
+    w = work(W, nbodies(D) + 1, Q.shape[1])
     for b in range(Q.shape[0]):
-        _coriolis(D, Q[b], QD[b], C[b], R, p, Rw, pw, S, Sd, v, P, IC, BC, A, B, F)
+        _coriolis(D, Q[b], QD[b], C[b], w.R, w.p, w.Rw, w.pw, w.S, w.Sd, w.v, w.IC, w.IA, w.BC, w.X, w.T, w.F)
+
+
+@parallel
+def coriolis_batch(D, Q, QD, C):
+    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), Q.shape[1])
+    for k in nb.prange(ranges.shape[0]):
+        lo, hi = ranges[k, 0], ranges[k, 1]
+        coriolis_states(D, Q[lo:hi], QD[lo:hi], C[lo:hi], np.empty(size))
     return all_finite(C) and all_finite(Q) and all_finite(QD)
 
 
-def coriolis_matrix(model, q, qd):
+def coriolis_matrix(model, q, qd, *, data=None, out=None):
     """Coriolis/centrifugal matrix C(q, qd) [N m s/rad].
 
     ``C(q, qd) qd = nonlinear_effects(q, qd) - gravity_torques(q)`` and
@@ -137,11 +142,8 @@ def coriolis_matrix(model, q, qd):
 
     Args:
         q, qd: (..., nq) joint positions and velocities.
+        data, out: as in :func:`~robot_dynamics.rnea` (out: (..., nq, nq)).
     Returns:
         (..., nq, nq).
     """
-    shape, (Q, QD) = checks.batch(model, q=q, qd=qd)
-    C = np.empty((Q.shape[0], model.nq, model.nq))
-    if not coriolis_kernel(model._data, Q, QD, C):
-        checks.raise_not_finite(q=q, qd=qd)
-    return C.reshape(shape + (model.nq, model.nq))
+    return evaluate(model, None, coriolis_batch, ("q", "qd"), (q, qd), (model.nq, model.nq), data, out)

@@ -9,10 +9,10 @@ the parallel-axis rule; each column is the composite inertia's force
 import numba as nb
 import numpy as np
 
-from . import checks
-from .kernels import (MAT, V_RO, all_finite, bad_length, finite1, force_to_parent_add, inertia_times,
-                   inertia_to_parent_add, jit, joint_force, joint_pose, joint_position, nbodies)
-from ..model.model import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
+from .dispatch import evaluate
+from .kernels import (MAT, TABLE, V, V_RO, bad_work, chunks, parallel, work, work_crba, work_size, all_finite, bad_length, finite1, XT_force_add, I_times,
+                   XT_I_X_add, jit, ST_force, jcalc, joint_position, nbodies)
+from ..model.packed import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
 
 
 @jit
@@ -20,7 +20,7 @@ def _crba(D, q, M, R, p, IC, F):
     """One state. IC (nb, 13) composite inertias; F (2, 6) scratch forces."""
     n = nbodies(D)
     for i in range(n):
-        joint_pose(D, i, joint_position(D, i, q), R, p)
+        jcalc(D, i, joint_position(D, i, q), R, p)
         for c in range(13):
             IC[i, c] = D[i, MASS + c]
     M[:, :] = 0.0
@@ -29,63 +29,64 @@ def _crba(D, q, M, R, p, IC, F):
             F[1, c] = 0.0
         k = 3 if D[i, JTYPE] == PRISMATIC else 0
         F[1, k], F[1, k + 1], F[1, k + 2] = D[i, AXIS], D[i, AXIS + 1], D[i, AXIS + 2]
-        inertia_times(IC, i, 0, F, 1, F, 0)
+        I_times(IC, i, 0, F, 1, F, 0)
         qi, mi = int(D[i, QIDX]), D[i, QMUL]
-        M[qi, qi] += mi * mi * joint_force(D, i, F, 0)    # M_ii = S_i^T F
+        M[qi, qi] += mi * mi * ST_force(D, i, F, 0)    # M_ii = S_i^T F
         j, s = i, 0
         while D[j, PARENT] >= 0:                          # F = X_j^T F; M_ij = S_j^T F
             for c in range(6):
                 F[1 - s, c] = 0.0
-            force_to_parent_add(R, p, j, F, s, F, 1 - s)  # ping-pong between the two rows
+            XT_force_add(R, p, j, F, s, F, 1 - s)  # ping-pong between the two rows
             s = 1 - s
             j = int(D[j, PARENT])
-            Mij = mi * D[j, QMUL] * joint_force(D, j, F, s)
+            Mij = mi * D[j, QMUL] * ST_force(D, j, F, s)
             qj = int(D[j, QIDX])
             M[qi, qj] += Mij
             M[qj, qi] += Mij
         if D[i, PARENT] >= 0:                             # IC_parent += X_i^T IC_i X_i
-            inertia_to_parent_add(R, p, i, IC, i, 0, IC, int(D[i, PARENT]))
+            XT_I_X_add(R, p, i, IC, i, 0, IC, int(D[i, PARENT]))
 
 
 @jit
-def crba_kernel(D, Q, M):
-    """(B, nq) -> M (B, nq, nq); False if not finite."""
-    n = nbodies(D)
-    R, p, IC, F = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 13)), np.empty((2, 6))
+def crba_states(D, Q, M, W):
+    w = work(W, nbodies(D) + 1, Q.shape[1])
     for b in range(Q.shape[0]):
-        _crba(D, Q[b], M[b], R, p, IC, F)
+        _crba(D, Q[b], M[b], w.R, w.p, w.IC, w.F)
+
+
+@parallel
+def crba_batch(D, Q, M):
+    """(B, nq) -> M (B, nq, nq) on all threads; False if not finite."""
+    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), Q.shape[1])
+    for k in nb.prange(ranges.shape[0]):
+        lo, hi = ranges[k, 0], ranges[k, 1]
+        crba_states(D, Q[lo:hi], M[lo:hi], np.empty(size))
     return all_finite(M) and all_finite(Q)
 
 
-@nb.njit(nb.int64(MAT, V_RO, MAT), cache=True, nogil=True)
-def crba_one(D, q, M):
-    if bad_length(D, q):
+@nb.njit(nb.int64(TABLE, V_RO, MAT, V), cache=True, nogil=True)
+def crba_one(D, q, M, W):
+    if bad_length(D, q) or M.shape[0] != q.shape[0] or M.shape[1] != q.shape[0]:
         return 1
-    n = nbodies(D)
-    R, p, IC, F = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 13)), np.empty((2, 6))
+    if W.shape[0] == 0:
+        W = np.empty(work_size(nbodies(D), q.shape[0]))
+    elif bad_work(D, W):
+        return 1
+    R, p, IC, F = work_crba(W, nbodies(D) + 1, q.shape[0])
     _crba(D, q, M, R, p, IC, F)
     return 0 if finite1(q) and all_finite(M) else 2
 
 
-def mass_matrix(model, q):
+def mass_matrix(model, q, *, data=None, out=None):
     """Joint-space inertia matrix M(q) by the composite-rigid-body algorithm.
 
     Args:
         q: (..., nq) joint positions.
+        data: optional :class:`~robot_dynamics.Data`; out: optional
+            (..., nq, nq) float64 array for the result.
     Returns:
         (..., nq, nq) symmetric positive definite matrix [kg m^2, kg m, kg],
         rows and columns in ``model.joint_names`` order. Mimic joints are
         folded in: ``M = G^T M_bodies G``.
     """
-    if checks.single(q):
-        M = np.empty((model.nq, model.nq))
-        try:
-            if crba_one(model._data, q, M) == 0:
-                return M
-        except TypeError:
-            pass
-    shape, (Q,) = checks.batch(model, q=q)
-    M = np.empty((Q.shape[0], model.nq, model.nq))
-    if not crba_kernel(model._data, Q, M):
-        checks.raise_not_finite(q=q)
-    return M.reshape(shape + (model.nq, model.nq))
+    return evaluate(model, crba_one, crba_batch, ("q",), (q,), (model.nq, model.nq), data, out)

@@ -4,64 +4,75 @@ Handbook of Robotics, sec. 3.4: ``T = 1/2 sum_i v_i^T I_i v_i = 1/2 qd^T M qd``,
 ``U = -sum_i m_i g . c_i`` with c_i the centre of mass in the base frame,
 so that ``g(q) = dU/dq``. The zero of U is the base origin.
 """
+import numba as nb
 import numpy as np
 
-from . import checks
-from .kernels import (add_joint_motion, all_finite, inertia_times, jit, joint_coordinate, motion_to_child,
+from .dispatch import evaluate
+from .kernels import (chunks, jcalc, joint_position, parallel, work, work_size, S_add, all_finite, I_times, jit, joint_coordinate, X_motion,
                    nbodies, parent_row, world_poses)
-from ..model.model import GRAVITY, MASS, MCOM
+from ..model.packed import GRAVITY, MASS, MCOM
 
 
 @jit
-def kinetic_kernel(D, Q, QD, E):
+def _kinetic(D, q, qd, R, p, v, Iv):
     n = nbodies(D)
-    R, p, Rw, pw = np.empty((n + 1, 3, 3)), np.empty((n + 1, 3)), np.empty((n + 1, 3, 3)), np.empty((n + 1, 3))
-    v, Iv = np.empty((n + 1, 6)), np.empty((1, 6))
+    v[n, :] = 0.0
+    e = 0.0
+    for i in range(n):
+        jcalc(D, i, joint_position(D, i, q), R, p)
+        X_motion(R, p, i, v, parent_row(D, i), v)            # v_i = X_i v_p + S_i qd_i
+        S_add(D, i, joint_coordinate(D, i, qd), v)
+        I_times(D, i, MASS, v, i, Iv, 0)
+        for r in range(6):
+            e += 0.5 * v[i, r] * Iv[0, r]                    # T_i = 1/2 v_i . I_i v_i
+    return e
+
+
+@jit
+def _potential(D, q, R, p, Rw, pw):
+    n = nbodies(D)
+    world_poses(D, q, R, p, Rw, pw)
+    e = 0.0
+    for i in range(n):
+        for r in range(3):                                   # m c_world = m p + R h
+            mc = D[i, MASS] * pw[i, r]
+            for c in range(3):
+                mc += Rw[i, r, c] * D[i, MCOM + c]
+            e -= D[n, GRAVITY + r] * mc                      # U = -sum m g . c
+    return e
+
+
+@jit
+def energy_states(D, kinetic, Q, QD, E, W):
+    w = work(W, nbodies(D) + 1, Q.shape[1])
     for b in range(Q.shape[0]):
-        world_poses(D, Q[b], R, p, Rw, pw)
-        v[n, :] = 0.0
-        e = 0.0
-        for i in range(n):
-            motion_to_child(R, p, i, v, parent_row(D, i), v)
-            add_joint_motion(D, i, joint_coordinate(D, i, QD[b]), v)
-            inertia_times(D, i, MASS, v, i, Iv, 0)
-            for r in range(6):
-                e += 0.5 * v[i, r] * Iv[0, r]
-        E[b] = e
+        if kinetic:
+            E[b] = _kinetic(D, Q[b], QD[b], w.R, w.p, w.v, w.F)
+        else:
+            E[b] = _potential(D, Q[b], w.R, w.p, w.Rw, w.pw)
+
+
+@parallel
+def energy_batch(D, Q, QD, kinetic, E):
+    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), Q.shape[1])
+    for k in nb.prange(ranges.shape[0]):
+        lo, hi = ranges[k, 0], ranges[k, 1]
+        energy_states(D, kinetic, Q[lo:hi], QD[lo:hi], E[lo:hi], np.empty(size))
     return all_finite(E) and all_finite(Q) and all_finite(QD)
 
 
-@jit
-def potential_kernel(D, Q, E):
-    n = nbodies(D)
-    R, p, Rw, pw = np.empty((n + 1, 3, 3)), np.empty((n + 1, 3)), np.empty((n + 1, 3, 3)), np.empty((n + 1, 3))
-    for b in range(Q.shape[0]):
-        world_poses(D, Q[b], R, p, Rw, pw)
-        e = 0.0
-        for i in range(n):
-            for r in range(3):                         # m c_world = m p + R h
-                mc = D[i, MASS] * pw[i, r]
-                for c in range(3):
-                    mc += Rw[i, r, c] * D[i, MCOM + c]
-                e -= D[n, GRAVITY + r] * mc
-        E[b] = e
-    return all_finite(E) and all_finite(Q)
+def kinetic_energy(model, q, qd, *, data=None, out=None):
+    """Kinetic energy [J] ``1/2 qd^T M(q) qd``; (..., nq) states -> (...)
+    (a float for one state; ``out``: a (...) array)."""
+    return _scalar(evaluate(model, None, energy_batch, ("q", "qd"), (q, qd), (), data, out, extra=(True,)), out)
 
 
-def kinetic_energy(model, q, qd):
-    """Kinetic energy [J] ``1/2 qd^T M(q) qd``; (..., nq) states -> (...)."""
-    shape, (Q, QD) = checks.batch(model, q=q, qd=qd)
-    E = np.empty(Q.shape[0])
-    if not kinetic_kernel(model._data, Q, QD, E):
-        checks.raise_not_finite(q=q, qd=qd)
-    return E.reshape(shape) if shape else float(E[0])
-
-
-def potential_energy(model, q):
+def potential_energy(model, q, *, data=None, out=None):
     """Gravitational potential energy [J] ``-sum m_i g . c_i`` (zero at the
     base origin); (..., nq) -> (...). Its gradient is ``gravity_torques``."""
-    shape, (Q,) = checks.batch(model, q=q)
-    E = np.empty(Q.shape[0])
-    if not potential_kernel(model._data, Q, E):
-        checks.raise_not_finite(q=q)
-    return E.reshape(shape) if shape else float(E[0])
+    return _scalar(evaluate(model, None, lambda D, Q, k, E: energy_batch(D, Q, Q, k, E), ("q",), (q,), (),
+                            data, out, extra=(False,)), out)
+
+
+def _scalar(E, out):
+    return float(E) if out is None and E.ndim == 0 else E

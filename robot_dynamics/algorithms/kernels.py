@@ -1,4 +1,13 @@
-"""Compiled building blocks shared by the algorithms (numba, cached).
+"""Compiled building blocks of the algorithms (numba, cached), named after
+Featherstone's quantities (*Rigid Body Dynamics Algorithms*, ch. 2-5):
+
+- ``jcalc``: the joint transform of body i at its joint position;
+- ``X_motion`` (``X_i m``), ``XT_force_add`` (``X_i^T f``),
+  ``XT_I_X_add`` (``X_i^T I X_i``): moving vectors and inertias between a
+  body and its parent;
+- ``I_times`` (``I m``), ``I_matrix`` (the 6x6 ``I``): spatial inertia;
+- ``S_add`` (``S qd``), ``ST_force`` (``S^T f``): the joint's motion subspace;
+- ``crm_S_add`` (``v x S qd``), ``crf_add`` (``v x* f``): spatial cross products.
 
 Spatial vectors inside the kernels follow Featherstone's order: motion
 ``[w; v]`` (angular velocity, then linear velocity of the point at the frame
@@ -8,16 +17,22 @@ boundary. A body pose is ``(R, p)``: R rotates body coordinates into parent
 coordinates, p is the body origin in parent coordinates.
 
 Work arrays have one row per body plus a last row for the base (index nb),
-so a parent index of -1 maps to the base row. Helpers take (array, row)
-pairs and index directly: no per-body array views on the hot path.
+so a parent index of -1 maps to the base row. They are carved out of one
+flat buffer (:func:`work`, owned by :class:`robot_dynamics.Data`), so a
+compiled call takes one work argument and allocates nothing. Helpers take
+(array, row) pairs and index directly: no per-body array views on the hot path.
 """
+from collections import namedtuple
+
 import numba as nb
 import numpy as np
 
-from ..model.model import AXIS, GRAVITY, JTYPE, NQ, PARENT, POS0, PRISMATIC, QIDX, QMUL, QOFF, ROT0
+from ..model.data import Work, bad_work, work, work_crba, work_rnea, work_size  # noqa: F401  (re-exported for the algorithms)
+from ..model.packed import AXIS, GRAVITY, JTYPE, NQ, PARENT, POS0, PRISMATIC, QIDX, QMUL, QOFF, ROT0
 
 jit = nb.njit(cache=True, nogil=True, error_model="numpy")
 inline = nb.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+parallel = nb.njit(cache=True, nogil=True, error_model="numpy", parallel=True)
 
 # Explicit signatures of the single-state entry points: compiled once at
 # import (or loaded from the cache), and anything else (lists, float32,
@@ -25,7 +40,7 @@ inline = nb.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 V = nb.types.Array(nb.float64, 1, "C")
 V_RO = nb.types.Array(nb.float64, 1, "C", readonly=True)
 MAT = nb.types.Array(nb.float64, 2, "C")
-
+TABLE = nb.types.Array(nb.float64, 2, "C", readonly=True)     # Model.packed
 
 @inline
 def nbodies(D):
@@ -66,7 +81,7 @@ def set_base_acceleration(D, a):
 
 
 @inline
-def joint_pose(D, i, qi, R, p):
+def jcalc(D, i, qi, R, p):
     """Pose of body i in its parent body: R = R0 Rot(axis, qi), p = p0 (+ R0 axis qi)."""
     ax, ay, az = D[i, AXIS], D[i, AXIS + 1], D[i, AXIS + 2]
     if D[i, JTYPE] == PRISMATIC:
@@ -90,7 +105,7 @@ def joint_pose(D, i, qi, R, p):
 
 
 @inline
-def motion_to_child(R, p, i, m, s, out):
+def X_motion(R, p, i, m, s, out):
     """out[i] = X_i m[s]: motion vector from parent to child coordinates,
     w' = R^T w, v' = R^T (v + w x p)."""
     w0, w1, w2 = m[s, 0], m[s, 1], m[s, 2]
@@ -103,7 +118,7 @@ def motion_to_child(R, p, i, m, s, out):
 
 
 @inline
-def force_to_parent_add(R, p, i, f, s, out, t):
+def XT_force_add(R, p, i, f, s, out, t):
     """out[t] += X_i^T f[s]: force from child to parent coordinates,
     f' = R f, n' = R n + p x f'."""
     fx = R[i, 0, 0] * f[s, 3] + R[i, 0, 1] * f[s, 4] + R[i, 0, 2] * f[s, 5]
@@ -121,7 +136,7 @@ def force_to_parent_add(R, p, i, f, s, out, t):
 
 
 @inline
-def inertia_times(P, r, c0, m, s, out, t):
+def I_times(P, r, c0, m, s, out, t):
     """out[t] = I m[s] for the spatial inertia whose 13 parameters
     (mass, h = m c, I_O row-major) are P[r, c0:c0 + 13]:
     n = I_O w + h x v, f = m v - h x w."""
@@ -138,7 +153,7 @@ def inertia_times(P, r, c0, m, s, out, t):
 
 
 @inline
-def cross_force_add(v, s, f, o, out, t):
+def crf_add(v, s, f, o, out, t):
     """out[t] += v[s] x* f[o] = (w x n + v x f, w x f)."""
     w0, w1, w2, v0, v1, v2 = v[s, 0], v[s, 1], v[s, 2], v[s, 3], v[s, 4], v[s, 5]
     n0, n1, n2, f0, f1, f2 = f[o, 0], f[o, 1], f[o, 2], f[o, 3], f[o, 4], f[o, 5]
@@ -151,7 +166,7 @@ def cross_force_add(v, s, f, o, out, t):
 
 
 @inline
-def add_joint_motion(D, i, x, out):
+def S_add(D, i, x, out):
     """out[i] += S_i x (S = [axis; 0] revolute, [0; axis] prismatic)."""
     k = 3 if D[i, JTYPE] == PRISMATIC else 0
     out[i, k] += D[i, AXIS] * x
@@ -160,14 +175,14 @@ def add_joint_motion(D, i, x, out):
 
 
 @inline
-def joint_force(D, i, f, s):
+def ST_force(D, i, f, s):
     """S_i^T f[s]: the joint's share of a force (torque or linear force)."""
     k = 3 if D[i, JTYPE] == PRISMATIC else 0
     return D[i, AXIS] * f[s, k] + D[i, AXIS + 1] * f[s, k + 1] + D[i, AXIS + 2] * f[s, k + 2]
 
 
 @inline
-def add_velocity_product(D, i, v, x, out):
+def crm_S_add(D, i, v, x, out):
     """out[i] += v[i] x (S_i x): the velocity-product acceleration c_i."""
     ax, ay, az = D[i, AXIS] * x, D[i, AXIS + 1] * x, D[i, AXIS + 2] * x
     w0, w1, w2 = v[i, 0], v[i, 1], v[i, 2]
@@ -191,7 +206,7 @@ def add_torque(D, i, value, tau):
 
 
 @inline
-def inertia_to_parent_add(R, p, i, P, r, c0, out, t):
+def XT_I_X_add(R, p, i, P, r, c0, out, t):
     """out[t, 0:13] += the 13 inertia parameters P[r, c0:c0 + 13] of body i
     expressed in its parent's frame (body at pose R[i], p[i]): h' = R h + m p,
     I' = R I R^T + m((p.p) 1 - p p^T) + 2 (p.hh) 1 - p hh^T - hh p^T, hh = R h."""
@@ -232,7 +247,7 @@ def inertia_to_parent_add(R, p, i, P, r, c0, out, t):
 
 
 @inline
-def inertia_matrix(P, r, c0, out, t):
+def I_matrix(P, r, c0, out, t):
     """out[t] (6, 6) = [[I_O, h x], [-(h x), m 1]] from the 13 parameters
     P[r, c0:c0 + 13] (Featherstone eq. 2.63 with h = m c)."""
     for a in range(6):
@@ -257,7 +272,7 @@ def world_poses(D, q, R, p, Rw, pw):
         for c in range(3):
             Rw[n, r, c] = 1.0 if r == c else 0.0
     for i in range(n):
-        joint_pose(D, i, joint_position(D, i, q), R, p)
+        jcalc(D, i, joint_position(D, i, q), R, p)
         par = parent_row(D, i)
         for r in range(3):
             acc = pw[par, r]
@@ -282,3 +297,17 @@ def all_finite(x):
         if not np.isfinite(v):
             return False
     return True
+
+
+@inline
+def chunks(B):
+    """(k, 2) [lo, hi) row ranges that split a batch of B states into at most
+    64 chunks of at least 64 states, which the threads share out (each chunk
+    allocates one work buffer). The count does not depend on the thread
+    count: a kernel that asked numba for it could not be cached."""
+    k = min(max(B // 64, 1), 64)
+    out = np.empty((k, 2), dtype=np.int64)
+    for i in range(k):
+        out[i, 0] = (B * i) // k
+        out[i, 1] = (B * (i + 1)) // k
+    return out

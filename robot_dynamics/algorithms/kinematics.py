@@ -5,18 +5,29 @@ Robotics*, ch. 5. Jacobian rows are ``[vx, vy, vz, wx, wy, wz]``: the linear
 velocity of the chosen point and the angular velocity of its link, both in
 base-frame coordinates, so ``[v; w] = J(q) qd``.
 """
+import numba as nb
 import numpy as np
 
 from . import checks
-from .kernels import all_finite, jit, nbodies, world_poses
-from ..model.model import AXIS, JTYPE, PARENT, PRISMATIC, QIDX, QMUL
+from .dispatch import evaluate
+from .kernels import all_finite, chunks, jit, nbodies, parallel, work, work_size, world_poses
+from ..model.packed import AXIS, JTYPE, PARENT, PRISMATIC, QIDX, QMUL
+
+
+@parallel
+def fk_batch(D, Q, link_body, link_pose, T):
+    """Q (B, nq) -> T (B, nlinks, 4, 4) link poses in the base frame, on all threads."""
+    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), Q.shape[1])
+    for k in nb.prange(ranges.shape[0]):
+        lo, hi = ranges[k, 0], ranges[k, 1]
+        fk_states(D, Q[lo:hi], link_body, link_pose, T[lo:hi], np.empty(size))
+    return all_finite(T)
 
 
 @jit
-def fk_kernel(D, link_body, link_pose, Q, T):
-    """Q (B, nq) -> T (B, nlinks, 4, 4) link poses in the base frame."""
-    n = nbodies(D) + 1
-    R, p, Rw, pw = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3, 3)), np.empty((n, 3))
+def fk_states(D, Q, link_body, link_pose, T, W):
+    w = work(W, nbodies(D) + 1, Q.shape[1])
+    R, p, Rw, pw = w.R, w.p, w.Rw, w.pw
     for b in range(Q.shape[0]):
         world_poses(D, Q[b], R, p, Rw, pw)
         for l in range(link_body.shape[0]):
@@ -30,14 +41,22 @@ def fk_kernel(D, link_body, link_pose, Q, T):
                     else:
                         s = Rw[i, r, 0] * P[c] + Rw[i, r, 1] * P[4 + c] + Rw[i, r, 2] * P[8 + c]
                         T[b, l, r, c] = s + (pw[i, r] if c == 3 else 0.0)
-    return all_finite(T)
+
+
+@parallel
+def jacobian_batch(D, Q, link_body, link_pose, l, point, J):
+    """Q (B, nq) -> J (B, 6, nq) of ``point`` (link frame) on link index l, on all threads."""
+    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), Q.shape[1])
+    for k in nb.prange(ranges.shape[0]):
+        lo, hi = ranges[k, 0], ranges[k, 1]
+        jacobian_states(D, Q[lo:hi], link_body, link_pose, l, point, J[lo:hi], np.empty(size))
+    return all_finite(J) and all_finite(Q)
 
 
 @jit
-def jacobian_kernel(D, link_body, link_pose, l, point, Q, J):
-    """Q (B, nq) -> J (B, 6, nq) of ``point`` (link frame) on link index l."""
-    n = nbodies(D) + 1
-    R, p, Rw, pw = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3, 3)), np.empty((n, 3))
+def jacobian_states(D, Q, link_body, link_pose, l, point, J, W):
+    w = work(W, nbodies(D) + 1, Q.shape[1])
+    R, p, Rw, pw = w.R, w.p, w.Rw, w.pw
     P = link_pose[l]
     x = np.empty(3)
     for b in range(Q.shape[0]):
@@ -70,39 +89,37 @@ def jacobian_kernel(D, link_body, link_pose, l, point, Q, J):
                 J[b, 4, k] += m * a1
                 J[b, 5, k] += m * a2
             j = int(D[j, PARENT])
-    return all_finite(J) and all_finite(Q)
 
 
-def forward_kinematics(model, q):
+def forward_kinematics(model, q, *, data=None):
     """Pose of every link in the base frame.
 
     Args:
         q: (..., nq) joint positions.
+        data: optional :class:`~robot_dynamics.Data`.
     Returns:
         dict ``{link: (..., 4, 4)}`` homogeneous transforms base <- link,
         for every name in ``model.link_names``.
     """
-    shape, (Q,) = checks.batch(model, q=q)
     nl = len(model.link_names)
-    T = np.empty((Q.shape[0], nl, 4, 4))
-    if not fk_kernel(model._data, model._link_body, model._link_pose, Q, T):
-        checks.raise_not_finite(q=q)
-    T = T.reshape(shape + (nl, 4, 4))
+    T = evaluate(model, None, fk_batch, ("q",), (q,), (nl, 4, 4), data,
+                 extra=(model.link_body, model.link_pose_rows))
     return {name: T[..., l, :, :] for l, name in enumerate(model.link_names)}
 
 
-def link_pose(model, q, link):
+def link_pose(model, q, link, *, data=None):
     """(..., 4, 4) pose of one link in the base frame (see forward_kinematics)."""
-    return forward_kinematics(model, q)[model.link_names[model.link_index(link)]]
+    return forward_kinematics(model, q, data=data)[model.link_names[model.link_index(link)]]
 
 
-def jacobian(model, q, link, point=(0.0, 0.0, 0.0)):
+def jacobian(model, q, link, point=(0.0, 0.0, 0.0), *, data=None, out=None):
     """Geometric Jacobian of a point on a link, in the base frame.
 
     Args:
         q: (..., nq) joint positions.
         link: link name (any link, fixed-merged links included).
         point: (3,) point in the link frame [m]; the link origin by default.
+        data, out: as in :func:`~robot_dynamics.rnea` (out: (..., 6, nq)).
 
     Returns:
         (..., 6, nq) with rows ``[vx, vy, vz, wx, wy, wz]`` (base-frame
@@ -111,8 +128,5 @@ def jacobian(model, q, link, point=(0.0, 0.0, 0.0)):
     """
     l = model.link_index(link)
     x = checks.point(point)
-    shape, (Q,) = checks.batch(model, q=q)
-    J = np.empty((Q.shape[0], 6, model.nq))
-    if not jacobian_kernel(model._data, model._link_body, model._link_pose, l, x, Q, J):
-        checks.raise_not_finite(q=q)
-    return J.reshape(shape + (6, model.nq))
+    return evaluate(model, None, jacobian_batch, ("q",), (q,), (6, model.nq), data, out,
+                    extra=(model.link_body, model.link_pose_rows, l, x))

@@ -10,12 +10,16 @@ import numba as nb
 import numpy as np
 
 from . import checks
-from .kernels import (MAT, V, V_RO, add_joint_motion, add_torque, add_velocity_product, all_finite,
-                   bad_length, cross_force_add, finite1, force_to_parent_add, inertia_times, jit,
-                   joint_coordinate, joint_force, joint_pose, joint_position, motion_to_child,
+from .dispatch import evaluate
+from .kernels import (TABLE, V, V_RO, bad_work, chunks, parallel, work, work_rnea, work_size, S_add, add_torque, crm_S_add, all_finite,
+                   bad_length, crf_add, finite1, XT_force_add, I_times, jit,
+                   joint_coordinate, ST_force, jcalc, joint_position, X_motion,
                    nbodies, parent_row, set_base_acceleration)
-from ..model.model import MASS, PARENT
+from ..model.packed import MASS, PARENT
 from .wrench import body_wrenches
+
+_NO_FEXT = np.empty((0, 0, 6))      # no external forces
+_QQDQDD = ("q", "qd", "qdd")
 
 
 @jit
@@ -28,23 +32,23 @@ def _rnea(D, q, qd, qdd, fext, tau, R, p, v, a, f):
     for i in range(n):                                    # forward pass
         par = parent_row(D, i)
         qdi, qddi = joint_coordinate(D, i, qd), joint_coordinate(D, i, qdd)
-        joint_pose(D, i, joint_position(D, i, q), R, p)
-        motion_to_child(R, p, i, v, par, v)               # v_i = X_i v_p + S_i qd_i
-        add_joint_motion(D, i, qdi, v)
-        motion_to_child(R, p, i, a, par, a)               # a_i = X_i a_p + S_i qdd_i + v_i x S_i qd_i
-        add_joint_motion(D, i, qddi, a)
-        add_velocity_product(D, i, v, qdi, a)
-        inertia_times(D, i, MASS, a, i, f, i)             # f_i = I_i a_i + v_i x* I_i v_i - f_ext_i
-        inertia_times(D, i, MASS, v, i, f, n)             # (base row of f as scratch)
-        cross_force_add(v, i, f, n, f, i)
+        jcalc(D, i, joint_position(D, i, q), R, p)
+        X_motion(R, p, i, v, par, v)               # v_i = X_i v_p + S_i qd_i
+        S_add(D, i, qdi, v)
+        X_motion(R, p, i, a, par, a)               # a_i = X_i a_p + S_i qdd_i + v_i x S_i qd_i
+        S_add(D, i, qddi, a)
+        crm_S_add(D, i, v, qdi, a)
+        I_times(D, i, MASS, a, i, f, i)             # f_i = I_i a_i + v_i x* I_i v_i - f_ext_i
+        I_times(D, i, MASS, v, i, f, n)             # (base row of f as scratch)
+        crf_add(v, i, f, n, f, i)
         if fext.shape[0]:
             for c in range(6):
                 f[i, c] -= fext[i, c]
     tau[:] = 0.0
     for i in range(n - 1, -1, -1):                        # backward pass
-        add_torque(D, i, joint_force(D, i, f, i), tau)    # tau_i = S_i^T f_i
+        add_torque(D, i, ST_force(D, i, f, i), tau)    # tau_i = S_i^T f_i
         if D[i, PARENT] >= 0:
-            force_to_parent_add(R, p, i, f, i, f, parent_row(D, i))   # f_p += X_i^T f_i
+            XT_force_add(R, p, i, f, i, f, parent_row(D, i))   # f_p += X_i^T f_i
 
 
 @jit
@@ -53,58 +57,107 @@ def _gravity(D, q, tau, R, p, a, f):
     n = nbodies(D)
     set_base_acceleration(D, a)
     for i in range(n):
-        joint_pose(D, i, joint_position(D, i, q), R, p)
-        motion_to_child(R, p, i, a, parent_row(D, i), a)
-        inertia_times(D, i, MASS, a, i, f, i)
+        jcalc(D, i, joint_position(D, i, q), R, p)
+        X_motion(R, p, i, a, parent_row(D, i), a)
+        I_times(D, i, MASS, a, i, f, i)
     tau[:] = 0.0
     for i in range(n - 1, -1, -1):
-        add_torque(D, i, joint_force(D, i, f, i), tau)
+        add_torque(D, i, ST_force(D, i, f, i), tau)
         if D[i, PARENT] >= 0:
-            force_to_parent_add(R, p, i, f, i, f, parent_row(D, i))
+            XT_force_add(R, p, i, f, i, f, parent_row(D, i))
 
 
 @jit
-def rnea_kernel(D, Q, QD, QDD, FEXT, TAU):
-    """(B, nq) states -> TAU (B, nq); FEXT (B, nb, 6) or (B, 0, 6). False if not finite."""
-    n = nbodies(D) + 1
-    R, p, v, a, f = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
+def rnea_states(D, Q, QD, QDD, FEXT, TAU, W):
+    """TAU[b] = rnea(Q[b], QD[b], QDD[b], FEXT[b]) for every row of one chunk."""
+    w = work(W, nbodies(D) + 1, Q.shape[1])
+    none = np.empty((0, 6))
     for b in range(Q.shape[0]):
-        _rnea(D, Q[b], QD[b], QDD[b], FEXT[b], TAU[b], R, p, v, a, f)
+        fext = FEXT[b] if FEXT.shape[0] > 0 else none
+        _rnea(D, Q[b], QD[b], QDD[b], fext, TAU[b], w.R, w.p, w.v, w.a, w.f)
+
+
+@parallel
+def rnea_batch(D, Q, QD, QDD, FEXT, TAU):
+    """(B, nq) states -> TAU (B, nq) on all threads; FEXT (B, nb, 6), or (0, 0, 6) for none.
+    False if a value is not finite."""
+    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), Q.shape[1])
+    for k in nb.prange(ranges.shape[0]):
+        lo, hi = ranges[k, 0], ranges[k, 1]
+        rnea_states(D, Q[lo:hi], QD[lo:hi], QDD[lo:hi], FEXT[lo:hi], TAU[lo:hi], np.empty(size))
     return all_finite(TAU) and all_finite(Q) and all_finite(QD) and all_finite(QDD)
 
 
-@nb.njit(nb.int64(MAT, V_RO, V_RO, V_RO, V), cache=True, nogil=True)
-def rnea_one(D, q, qd, qdd, tau):
+@nb.njit(nb.int64(TABLE, V_RO, V_RO, V_RO, V, V), cache=True, nogil=True)
+def rnea_one(D, q, qd, qdd, tau, W):
     """Single-state entry point without external forces (the hot path).
-    Returns 0, 1 (a vector has the wrong length) or 2 (not finite)."""
-    if bad_length(D, q) or bad_length(D, qd) or bad_length(D, qdd):
+    Status 0, 1 (a length does not fit the model) or 2 (not finite)."""
+    if bad_length(D, q) or bad_length(D, qd) or bad_length(D, qdd) or bad_length(D, tau):
         return 1
-    n = nbodies(D) + 1
-    R, p, v, a, f = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
+    if W.shape[0] == 0:
+        W = np.empty(work_size(nbodies(D), q.shape[0]))
+    elif bad_work(D, W):
+        return 1
+    R, p, v, a, f, _ = work_rnea(W, nbodies(D) + 1, q.shape[0])
     _rnea(D, q, qd, qdd, np.empty((0, 6)), tau, R, p, v, a, f)
     return 0 if finite1(tau) and finite1(q) and finite1(qd) and finite1(qdd) else 2
 
 
 @jit
-def gravity_kernel(D, Q, TAU):
-    n = nbodies(D) + 1
-    R, p, a, f = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 6)), np.empty((n, 6))
+def gravity_states(D, Q, TAU, W):
+    w = work(W, nbodies(D) + 1, Q.shape[1])
     for b in range(Q.shape[0]):
-        _gravity(D, Q[b], TAU[b], R, p, a, f)
+        _gravity(D, Q[b], TAU[b], w.R, w.p, w.a, w.f)
+
+
+@parallel
+def gravity_batch(D, Q, TAU):
+    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), Q.shape[1])
+    for k in nb.prange(ranges.shape[0]):
+        lo, hi = ranges[k, 0], ranges[k, 1]
+        gravity_states(D, Q[lo:hi], TAU[lo:hi], np.empty(size))
     return all_finite(TAU) and all_finite(Q)
 
 
-@nb.njit(nb.int64(MAT, V_RO, V), cache=True, nogil=True)
-def gravity_one(D, q, tau):
-    if bad_length(D, q):
+@nb.njit(nb.int64(TABLE, V_RO, V, V), cache=True, nogil=True)
+def gravity_one(D, q, tau, W):
+    if bad_length(D, q) or bad_length(D, tau):
         return 1
-    n = nbodies(D) + 1
-    R, p, a, f = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 6)), np.empty((n, 6))
+    if W.shape[0] == 0:
+        W = np.empty(work_size(nbodies(D), q.shape[0]))
+    elif bad_work(D, W):
+        return 1
+    R, p, _, a, f, _ = work_rnea(W, nbodies(D) + 1, q.shape[0])
     _gravity(D, q, tau, R, p, a, f)
     return 0 if finite1(tau) and finite1(q) else 2
 
 
-def rnea(model, q, qd, qdd, f_ext=None):
+@nb.njit(nb.int64(TABLE, V_RO, V_RO, V, V), cache=True, nogil=True)
+def nle_one(D, q, qd, tau, W):
+    """rnea(q, qd, 0) for one state."""
+    if bad_length(D, q) or bad_length(D, qd) or bad_length(D, tau):
+        return 1
+    if W.shape[0] == 0:
+        W = np.empty(work_size(nbodies(D), q.shape[0]))
+    elif bad_work(D, W):
+        return 1
+    R, p, v, a, f, zero = work_rnea(W, nbodies(D) + 1, q.shape[0])
+    zero[:] = 0.0
+    _rnea(D, q, qd, zero, np.empty((0, 6)), tau, R, p, v, a, f)
+    return 0 if finite1(tau) and finite1(q) and finite1(qd) else 2
+
+
+@parallel
+def nle_batch(D, Q, QD, TAU):
+    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), Q.shape[1])
+    for k in nb.prange(ranges.shape[0]):
+        lo, hi = ranges[k, 0], ranges[k, 1]
+        zero = np.zeros((hi - lo, Q.shape[1]))
+        rnea_states(D, Q[lo:hi], QD[lo:hi], zero, np.empty((0, 0, 6)), TAU[lo:hi], np.empty(size))
+    return all_finite(TAU) and all_finite(Q) and all_finite(QD)
+
+
+def rnea(model, q, qd, qdd, f_ext=None, *, data=None, out=None):
     """Inverse dynamics: the joint torques that produce ``qdd`` at ``(q, qd)``.
 
     ``tau = M(q) qdd + C(q, qd) qd + g(q) - sum_k J_k(q)^T f_ext_k``.
@@ -118,69 +171,45 @@ def rnea(model, q, qd, qdd, f_ext=None):
             ``{link: (6,)}`` or an array (..., len(model.link_names), 6) in
             ``model.link_names`` order; each ``[fx, fy, fz, nx, ny, nz]`` in
             the link's frame, moment about the link origin [N, N m].
+        data: optional :class:`~robot_dynamics.Data` (no work arrays allocated).
+        out: optional (..., nq) float64 array for the result.
 
     Returns:
-        (..., nq) joint torques [N m] or forces [N], in ``model.joint_names`` order.
+        (..., nq) joint torques [N m] or forces [N], in ``model.joint_names``
+        order (``out`` when given).
 
-    The states broadcast against each other; a batch (B, nq) is computed in
-    one compiled loop. See Featherstone sec. 5.3, Handbook Algorithm 3.1.
+    The states broadcast against each other; a batch (B, nq) runs on all
+    cores. See Featherstone sec. 5.3, Handbook Algorithm 3.1.
     """
-    if f_ext is None and checks.single(q):
-        tau = np.empty(model.nq)
-        try:
-            if rnea_one(model._data, q, qd, qdd, tau) == 0:
-                return tau
-        except TypeError:            # not three C-contiguous float64 vectors: general path
-            pass
-    shape, (Q, QD, QDD) = checks.batch(model, q=q, qd=qd, qdd=qdd)
-    FEXT = body_wrenches(model, f_ext, shape, Q.shape[0])
-    TAU = np.empty_like(Q)
-    if not rnea_kernel(model._data, Q, QD, QDD, FEXT, TAU):
-        checks.raise_not_finite(q=q, qd=qd, qdd=qdd, f_ext=None if f_ext is None else FEXT)
-    return TAU.reshape(shape + (model.nq,))
+    if f_ext is None:
+        return evaluate(model, rnea_one, rnea_batch, _QQDQDD, (q, qd, qdd), (model.nq,), data, out,
+                        extra=(_NO_FEXT,))
+    shape, _ = checks.batch(model, q=q, qd=qd, qdd=qdd)
+    FEXT = body_wrenches(model, f_ext, shape, int(np.prod(shape, dtype=np.int64)))
+    return evaluate(model, None, rnea_batch, _QQDQDD, (q, qd, qdd), (model.nq,), data, out, extra=(FEXT,))
 
 
-def gravity_torques(model, q):
+def gravity_torques(model, q, *, data=None, out=None):
     """Generalized gravity ``g(q) = rnea(q, 0, 0)``: the torques that hold the
     robot still at ``q`` against ``model.gravity``.
 
     Args:
         q: (..., nq) joint positions.
+        data, out: as in :func:`rnea`.
     Returns:
         (..., nq) torques [N m] / forces [N].
     """
-    if checks.single(q):
-        tau = np.empty(model.nq)
-        try:
-            if gravity_one(model._data, q, tau) == 0:
-                return tau
-        except TypeError:
-            pass
-    shape, (Q,) = checks.batch(model, q=q)
-    TAU = np.empty_like(Q)
-    if not gravity_kernel(model._data, Q, TAU):
-        checks.raise_not_finite(q=q)
-    return TAU.reshape(shape + (model.nq,))
+    return evaluate(model, gravity_one, gravity_batch, ("q",), (q,), (model.nq,), data, out)
 
 
-def nonlinear_effects(model, q, qd):
+def nonlinear_effects(model, q, qd, *, data=None, out=None):
     """Coriolis, centrifugal and gravity torques ``h(q, qd) = C(q, qd) qd + g(q)
     = rnea(q, qd, 0)``.
 
     Args:
         q, qd: (..., nq) joint positions and velocities.
+        data, out: as in :func:`rnea`.
     Returns:
         (..., nq) torques [N m] / forces [N].
     """
-    if checks.single(q):
-        tau = np.empty(model.nq)
-        try:
-            if rnea_one(model._data, q, qd, model._zeros, tau) == 0:
-                return tau
-        except TypeError:
-            pass
-    shape, (Q, QD) = checks.batch(model, q=q, qd=qd)
-    TAU = np.empty_like(Q)
-    if not rnea_kernel(model._data, Q, QD, np.zeros_like(Q), np.empty((Q.shape[0], 0, 6)), TAU):
-        checks.raise_not_finite(q=q, qd=qd)
-    return TAU.reshape(shape + (model.nq,))
+    return evaluate(model, nle_one, nle_batch, ("q", "qd"), (q, qd), (model.nq,), data, out)

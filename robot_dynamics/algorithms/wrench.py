@@ -1,4 +1,4 @@
-"""External wrenches on links and the static map ``tau = J^T F``.
+"""External wrenches on links, converted for the kernels.
 
 Convention (also in the package docstring): a wrench is
 ``[fx, fy, fz, nx, ny, nz]`` acting ON the link, expressed in the link's URDF
@@ -65,28 +65,5 @@ def body_wrenches(model, f_ext, batch_shape, B):
         return np.empty((B, 0, 6))
     W = link_wrenches(model, f_ext, batch_shape)
     out = np.empty((B, model.nb, 6))
-    _to_bodies(model._link_body, model._link_pose, W, out)
+    _to_bodies(model.link_body, model.link_pose_rows, W, out)
     return out
-
-
-def static_torques(model, q, link, wrench, point=(0.0, 0.0, 0.0)):
-    """Joint torques that balance a wrench applied by the robot at a point:
-    ``tau = J(q)^T F`` (Craig eq. 5.105; Handbook eq. 3.6).
-
-    Args:
-        q: (..., nq) joint positions.
-        link: link on which the point sits (e.g. the tool flange).
-        wrench: (..., 6) ``[fx, fy, fz, nx, ny, nz]`` that the robot exerts on
-            its environment at ``point``, in the base frame [N, N m].
-        point: (3,) point in the link frame [m].
-
-    Returns:
-        (..., nq) torques [N m] / forces [N]; add them to the gravity torques
-        for the total static load.
-    """
-    from .kinematics import jacobian
-    J = jacobian(model, q, link, point)
-    F = checks.as_float_array(wrench, "wrench")
-    if F.shape[-1:] != (6,):
-        raise ValueError("wrench must have 6 values [fx fy fz nx ny nz], got shape %s" % (F.shape,))
-    return np.einsum("...ij,...i->...j", J, F)

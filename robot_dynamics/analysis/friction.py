@@ -27,10 +27,8 @@ def friction_torques(model, qd, *, smoothing=0.0):
     shape, (QD,) = checks.batch(model, qd=qd)
     if not np.all(np.isfinite(QD)):
         checks.raise_not_finite(qd=qd)
-    from ..model.model import DAMPING, FRICTION
-    G = model._G
+    G = model.coupling
     qd_b = QD @ G.T                                       # body joint velocities
     sign = np.tanh(qd_b / smoothing) if smoothing > 0 else np.sign(qd_b)
-    body = model._data[:model.nb]
-    tau_b = body[:, DAMPING] * qd_b + body[:, FRICTION] * sign
+    tau_b = model.body_damping * qd_b + model.body_friction * sign
     return (tau_b @ G).reshape(shape + (model.nq,))

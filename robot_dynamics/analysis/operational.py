@@ -47,16 +47,14 @@ import numpy as np
 from ..algorithms import checks
 from ..algorithms.crba import mass_matrix
 from ..algorithms.kinematics import forward_kinematics, jacobian
-from ..model.model import AXIS, JTYPE, PARENT, PRISMATIC, QIDX, QMUL
+from ..model.packed import PRISMATIC
 from ..algorithms.rnea import gravity_torques, nonlinear_effects
+from ..errors import SingularityError  # noqa: F401  (raised here, exported by the package)
 
 MAX_CONDITION = 1e8      # default bound on cond(J M^-1 J^T) before a pose counts as singular
 ROW_NAMES = ("x", "y", "z", "wx", "wy", "wz")
 
 
-class SingularityError(ValueError):
-    """The task Jacobian is (nearly) singular at this pose: the operational-space
-    inertia is unbounded. The message gives the condition number and the bound."""
 
 
 @dataclass(frozen=True)
@@ -127,37 +125,27 @@ def _frame_link(model, link, frame):
     return name
 
 
-def _body_links(model):
-    """Link name of each body frame (the child link of its joint)."""
-    names = [None] * model.nb
-    for j in model.joints.values():
-        if j.type != "fixed":
-            names[int(model._link_body[model.link_index(j.child)])] = j.child
-    return names
-
-
 def _bias_one(model, q, qd, link, point, frame_link):
     """Base-frame J (6, n), Jdot qd (6,), and the frame's rotation and angular velocity."""
     T = forward_kinematics(model, q)
     J = jacobian(model, q, link, point)
-    D = model._data
-    b = int(model._link_body[model.link_index(link)])
+    b = int(model.link_body[model.link_index(link)])
     Tl = T[link]
     x = Tl[:3, :3] @ point + Tl[:3, 3]                      # the point, base frame
     chain = []
     while b >= 0:
         chain.append(b)
-        b = int(D[b, PARENT])
+        b = int(model.parent[b])
     chain.reverse()
-    body_link = _body_links(model)
+    body_link = [model.link_names[l] for l in model.body_link]
     w, vo, o_prev = np.zeros(3), np.zeros(3), np.zeros(3)
     data = []
     for k in chain:                                         # outward: body velocities, axes
         Tk = T[body_link[k]]
-        o, a = Tk[:3, 3], Tk[:3, :3] @ D[k, AXIS:AXIS + 3]
-        u = D[k, QMUL] * qd[int(D[k, QIDX])]
+        o, a = Tk[:3, 3], Tk[:3, :3] @ model.axis[k]
+        u = model.body_multiplier[k] * qd[model.body_coordinate[k]]
         vo = vo + np.cross(w, o - o_prev)                   # origin of body k moves with its parent...
-        prismatic = D[k, JTYPE] == PRISMATIC
+        prismatic = model.joint_type[k] == PRISMATIC
         if prismatic:
             vo = vo + a * u                                 # ...and slides along its axis
         else:

@@ -135,7 +135,7 @@ def _jsonable(v):
 def default_tool_link(model):
     """The last link carried by the last moving joint: a serial arm's flange or tool frame."""
     last = model.nb - 1
-    links = [n for i, n in enumerate(model.link_names) if model._link_body[i] == last]
+    links = [n for i, n in enumerate(model.link_names) if model.link_body[i] == last]
     return links[-1] if links else model.link_names[-1]
 
 

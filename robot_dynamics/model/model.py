@@ -1,45 +1,27 @@
-"""The rigid-body model: tree structure and inertias in flat, immutable arrays.
+"""The rigid-body model: an immutable description of a kinematic tree.
 
-A :class:`Model` is built once (by :func:`robot_dynamics.load_urdf`) and never
-walked as a dict or XML again: every algorithm reads the packed arrays
-``_data`` (one row per moving body, plus a base row), in topological order
-(``parent[i] < i``, as in Featherstone's ``model.parent``).
+A :class:`Model` is built once (by :func:`robot_dynamics.load_urdf`) and
+never changes; a different gravity or an attached payload is a new model
+(:meth:`Model.with_gravity`, :meth:`Model.with_payload`). Its per-body
+arrays follow Featherstone's model structure (*Rigid Body Dynamics
+Algorithms*, sec. 4.2: ``parent``, ``jtype``, ``Xtree``, ``I``), in
+topological order (``parent[i] < i``).
 
 Bodies and joints: each revolute, continuous or prismatic URDF joint moves
 one body, the rigid union of its child link and every link fixed to it.
-Links joined by fixed joints are merged (inertia moved with the correct
-rotation and parallel-axis shift) and keep their frames for kinematics.
-A mimic joint moves a body too, but its coordinate is not independent:
-``q_body = multiplier * q[source] + offset`` and its torque is mapped back
-onto the source joint.
+Links joined by fixed joints are merged (their inertias added with
+:func:`robot_dynamics.model.inertia.transform_inertia`) and keep their
+frames for kinematics. A mimic joint moves a body too, but its coordinate
+is not independent: ``q_body = multiplier * q[source] + offset`` and its
+torque is mapped back onto the source joint.
 """
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
 import numpy as np
 
-# Model._data is one float64 array of shape (nb + 1, NCOL): row i < nb is
-# moving body i, row nb is the base. Packing everything in one array keeps
-# the compiled kernels' call overhead to a single model argument.
-PARENT = 0        # parent body index (-1: the base), stored as a float
-JTYPE = 1         # REVOLUTE or PRISMATIC
-QIDX = 2          # index of the independent coordinate that drives the joint
-AXIS = 3          # 3:6   joint axis, unit, in the body (child) frame
-ROT0 = 6          # 6:15  rotation parent body frame <- joint frame at q = 0, row-major
-POS0 = 15         # 15:18 joint frame origin in the parent body frame [m]
-MASS = 18         # body mass [kg]; MASS:MASS+13 are the 13 inertia parameters
-MCOM = 19         # 19:22 first moment h = m c in the body frame [kg m]
-INERTIA = 22      # 22:31 rotational inertia about the body origin, row-major [kg m^2]
-QMUL = 31         # mimic multiplier (1 for an independent joint)
-QOFF = 32         # mimic offset (0 for an independent joint)
-DAMPING = 33      # viscous coefficient [N m s/rad or N s/m]
-FRICTION = 34     # Coulomb friction [N m or N]
-NCOL = 35
-# Base row (index nb):
-GRAVITY = 0       # 0:3 gravity acceleration in the base frame [m/s^2]
-NQ = 3            # number of independent coordinates
-# Joint types in JTYPE.
-REVOLUTE, PRISMATIC = 0, 1
+from . import inertia as _inertia
+from . import packed as P
 
 
 @dataclass(frozen=True)
@@ -67,68 +49,135 @@ class Joint:
 
 
 class Model:
-    """Kinematic tree and inertias of a fixed-base robot, built once.
+    """Kinematic tree and inertias of a fixed-base robot, built once, never changed.
 
-    Public attributes (read-only):
+    Sizes: ``nq`` independent coordinates (q, qd, qdd and tau have ``nq``
+    entries), ``nb`` moving bodies (``nb > nq`` with mimic joints), ``nl =
+    len(link_names)`` URDF links. Every array is read-only.
 
-    - ``name``: robot name from the URDF.
-    - ``nq``: number of independent joint coordinates; q, qd, qdd and tau
-      always have ``nq`` entries.
-    - ``joint_names``: tuple of the independent joints, in q order.
-    - ``link_names``: tuple of every link, root first (depth-first order).
-    - ``base_link``: name of the root link (the fixed base frame).
+    Names and joints:
+
+    - ``name``; ``base_link``: the root link, the fixed base frame.
+    - ``joint_names`` (nq,): the independent joints, in q order.
+    - ``link_names`` (nl,): every link, root first (depth-first order).
     - ``joints``: dict name -> :class:`Joint` for every URDF joint.
-    - ``lower_limit``, ``upper_limit``, ``velocity_limit``, ``effort_limit``,
-      ``damping``, ``friction``: (nq,) arrays from the URDF.
-    - ``link_masses``: dict link -> mass [kg]; ``total_mass`` [kg].
-    - ``gravity``: (3,) gravity acceleration in the base frame [m/s^2];
-      assignable (a wall-mounted base is a gravity vector in its frame).
+    - ``lower_limit``, ``upper_limit``, ``velocity_limit``,
+      ``effort_limit``, ``damping``, ``friction``: (nq,) from the URDF.
+
+    Per body ``i`` (Featherstone's model structure):
+
+    - ``parent`` (nb,) int: parent body, -1 for the base; ``parent[i] < i``.
+    - ``joint_type`` (nb,) int: :data:`REVOLUTE` or :data:`PRISMATIC`;
+      ``body_joint`` (nb,): the URDF joint that moves the body;
+      ``body_link`` (nb,) int: index of the link that joint moves.
+    - ``axis`` (nb, 3): unit joint axis in the body frame.
+    - ``joint_placement`` (nb, 4, 4): the tree transform, pose of the body
+      frame at q = 0 in the parent body frame (``X_tree``).
+    - ``body_coordinate`` (nb,) int, ``body_multiplier``, ``body_offset``
+      (nb,): the body's joint position is ``multiplier * q[coordinate] +
+      offset``; ``coupling`` (nb, nq) is the same map as a matrix G
+      (``q_bodies = G q + offset``, ``tau = G^T tau_bodies``).
+    - ``body_damping``, ``body_friction`` (nb,): the URDF ``<dynamics>`` of
+      the body's joint (viscous [N m s/rad], Coulomb [N m]).
+    - ``body_mass`` (nb,) [kg], ``body_com`` (nb, 3) [m, body frame; zero
+      for a massless body], ``body_inertia`` (nb, 3, 3) about the body
+      origin [kg m^2]: everything fixed to the body, payloads included;
+      ``body_parameters`` (nb, 10) and ``spatial_inertia`` (nb, 6, 6) are
+      the same in the forms of :mod:`robot_dynamics.model.inertia`.
+
+    Per link ``l``:
+
+    - ``link_body`` (nl,) int: the body the link is fixed to (-1: the base).
+    - ``link_placement`` (nl, 4, 4): pose of the link frame in its body frame.
+    - ``link_mass`` (nl,), ``link_com`` (nl, 3), ``link_inertia`` (nl, 3, 3):
+      the link's own URDF ``<inertial>`` in the link frame (inertia about
+      the centre of mass); payloads are not in these.
+
+    Other: ``gravity`` (3,) [m/s^2] in the base frame; ``total_mass`` [kg];
+    ``link_masses`` dict link -> mass (payloads included); ``has_mimic``;
+    ``packed``: the per-body arrays packed for the compiled kernels (see
+    :mod:`robot_dynamics.model.packed`).
     """
 
-    def __init__(self, *, name, base_link, link_names, joints, joint_names,
-                 data, link_body, link_pose, link_masses, gravity):
+    def __init__(self, *, name, base_link, link_names, joints, joint_names, packed, body_joint,
+                 link_body, link_placement, link_inertials, gravity, payload_masses=None):
         self.name = name
         self.base_link = base_link
         self.link_names = tuple(link_names)
         self.joints = dict(joints)
         self.joint_names = tuple(joint_names)
         self.nq = len(self.joint_names)
-        self.nb = data.shape[0] - 1
-        self.link_masses = dict(link_masses)
-        self.total_mass = float(sum(self.link_masses.values()))
-        self._data = np.ascontiguousarray(data, dtype=np.float64)   # writable only for gravity
-        self._data[self.nb, NQ] = self.nq
+        self.nb = packed.shape[0] - 1
+        D = np.array(packed, dtype=np.float64, order="C")
+        D[self.nb, P.NQ] = self.nq
+        D[self.nb, P.GRAVITY:P.GRAVITY + 3] = _gravity(gravity)
+        self.packed = _frozen(D)
         self._link_index = {n: i for i, n in enumerate(self.link_names)}
-        self._link_body = _frozen(np.ascontiguousarray(link_body, dtype=np.int64))
-        self._link_pose = _frozen(np.ascontiguousarray(link_pose, dtype=np.float64))
-        self.gravity = gravity
-        self._zeros = np.zeros(self.nq)      # qdd = 0 for nonlinear_effects; never written
-        # Mimic map G (nb, nq): q_body = G q + offset; tau = G^T tau_body.
-        body = self._data[:self.nb]
-        G = np.zeros((self.nb, self.nq))
-        G[np.arange(self.nb), body[:, QIDX].astype(int)] = body[:, QMUL]
-        self._G = _frozen(G)
-        self.has_mimic = bool(self.nb != self.nq or np.any(body[:, QMUL] != 1.0)
-                              or np.any(body[:, QOFF] != 0.0))
+        self._init_bodies(tuple(body_joint))
+        self._init_links(link_body, link_placement, link_inertials, payload_masses or {})
+        self._init_limits()
+
+    def _init_bodies(self, body_joint):
+        D, nb = self.packed[:self.nb], self.nb
+        self.body_joint = body_joint
+        self.parent = _frozen(D[:, P.PARENT].astype(np.int64))
+        self.joint_type = _frozen(D[:, P.JTYPE].astype(np.int64))
+        self.axis = D[:, P.AXIS:P.AXIS + 3]
+        X = np.zeros((nb, 4, 4))
+        X[:, :3, :3] = D[:, P.ROT0:P.ROT0 + 9].reshape(nb, 3, 3)
+        X[:, :3, 3] = D[:, P.POS0:P.POS0 + 3]
+        X[:, 3, 3] = 1.0
+        self.joint_placement = _frozen(X)
+        self.body_coordinate = _frozen(D[:, P.QIDX].astype(np.int64))
+        self.body_multiplier = D[:, P.QMUL]
+        self.body_offset = D[:, P.QOFF]
+        G = np.zeros((nb, self.nq))
+        G[np.arange(nb), self.body_coordinate] = self.body_multiplier
+        self.coupling = _frozen(G)
+        self.body_damping = D[:, P.DAMPING]
+        self.body_friction = D[:, P.FRICTION]
+        self.has_mimic = bool(nb != self.nq or np.any(self.body_multiplier != 1.0)
+                              or np.any(self.body_offset != 0.0))
+        self.body_mass = D[:, P.MASS]
+        h = D[:, P.MCOM:P.MCOM + 3]
+        m = self.body_mass[:, None]
+        self.body_com = _frozen(np.divide(h, m, out=np.zeros_like(h), where=m > 0))
+        self.body_inertia = D[:, P.INERTIA:P.INERTIA + 9].reshape(nb, 3, 3)
+        self.body_parameters = _frozen(np.array(
+            [_inertia.parameters(D[i, P.MASS], h[i], self.body_inertia[i]) for i in range(nb)]).reshape(nb, 10))
+        self.spatial_inertia = _frozen(np.array(
+            [_inertia.spatial_inertia(D[i, P.MASS], h[i], self.body_inertia[i]) for i in range(nb)]).reshape(nb, 6, 6))
+
+    def _init_links(self, link_body, link_placement, link_inertials, payload_masses):
+        self.link_body = _frozen(np.array(link_body, dtype=np.int64))
+        self.link_placement = _frozen(np.array(link_placement, dtype=np.float64).reshape(-1, 4, 4))
+        mass, com, inertia = link_inertials
+        self.link_mass = _frozen(np.array(mass, dtype=float))
+        self.link_com = _frozen(np.array(com, dtype=float).reshape(-1, 3))
+        self.link_inertia = _frozen(np.array(inertia, dtype=float).reshape(-1, 3, 3))
+        self._payload_masses = dict(payload_masses)
+        self.link_masses = {n: float(self.link_mass[l]) + self._payload_masses.get(n, 0.0)
+                            for l, n in enumerate(self.link_names)}
+        self.total_mass = float(sum(self.link_masses.values()))
+        self.body_link = _frozen(np.array([self._link_index[self.joints[j].child] for j in self.body_joint],
+                                          dtype=np.int64).reshape(self.nb))
+        # Kernel view of the link placements: (nl, 12) rows of [R | p].
+        self.link_pose_rows = _frozen(np.ascontiguousarray(self.link_placement[:, :3, :].reshape(-1, 12)))
+
+    def _init_limits(self):
         limits = [self.joints[n] for n in self.joint_names]
-        self.lower_limit = _frozen(np.array([j.lower for j in limits], dtype=float))
-        self.upper_limit = _frozen(np.array([j.upper for j in limits], dtype=float))
-        self.velocity_limit = _frozen(np.array([j.velocity for j in limits], dtype=float))
-        self.effort_limit = _frozen(np.array([j.effort for j in limits], dtype=float))
-        self.damping = _frozen(np.array([j.damping for j in limits], dtype=float))
-        self.friction = _frozen(np.array([j.friction for j in limits], dtype=float))
+        for attr, field in (("lower_limit", "lower"), ("upper_limit", "upper"), ("velocity_limit", "velocity"),
+                            ("effort_limit", "effort"), ("damping", "damping"), ("friction", "friction")):
+            setattr(self, attr, _frozen(np.array([getattr(j, field) for j in limits], dtype=float)))
 
     @property
     def gravity(self):
         """(3,) gravity acceleration in the base frame [m/s^2] (a copy)."""
-        return self._data[self.nb, GRAVITY:GRAVITY + 3].copy()
+        return self.packed[self.nb, P.GRAVITY:P.GRAVITY + 3].copy()
 
     @gravity.setter
     def gravity(self, value):
-        g = np.asarray(value, dtype=float)
-        if g.shape != (3,) or not np.all(np.isfinite(g)):
-            raise ValueError("gravity must be 3 finite numbers [m/s^2] in the base frame, got %r" % (value,))
-        self._data[self.nb, GRAVITY:GRAVITY + 3] = g
+        raise AttributeError("a Model is immutable: use model = model.with_gravity(%r)" % (value,))
 
     def link_index(self, link):
         """Index of ``link`` in ``link_names``; ValueError listing the valid names."""
@@ -137,6 +186,15 @@ class Model:
         except (KeyError, TypeError):
             raise ValueError("unknown link %r; the model's links are: %s"
                              % (link, ", ".join(self.link_names))) from None
+
+    def with_gravity(self, gravity):
+        """A copy of the model with another gravity vector.
+
+        Args:
+            gravity: (3,) gravity acceleration in the base frame [m/s^2]; a
+                wall-mounted or tilted base is a rotated gravity vector.
+        """
+        return self._copy(self.packed, gravity=gravity)
 
     def with_payload(self, link, mass, com=(0.0, 0.0, 0.0), inertia=None):
         """A copy of the model with a rigid payload attached to ``link``.
@@ -151,8 +209,6 @@ class Model:
         Returns:
             A new Model (this one is unchanged); payloads add up when chained.
         """
-        from .spatial import inertia_about_origin
-        from .urdf import _add_inertia
         l = self.link_index(link)
         m = float(mass)
         c = np.asarray(com, dtype=float)
@@ -163,18 +219,22 @@ class Model:
             raise ValueError("payload com must be 3 finite numbers [m] in the %r frame, got %r" % (link, com))
         if Ic.shape != (3, 3) or not np.all(np.isfinite(Ic)) or not np.allclose(Ic, Ic.T):
             raise ValueError("payload inertia must be a finite symmetric 3x3 matrix [kg m^2], got %r" % (inertia,))
-        data = self._data.copy()
-        b = int(self._link_body[l])
+        D = self.packed.copy()
+        b = int(self.link_body[l])
         if b >= 0:
-            T = np.eye(4)
-            T[:3, :] = self._link_pose[l].reshape(3, 4)
-            _add_inertia(data[b], T, m, m * c, inertia_about_origin(m, c, Ic))
-        masses = dict(self.link_masses)
-        masses[self.link_names[l]] += m
+            add_body_inertia(D[b], self.link_placement[l], m, m * c, _inertia.inertia_about_origin(m, c, Ic))
+        masses = dict(self._payload_masses)
+        masses[self.link_names[l]] = masses.get(self.link_names[l], 0.0) + m
+        return self._copy(D, payload_masses=masses)
+
+    def _copy(self, packed, gravity=None, payload_masses=None):
         return Model(name=self.name, base_link=self.base_link, link_names=self.link_names,
-                     joints=self.joints, joint_names=self.joint_names, data=data,
-                     link_body=self._link_body, link_pose=self._link_pose,
-                     link_masses=masses, gravity=self.gravity)
+                     joints=self.joints, joint_names=self.joint_names, packed=packed,
+                     body_joint=self.body_joint, link_body=self.link_body,
+                     link_placement=self.link_placement,
+                     link_inertials=(self.link_mass, self.link_com, self.link_inertia),
+                     gravity=self.gravity if gravity is None else gravity,
+                     payload_masses=self._payload_masses if payload_masses is None else payload_masses)
 
     def neutral(self):
         """(nq,) a valid configuration: zeros, moved inside the position limits."""
@@ -183,6 +243,25 @@ class Model:
     def __repr__(self):
         return "Model(%r, nq=%d, links=%d, mass=%.3f kg)" % (
             self.name, self.nq, len(self.link_names), self.total_mass)
+
+
+REVOLUTE, PRISMATIC = P.REVOLUTE, P.PRISMATIC
+
+
+def add_body_inertia(row, T, mass, h, inertia_origin):
+    """Add a rigid body's ``(m, h, I_O)`` given in a frame at pose ``T`` in
+    a body's frame to that body's packed row."""
+    m, hb, Io = _inertia.transform_inertia(T, mass, h, inertia_origin)
+    row[P.MASS] += m
+    row[P.MCOM:P.MCOM + 3] += hb
+    row[P.INERTIA:P.INERTIA + 9] += Io.ravel()
+
+
+def _gravity(value):
+    g = np.asarray(value, dtype=float)
+    if g.shape != (3,) or not np.all(np.isfinite(g)):
+        raise ValueError("gravity must be 3 finite numbers [m/s^2] in the base frame, got %r" % (value,))
+    return g
 
 
 def _frozen(a):

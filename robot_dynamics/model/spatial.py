@@ -1,4 +1,6 @@
-"""Rigid-body algebra used when a model is built (numpy, not on the hot path).
+"""Rotations and poses used when a model is built (numpy, not on the hot path).
+
+Inertia algebra lives in :mod:`robot_dynamics.model.inertia`.
 
 Conventions (see the package docstring): rotations map child-frame
 coordinates to parent-frame coordinates; a pose is ``(R, p)`` with ``p`` the
@@ -37,26 +39,3 @@ def homogeneous(R, p):
     T[:3, :3] = R
     T[:3, 3] = p
     return T
-
-
-def inertia_about_origin(mass, com, inertia_com):
-    """Parallel-axis theorem: inertia about the frame origin from the inertia
-    about the centre of mass, ``I_O = I_C + m ((c.c) 1 - c c^T)``."""
-    c = np.asarray(com, dtype=float)
-    return inertia_com + mass * (c @ c * np.eye(3) - np.outer(c, c))
-
-
-def inertia_problem(inertia_com):
-    """Return a sentence saying why a rotational inertia about the centre of
-    mass is not physical, or None if it is: symmetric positive definite and
-    each principal moment no larger than the sum of the other two."""
-    I = 0.5 * (inertia_com + inertia_com.T)
-    moments = np.linalg.eigvalsh(I)
-    scale = max(np.max(np.abs(moments)), 1e-300)
-    if moments[0] <= 1e-12 * scale:
-        return "inertia is not positive definite (principal moments %s)" % np.array2string(moments, precision=6)
-    a, b, c = moments
-    if c > a + b + 1e-9 * scale:
-        return ("principal moments %.6g, %.6g, %.6g violate the triangle inequality "
-                "(%.6g > %.6g + %.6g)" % (a, b, c, c, a, b))
-    return None

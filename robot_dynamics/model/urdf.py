@@ -14,8 +14,10 @@ from urdf_parser_py import urdf as _urdf
 from urdf_parser_py.xml_reflection import core as _xmlr
 
 from . import model as _m
+from . import packed as P
 from ..errors import InertiaWarning, URDFError
-from .spatial import homogeneous, inertia_about_origin, inertia_problem, rpy_to_matrix
+from .inertia import inertia_about_origin, inertia_problem
+from .spatial import homogeneous, rpy_to_matrix
 
 MOVING = ("revolute", "continuous", "prismatic")
 MAX_BYTES = 16 * 1024 * 1024      # a URDF is kilobytes; meshes live in other files
@@ -28,7 +30,7 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), max_bytes=MAX_BYTES):
     Args:
         source: path to a ``.urdf`` file (str or os.PathLike), or the XML text.
         gravity: (3,) gravity acceleration in the base (root link) frame
-            [m/s^2]; change it later with ``model.gravity = ...``.
+            [m/s^2]; ``model.with_gravity(g)`` gives a copy with another one.
         max_bytes: larger descriptions are refused (16 MiB by default).
 
     The XML is untrusted input: a DTD (``<!DOCTYPE``, hence any entity
@@ -195,8 +197,8 @@ def _joint(j):
                     damping=damping, friction=friction, mimic=mimic)
 
 
-def _spatial_inertia(link):
-    """(mass, first moment h = m c, inertia about the link origin) in the link frame."""
+def _link_inertial(link):
+    """(mass, centre of mass, inertia about the centre of mass), in the link frame."""
     inertial = link.inertial
     if inertial is None:
         return 0.0, np.zeros(3), np.zeros((3, 3))
@@ -216,7 +218,7 @@ def _spatial_inertia(link):
         problem = inertia_problem(Ic) if mass > 0 else "has inertia but zero mass"
         if problem:
             warnings.warn("link %r: %s" % (link.name, problem), InertiaWarning, stacklevel=4)
-    return mass, mass * c, inertia_about_origin(mass, c, Ic)
+    return mass, c, Ic
 
 
 def _resolve_mimics(joints, moving):
@@ -272,48 +274,33 @@ def _build(robot, gravity):
         joints[n] = _replace(joints[n], index=q_index[n])
 
     nb = len(bodies)
-    data = np.zeros((nb + 1, _m.NCOL))
+    data = np.zeros((nb + 1, P.NCOL))
     for b, (jname, parent, T) in enumerate(bodies):
         joint = joints[jname]
         src, mult, off = coupling[jname]
         row = data[b]
-        row[_m.PARENT] = parent
-        row[_m.JTYPE] = _m.PRISMATIC if joint.type == "prismatic" else _m.REVOLUTE
-        row[_m.QIDX] = q_index[src]
-        row[_m.AXIS:_m.AXIS + 3] = joint.axis
-        row[_m.ROT0:_m.ROT0 + 9] = T[:3, :3].ravel()
-        row[_m.POS0:_m.POS0 + 3] = T[:3, 3]
-        row[_m.QMUL], row[_m.QOFF] = mult, off
-        row[_m.DAMPING], row[_m.FRICTION] = joint.damping, joint.friction
+        row[P.PARENT] = parent
+        row[P.JTYPE] = P.PRISMATIC if joint.type == "prismatic" else P.REVOLUTE
+        row[P.QIDX] = q_index[src]
+        row[P.AXIS:P.AXIS + 3] = joint.axis
+        row[P.ROT0:P.ROT0 + 9] = T[:3, :3].ravel()
+        row[P.POS0:P.POS0 + 3] = T[:3, 3]
+        row[P.QMUL], row[P.QOFF] = mult, off
+        row[P.DAMPING], row[P.FRICTION] = joint.damping, joint.friction
 
-    link_masses = {}
-    link_body = np.array([body_of[n] for n in link_order], dtype=np.int64)
-    link_pose = np.array([pose_in_body[n][:3, :].ravel() for n in link_order])
-    for name in link_order:
-        mass, h, Io = _spatial_inertia(links[name])
-        link_masses[name] = mass
+    inertials = [_link_inertial(links[name]) for name in link_order]
+    for name, (mass, c, Ic) in zip(link_order, inertials):
         b = body_of[name]
-        if b < 0 or mass == 0.0 and not np.any(Io):
-            continue
-        _add_inertia(data[b], pose_in_body[name], mass, h, Io)
+        if b >= 0 and (mass != 0.0 or np.any(Ic)):
+            _m.add_body_inertia(data[b], pose_in_body[name], mass, mass * c, inertia_about_origin(mass, c, Ic))
 
     return _m.Model(name=robot.name or "", base_link=root, link_names=link_order,
-                    joints=joints, joint_names=independent, data=data,
-                    link_body=link_body, link_pose=link_pose, link_masses=link_masses,
+                    joints=joints, joint_names=independent, packed=data,
+                    body_joint=[b[0] for b in bodies],
+                    link_body=[body_of[n] for n in link_order],
+                    link_placement=[pose_in_body[n] for n in link_order],
+                    link_inertials=tuple(zip(*inertials)) if inertials else ((), (), ()),
                     gravity=gravity)
-
-
-def _add_inertia(row, T, mass, h, Io):
-    """Add a link's inertia (mass, h, Io in the link frame) to a body row,
-    the link frame sitting at pose T in the body frame."""
-    R, p = T[:3, :3], T[:3, 3]
-    h_b = R @ h                                            # m c, rotated into the body frame
-    c_dot = 2.0 * (p @ h_b)
-    Io_b = (R @ Io @ R.T + mass * (p @ p * np.eye(3) - np.outer(p, p))
-            + c_dot * np.eye(3) - np.outer(p, h_b) - np.outer(h_b, p))
-    row[_m.MASS] += mass
-    row[_m.MCOM:_m.MCOM + 3] += h_b + mass * p
-    row[_m.INERTIA:_m.INERTIA + 9] += Io_b.ravel()
 
 
 def _replace(joint, **changes):

@@ -21,6 +21,7 @@ or numpy arrays.
 import math
 
 import numpy as np
+from ..errors import JointMapError  # noqa: F401
 
 # Distinct name layouts remembered per merger. A robot has a handful (arm,
 # gripper, all joints); garbage input must not grow the cache without bound.
@@ -30,8 +31,6 @@ _MAX_LAYOUTS = 32
 _MAX_CACHED_NAMES = 1024
 
 
-class JointMapError(ValueError):
-    """A message does not fit the model; the text says what is wrong."""
 
 
 class _Layout:

@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..algorithms.kinematics import forward_kinematics
-from ..model.model import INERTIA, MASS, MCOM
+from ..model.inertia import inertia_about_com, principal_axes
 
 AXIS_LENGTH = 0.1        # [m]
 LINE_WIDTH = 0.005       # [m]
@@ -59,23 +59,14 @@ def body_inertials(model):
     Returns:
         list of :class:`BodyInertial`, in body order (parents first).
     """
-    D = model._data
-    link_body = model._link_body
-    poses = model._link_pose.reshape(-1, 3, 4)
     out = []
     for b in range(model.nb):
-        # The link moved by the joint sits at the body origin (identity pose).
-        l = next(int(k) for k in np.flatnonzero(link_body == b) if np.allclose(poses[k], np.eye(3, 4)))
-        m = D[b, MASS]
+        m = model.body_mass[b]
         if not m > 0:
             continue
-        c = D[b, MCOM:MCOM + 3] / m                                   # h = m c
-        Io = D[b, INERTIA:INERTIA + 9].reshape(3, 3)
-        Ic = Io - m * (c @ c * np.eye(3) - np.outer(c, c))            # parallel axis, back to the com
-        moments, axes = np.linalg.eigh(0.5 * (Ic + Ic.T))
-        if np.linalg.det(axes) < 0:
-            axes[:, 2] = -axes[:, 2]
-        out.append(BodyInertial(b, model.link_names[l], float(m), c, moments, axes))
+        c = model.body_com[b]
+        moments, axes = principal_axes(inertia_about_com(m, c, model.body_inertia[b]))
+        out.append(BodyInertial(b, model.link_names[model.body_link[b]], float(m), c, moments, axes))
     return out
 
 

@@ -14,10 +14,9 @@ from typing import Any, Callable, Optional
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.parameter import Parameter
+from ..errors import ParameterError  # noqa: F401
 
 
-class ParameterError(ValueError):
-    """One or more parameters are invalid; the text lists each problem."""
 
 
 @dataclass(frozen=True)

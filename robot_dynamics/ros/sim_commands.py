@@ -22,13 +22,12 @@ import math
 import numpy as np
 
 from .joint_map import _as_float_array
+from ..errors import CommandError  # noqa: F401
 
 #: Field order that decides a joint's mode: the first field with a value wins.
 FIELDS = ('position', 'velocity', 'effort')
 
 
-class CommandError(ValueError):
-    """A message that cannot be applied; the text says why."""
 
 
 def _floats(x):

@@ -23,7 +23,8 @@ joints, 4 RNEA per step).
 import numpy as np
 
 from ..algorithms.kernels import jit
-from ..algorithms.aba import _aba, _workspace
+from ..algorithms.aba import _aba
+from ..algorithms.kernels import work, work_size
 from ..algorithms.rnea import _rnea
 from .forces import _stop_torques
 
@@ -33,13 +34,13 @@ NROWS = 13
 
 
 @jit
-def _accel(D, q, qd, P, flags, smoothing, qdd, tau, tmp, a, ws, rws):
+def _accel(D, q, qd, P, flags, smoothing, qdd, tau, tmp, a, w):
     """qdd = aba(q, qd, motor + friction + stop torques); flags = (servo, friction, stops)."""
     n = q.shape[0]
     if flags[0]:
         for i in range(n):
             a[i] = P[A0, i] - P[KQ, i] * q[i] - P[KQD, i] * qd[i]
-        _rnea(D, q, qd, a, np.empty((0, 6)), tmp, rws[0], rws[1], rws[2], rws[3], rws[4])
+        _rnea(D, q, qd, a, np.empty((0, 6)), tmp, w.R, w.p, w.v, w.a, w.f)
         for i in range(n):
             tau[i] = min(max(P[EFFORT, i] + P[SERVO, i] * tmp[i], P[LO, i]), P[HI, i])
     else:
@@ -52,8 +53,7 @@ def _accel(D, q, qd, P, flags, smoothing, qdd, tau, tmp, a, ws, rws):
     if flags[2] and _stop_torques(q, qd, P[LOWER], P[UPPER], P[STIFF], P[DAMP_STOP], tmp):
         for i in range(n):
             tau[i] = tau[i] + tmp[i]
-    R, p, v, c, IA, pA, U, d, u, aa, W, X, T = ws
-    _aba(D, q, qd, tau, np.empty((0, 6)), qdd, R, p, v, c, IA, pA, U, d, u, aa, W, X, T)
+    _aba(D, q, qd, tau, np.empty((0, 6)), qdd, w)
 
 
 @jit
@@ -65,10 +65,7 @@ def fused_step(D, q, qd, dt, P, flags, smoothing, rk4, steps, q_out, qd_out):
     outputs then hold the last finite state).
     """
     n = q.shape[0]
-    nb1 = D.shape[0]
-    ws = _workspace(D)
-    rws = (np.empty((nb1, 3, 3)), np.empty((nb1, 3)), np.empty((nb1, 6)), np.empty((nb1, 6)),
-           np.empty((nb1, 6)))
+    w = work(np.empty(work_size(D.shape[0] - 1, n)), D.shape[0], n)
     tau, tmp, a = np.empty(n), np.empty(n), np.empty(n)
     a1, a2, a3, a4 = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
     qs, v2, v3, v4 = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
@@ -77,24 +74,24 @@ def fused_step(D, q, qd, dt, P, flags, smoothing, rk4, steps, q_out, qd_out):
     s = dt / 6.0
     for k in range(steps):
         if rk4:                                     # same arithmetic as integrators.RK4
-            _accel(D, x, xd, P, flags, smoothing, a1, tau, tmp, a, ws, rws)
+            _accel(D, x, xd, P, flags, smoothing, a1, tau, tmp, a, w)
             for i in range(n):
                 v2[i] = xd[i] + h * a1[i]
                 qs[i] = x[i] + h * xd[i]
-            _accel(D, qs, v2, P, flags, smoothing, a2, tau, tmp, a, ws, rws)
+            _accel(D, qs, v2, P, flags, smoothing, a2, tau, tmp, a, w)
             for i in range(n):
                 v3[i] = xd[i] + h * a2[i]
                 qs[i] = x[i] + h * v2[i]
-            _accel(D, qs, v3, P, flags, smoothing, a3, tau, tmp, a, ws, rws)
+            _accel(D, qs, v3, P, flags, smoothing, a3, tau, tmp, a, w)
             for i in range(n):
                 v4[i] = xd[i] + dt * a3[i]
                 qs[i] = x[i] + dt * v3[i]
-            _accel(D, qs, v4, P, flags, smoothing, a4, tau, tmp, a, ws, rws)
+            _accel(D, qs, v4, P, flags, smoothing, a4, tau, tmp, a, w)
             for i in range(n):
                 q_out[i] = x[i] + s * (xd[i] + 2.0 * (v2[i] + v3[i]) + v4[i])
                 qd_out[i] = xd[i] + s * (a1[i] + 2.0 * (a2[i] + a3[i]) + a4[i])
         else:                                       # semi-implicit Euler
-            _accel(D, x, xd, P, flags, smoothing, a1, tau, tmp, a, ws, rws)
+            _accel(D, x, xd, P, flags, smoothing, a1, tau, tmp, a, w)
             for i in range(n):
                 qd_out[i] = xd[i] + dt * a1[i]
                 q_out[i] = x[i] + dt * qd_out[i]

@@ -30,6 +30,7 @@ from .fused import NROWS, fused_step
 from ..simulation import fused as F
 from .integrators import RK4, SemiImplicitEuler, get_integrator
 from .result import ProgressBar, SimulationResult
+from ..errors import SimulationError  # noqa: F401
 
 
 @jit
@@ -40,8 +41,6 @@ def _finite(q, qd):
     return True
 
 
-class SimulationError(RuntimeError):
-    """A step would have produced a non-finite state; the simulator kept its state."""
 
 
 class SimState(NamedTuple):
@@ -255,7 +254,7 @@ class Simulator:
                 q, qd = self.integrator.step(self._accel, t, self._q, self._qd, self.dt)
             else:
                 q, qd = np.empty_like(self._q), np.empty_like(self._qd)
-                if fused_step(self.model._data, self._q, self._qd, self.dt, *fast, 1, q, qd) != 1:
+                if fused_step(self.model.packed, self._q, self._qd, self.dt, *fast, 1, q, qd) != 1:
                     q[0] = np.nan                      # reported below, state kept
             for c in self.constraints:
                 q, qd = c.apply(self.model, t + self.dt, q, qd)

@@ -57,7 +57,7 @@ from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.str import StrPrinter
 from sympy.simplify.fu import TR10i
 
-from ..model.model import (AXIS, INERTIA, JTYPE, MASS, MCOM, PARENT, POS0, PRISMATIC, QIDX, QMUL, QOFF,
+from ..model.packed import (AXIS, INERTIA, JTYPE, MASS, MCOM, PARENT, POS0, PRISMATIC, QIDX, QMUL, QOFF,
                     ROT0)
 
 MAX_DOF = 6                  # default limit of derive(); see the module docstring for timings

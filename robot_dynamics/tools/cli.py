@@ -13,6 +13,7 @@ import sys
 import warnings
 
 import numpy as np
+from ..errors import UsageError  # noqa: F401
 
 EXAMPLES = """examples:
   robot-dynamics info urdf/ur5.urdf
@@ -35,8 +36,6 @@ rad/s, N m, N). --gravity gx,gy,gz is the gravity vector in the base frame
 """
 
 
-class UsageError(Exception):
-    """A bad argument: printed as one line, exit code 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -143,17 +142,15 @@ def _matrix(M, names):
 
 def cmd_info(args, out):
     model, messages = _load(args)
-    from ..analysis.operational import _body_links
     from ..algorithms.kinematics import forward_kinematics
-    from ..model.model import MASS, MCOM
     q = model.neutral()
     T = forward_kinematics(model, q)
     moving_mass, mc = 0.0, np.zeros(3)
-    for b, link in enumerate(_body_links(model)):
-        R, p = T[link][:3, :3], T[link][:3, 3]
-        m = model._data[b, MASS]
+    for b, l in enumerate(model.body_link):
+        Tb = T[model.link_names[l]]
+        m = model.body_mass[b]
         moving_mass += m
-        mc += R @ model._data[b, MCOM:MCOM + 3] + m * p
+        mc += m * (Tb[:3, :3] @ model.body_com[b] + Tb[:3, 3])
     info = dict(
         robot=model.name, base_link=model.base_link, nq=model.nq, gravity=model.gravity.tolist(),
         joints=[dict(name=n, type=model.joints[n].type, lower=_js(model.lower_limit[i]),

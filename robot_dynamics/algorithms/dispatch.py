@@ -1,0 +1,93 @@
+"""The one dispatcher of the algorithms: a single state or a batch.
+
+Every algorithm takes one state ``(nq,)`` or a batch ``(..., nq)`` and an
+optional :class:`~robot_dynamics.Data` (``data=``, the work buffer) and
+output array (``out=``). :func:`evaluate` sends a single C-contiguous
+float64 state to the algorithm's compiled single-state entry point (explicit
+signature: no type inference per call, nothing allocated when ``data`` and
+``out`` are given); anything else (lists, other dtypes, batches) is checked
+and broadcast by :mod:`.checks` and goes to the compiled batch loop, which
+runs across all cores (numba ``prange``; see :func:`set_num_threads`).
+
+Single-state entry points return a status: 0 done, 1 a vector has the wrong
+length or ``out`` / ``data`` do not fit the model (the batch path then says
+which), 2 a value is not finite.
+"""
+import numba
+import numpy as np
+
+from . import checks
+
+NO_WORK = np.empty(0)          # "allocate your own work buffer" for the single-state kernels
+
+
+def evaluate(model, one, batch, names, x, tail, data=None, out=None, extra=(), on_error=None):
+    """Run one algorithm on a single state or a batch.
+
+    Args:
+        model: the Model.
+        one: compiled single-state entry ``one(packed, *states, out, work) -> status``,
+            or None when the algorithm has only a batch kernel.
+        batch: compiled batch kernel ``batch(packed, *STATES, *extra, OUT) -> all finite``.
+        names, x: the states' names and values (..., nq), in the kernels' argument order.
+        tail: the result's trailing shape for one state, e.g. (nq,) or (nq, nq).
+        data: optional Data (its work buffer is used), out: optional result array.
+        extra: further arguments of the batch kernel (after the states).
+        on_error: called with the states when a result is not finite and the
+            inputs are (default: "values too large for float64").
+
+    Returns:
+        The result, shape ``batch_shape + tail`` (``out`` itself when given).
+    """
+    if one is not None and type(x[0]) is np.ndarray and x[0].ndim == 1:
+        res = np.empty(tail) if out is None else out
+        try:
+            status = one(model.packed, *x, res, NO_WORK if data is None else data.work)
+        except TypeError:          # not C-contiguous float64 vectors: the general path
+            status = 1
+        if status == 0:
+            return res
+        if status == 2:
+            _not_finite(dict(zip(names, x)), on_error)
+    states = dict(zip(names, x))
+    shape, X = checks.batch(model, **states)
+    OUT = _output(out, shape, tail)
+    if not batch(model.packed, *X, *extra, OUT):
+        _not_finite(states, on_error)
+    return OUT.reshape(shape + tail) if out is None else out
+
+
+def _output(out, shape, tail):
+    B = int(np.prod(shape, dtype=np.int64))
+    if out is None:
+        return np.empty((B,) + tail)
+    want = tuple(shape) + tail
+    if not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.shape == want
+            and out.flags.c_contiguous and out.flags.writeable):
+        got = ("an array of shape %s, dtype %s" % (out.shape, out.dtype)) if isinstance(out, np.ndarray) \
+            else type(out).__name__
+        raise ValueError("out must be a writable C-contiguous float64 array of shape %s, got %s" % (want, got))
+    return out.reshape((B,) + tail)
+
+
+def _not_finite(states, on_error):
+    checks.check_finite(**states)
+    if on_error is not None:
+        on_error()
+    raise ValueError("the result is not finite although the inputs are: values too large for float64")
+
+
+def set_num_threads(n):
+    """Use ``n`` threads for batches (at most ``numba.config.NUMBA_NUM_THREADS``,
+    the core count unless the environment variable NUMBA_NUM_THREADS says
+    otherwise). Applies to the calling thread."""
+    top = numba.config.NUMBA_NUM_THREADS
+    if not isinstance(n, (int, np.integer)) or not 1 <= n <= top:
+        raise ValueError("the number of threads must be an integer from 1 to %d "
+                         "(NUMBA_NUM_THREADS), got %r" % (top, n))
+    numba.set_num_threads(int(n))
+
+
+def get_num_threads():
+    """Number of threads the batches use (see :func:`set_num_threads`)."""
+    return numba.get_num_threads()

@@ -1,0 +1,31 @@
+"""The static map ``tau = J^T F``: the torques that let the robot exert a wrench.
+
+Convention (also in the package docstring): a wrench is
+``[fx, fy, fz, nx, ny, nz]``, force then moment [N, N m].
+"""
+import numpy as np
+
+from ..algorithms import checks
+from ..algorithms.kinematics import jacobian
+
+
+def static_torques(model, q, link, wrench, point=(0.0, 0.0, 0.0)):
+    """Joint torques that balance a wrench applied by the robot at a point:
+    ``tau = J(q)^T F`` (Craig eq. 5.105; Handbook eq. 3.6).
+
+    Args:
+        q: (..., nq) joint positions.
+        link: link on which the point sits (e.g. the tool flange).
+        wrench: (..., 6) ``[fx, fy, fz, nx, ny, nz]`` that the robot exerts on
+            its environment at ``point``, in the base frame [N, N m].
+        point: (3,) point in the link frame [m].
+
+    Returns:
+        (..., nq) torques [N m] / forces [N]; add them to the gravity torques
+        for the total static load.
+    """
+    J = jacobian(model, q, link, point)
+    F = checks.as_float_array(wrench, "wrench")
+    if F.shape[-1:] != (6,):
+        raise ValueError("wrench must have 6 values [fx fy fz nx ny nz], got shape %s" % (F.shape,))
+    return np.einsum("...ij,...i->...j", J, F)

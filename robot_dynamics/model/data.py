@@ -1,0 +1,129 @@
+"""Work arrays for the algorithms (Pinocchio's Data).
+
+A :class:`Data` is built once per model and reused: every algorithm takes
+it as ``data=`` and then allocates no work arrays, so with ``out=`` as well
+a control loop allocates nothing per call. One Data must not be used by two
+threads at once; it fits every model with the same sizes (e.g. the copies
+made by ``with_gravity`` or ``with_payload``).
+"""
+from collections import namedtuple
+
+import numba as nb
+import numpy as np
+
+from .packed import NQ
+
+_inline = nb.njit(cache=True, nogil=True, inline="always")
+
+
+
+# The work buffer's arrays, in buffer order; n = nb + 1 rows, nq coordinates.
+Work = namedtuple("Work", "R p Rw pw v a f c IA pA U d u IC S Sd BC F X T Ia M zero")
+
+
+@nb.njit(cache=True)
+def work_size(nb_, nq):
+    """Length of the flat work buffer for nb bodies and nq coordinates."""
+    return _size(nb_ + 1, nq)
+
+
+@_inline
+def _size(n, nq):
+    return n * (9 + 3 + 9 + 3 + 6 * 4 + 36 + 6 * 2 + 2 + 13 + 6 * 2 + 36) + 3 * 6 + 3 * 36 + nq * nq + nq
+
+
+@_inline
+def work(W, n, nq):
+    """The named work arrays as views of the flat buffer W (see Work)."""
+    o = 0
+    R = W[o:o + 9 * n].reshape((n, 3, 3)); o += 9 * n      # noqa: E702  pose in the parent body
+    p = W[o:o + 3 * n].reshape((n, 3)); o += 3 * n         # noqa: E702
+    Rw = W[o:o + 9 * n].reshape((n, 3, 3)); o += 9 * n     # noqa: E702  pose in the base frame
+    pw = W[o:o + 3 * n].reshape((n, 3)); o += 3 * n        # noqa: E702
+    v = W[o:o + 6 * n].reshape((n, 6)); o += 6 * n         # noqa: E702  velocities
+    a = W[o:o + 6 * n].reshape((n, 6)); o += 6 * n         # noqa: E702  accelerations
+    f = W[o:o + 6 * n].reshape((n, 6)); o += 6 * n         # noqa: E702  forces
+    c = W[o:o + 6 * n].reshape((n, 6)); o += 6 * n         # noqa: E702  velocity products
+    IA = W[o:o + 36 * n].reshape((n, 6, 6)); o += 36 * n   # noqa: E702  articulated inertias
+    pA = W[o:o + 6 * n].reshape((n, 6)); o += 6 * n        # noqa: E702  articulated bias forces
+    U = W[o:o + 6 * n].reshape((n, 6)); o += 6 * n         # noqa: E702
+    d = W[o:o + n]; o += n                                 # noqa: E702
+    u = W[o:o + n]; o += n                                 # noqa: E702
+    IC = W[o:o + 13 * n].reshape((n, 13)); o += 13 * n     # noqa: E702  composite inertias
+    S = W[o:o + 6 * n].reshape((n, 6)); o += 6 * n         # noqa: E702  motion subspaces (base frame)
+    Sd = W[o:o + 6 * n].reshape((n, 6)); o += 6 * n        # noqa: E702
+    BC = W[o:o + 36 * n].reshape((n, 6, 6)); o += 36 * n   # noqa: E702
+    F = W[o:o + 18].reshape((3, 6)); o += 18               # noqa: E702  scratch forces
+    X = W[o:o + 36].reshape((6, 6)); o += 36               # noqa: E702  scratch 6x6
+    T = W[o:o + 36].reshape((6, 6)); o += 36               # noqa: E702
+    Ia = W[o:o + 36].reshape((6, 6)); o += 36              # noqa: E702
+    M = W[o:o + nq * nq].reshape((nq, nq)); o += nq * nq   # noqa: E702  mass matrix
+    zero = W[o:o + nq]                                     # noqa: E702  scratch (nq,)
+    return Work(R, p, Rw, pw, v, a, f, c, IA, pA, U, d, u, IC, S, Sd, BC, F, X, T, Ia, M, zero)
+
+
+@_inline
+def work_rnea(W, n, nq):
+    """Only the arrays of the recursive Newton-Euler algorithm, (R, p, v, a, f,
+    zero), at the same places as in :func:`work` (each view costs a few ns
+    of checks: the single-state entry points carve only what they use)."""
+    R = W[0:9 * n].reshape((n, 3, 3))
+    p = W[9 * n:12 * n].reshape((n, 3))
+    v = W[24 * n:30 * n].reshape((n, 6))
+    a = W[30 * n:36 * n].reshape((n, 6))
+    f = W[36 * n:42 * n].reshape((n, 6))
+    o = 159 * n + 18 + 3 * 36 + nq * nq
+    return R, p, v, a, f, W[o:o + nq]
+
+
+@_inline
+def work_crba(W, n, nq):
+    """Only the arrays of the composite-rigid-body algorithm, (R, p, IC, F)."""
+    R = W[0:9 * n].reshape((n, 3, 3))
+    p = W[9 * n:12 * n].reshape((n, 3))
+    IC = W[98 * n:111 * n].reshape((n, 13))
+    F = W[159 * n:159 * n + 18].reshape((3, 6))
+    return R, p, IC, F
+
+
+@nb.njit(cache=True)
+def work_views(W, n, nq):
+    """:func:`work` callable from Python (for :class:`robot_dynamics.Data`)."""
+    return work(W, n, nq)
+
+
+@_inline
+def bad_work(D, W):
+    """True when W is too short for the model (a Data built for another model)."""
+    n = D.shape[0]
+    nq = int(D[n - 1, NQ])
+    return W.shape[0] < _size(n, nq)
+
+
+
+class Data:
+    """Work buffer of the algorithms for one model.
+
+    Args:
+        model: the :class:`~robot_dynamics.Model` (or one of the same size).
+
+    Attributes:
+        work: the flat float64 buffer the compiled kernels carve up.
+        R, p: (nb + 1, 3, 3), (nb + 1, 3) body poses in the parent body (last
+            row: the base), as left by the last call that computed them.
+        v, a, f: (nb + 1, 6) body velocities, accelerations and forces in
+            body coordinates, Featherstone's order (angular first), as left
+            by the last rnea or aba.
+        IA, pA: articulated inertias and bias forces of the last aba;
+        IC: composite inertias (13 parameters) of the last mass_matrix.
+    """
+
+    def __init__(self, model):
+        self.nb, self.nq = model.nb, model.nq
+        self.work = np.zeros(work_size(model.nb, model.nq))
+        views = work_views(self.work, model.nb + 1, model.nq)
+        for name in ("R", "p", "v", "a", "f", "IA", "pA", "IC"):
+            setattr(self, name, getattr(views, name))
+
+    def __repr__(self):
+        return "Data(nb=%d, nq=%d, %d floats)" % (self.nb, self.nq, self.work.shape[0])
