@@ -226,10 +226,6 @@ def main(argv=None):
     parser.add_argument('--json', action='store_true', help='also print the figures as JSON')
     args = parser.parse_args(argv)
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-    if 'NUMBA_CACHE_DIR' not in os.environ:          # the cache the scripts/*.sh use
-        import hashlib
-        src = b''.join(p.read_bytes() for p in sorted((ROOT / 'robot_dynamics').glob('*.py')))
-        os.environ['NUMBA_CACHE_DIR'] = str(ROOT / '.venv' / 'numba-cache' / hashlib.sha256(src).hexdigest()[:16])
     os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 101 + 1))
     return run(args)
 

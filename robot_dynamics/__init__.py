@@ -45,23 +45,27 @@ Conventions (each one is checked by a test in ``test/test_conventions.py``):
   :class:`InertiaWarning`.
 
 Internally the kernels use Featherstone's spatial order (angular first)
-and body-fixed frames (see ``_jit.py``); the algorithms cite the book
+and body-fixed frames (see ``algorithms/kernels.py``); the algorithms cite the book
 sections they implement.
 """
-from .algorithms.aba import aba
-from .algorithms.coriolis import coriolis_matrix
-from .algorithms.crba import mass_matrix
-from .algorithms.dispatch import get_num_threads, set_num_threads
-from .algorithms.energy import kinetic_energy, potential_energy
-from .algorithms.kinematics import forward_kinematics, jacobian, link_pose
-from .algorithms.rnea import gravity_torques, nonlinear_effects, rnea
-from .analysis.config_space import configuration_space_form
-from .analysis.friction import friction_torques
-from .analysis.operational import (cartesian_dynamics, dynamically_consistent_inverse,
+from . import cache as _cache
+
+_cache.configure()                     # before any kernel is defined
+
+from .algorithms.aba import aba  # noqa: E402
+from .algorithms.coriolis import coriolis_matrix  # noqa: E402
+from .algorithms.crba import mass_matrix  # noqa: E402
+from .algorithms.dispatch import get_num_threads, set_num_threads  # noqa: E402
+from .algorithms.energy import kinetic_energy, potential_energy  # noqa: E402
+from .algorithms.kinematics import forward_kinematics, jacobian, link_pose  # noqa: E402
+from .algorithms.rnea import gravity_torques, nonlinear_effects, rnea  # noqa: E402
+from .analysis.config_space import configuration_space_form  # noqa: E402
+from .analysis.friction import friction_torques  # noqa: E402
+from .analysis.operational import (cartesian_dynamics, dynamically_consistent_inverse,  # noqa: E402
                                    jacobian_derivative_times_qd, operational_space)
-from .analysis.wrench import static_torques
-from .errors import InertiaWarning, RobotDynamicsError, SingularityError, URDFError
-from .model import Data, Joint, Model, load_urdf
+from .analysis.wrench import static_torques  # noqa: E402
+from .errors import InertiaWarning, RobotDynamicsError, SingularityError, URDFError  # noqa: E402
+from .model import Data, Joint, Model, load_urdf  # noqa: E402
 
 __version__ = "0.2.0"
 

@@ -94,3 +94,27 @@ fi
 
 # --- 4. The custom interfaces (own stamp, keyed on the interface files) -----
 "$root/scripts/build-interfaces.sh"
+
+# --- 5. The package itself, installed editable (own stamp) -------------------
+# After this, .venv/bin/robot-dynamics, .venv/bin/dynamics_node, ... exist and
+# `import robot_dynamics` works from any folder with .venv/bin/python.
+stamp="$venv/.stamp-package"
+want="$(cat "$root/setup.py" "$root/setup.cfg" "$root/package.xml" | sha256sum | cut -c1-16)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! "$vpy" -c 'import robot_dynamics' >/dev/null 2>&1 \
+        || [ ! -x "$venv/bin/robot-dynamics" ]; then
+    say "installing robot_dynamics into $venv (editable)"
+    (cd "$root" && "$vpy" -m pip install --disable-pip-version-check --quiet --no-deps \
+        --no-build-isolation -e .)
+    # setup.cfg puts the node executables in lib/robot_dynamics, where
+    # `ros2 run` looks; link them into bin/ too.
+    for exe in "$venv"/lib/robot_dynamics/*; do ln -sf "$exe" "$venv/bin/$(basename "$exe")"; done
+    echo "$want" > "$stamp"
+fi
+
+# --- 6. Compile the kernels once (the cache folder is keyed on the sources) ---
+if ! "$vpy" -c 'import sys; from robot_dynamics.cache import cache_dir; sys.exit(not (cache_dir() / "warm").exists())' \
+        >/dev/null 2>&1; then
+    say "compiling the numba kernels into the cache (first run: about 3 minutes)"
+    (cd /tmp && "$vpy" -m robot_dynamics.tools.warmup)
+    "$vpy" -c 'from robot_dynamics.cache import cache_dir; (cache_dir() / "warm").touch()'
+fi

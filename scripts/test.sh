@@ -12,11 +12,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/setup-venv.sh" --dev
 
-# numba caches compiled kernels per source file and misses changes to the
-# helpers a kernel inlines from another file: key the cache on all sources.
-src_hash="$(cat "$root"/robot_dynamics/*.py | sha256sum | cut -c1-16)"
-export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$root/.venv/numba-cache/$src_hash}"
-export PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
+# The package keys its numba cache on all of its sources (robot_dynamics/cache.py)
+# and is installed in .venv (editable): no PYTHONPATH needed.
 export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$(( $$ % 101 + 1 ))}"
 # Fast DDS otherwise announces itself by multicast on every interface.
 export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"

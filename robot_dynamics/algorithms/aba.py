@@ -14,7 +14,7 @@ import numpy as np
 from . import checks
 from ..errors import SingularityError
 from .dispatch import evaluate
-from .kernels import (TABLE, V, V_RO, bad_work, chunks, parallel, work, work_size, S_add, crm_S_add, all_finite, bad_length,
+from .kernels import (TABLE, entry, V, V_RO, bad_work, chunks, parallel, work, work_size, S_add, crm_S_add, all_finite, bad_length,
                    crf_add, finite1, XT_force_add, I_matrix, I_times, jit,
                    joint_coordinate, ST_force, jcalc, joint_position, X_motion, nbodies,
                    parent_row, set_base_acceleration)
@@ -170,7 +170,7 @@ def aba_batch(D, Q, QD, TAU, FEXT, mimic, QDD):
     return all_finite(QDD) and all_finite(Q) and all_finite(QD) and all_finite(TAU)
 
 
-@nb.njit(nb.int64(TABLE, V_RO, V_RO, V_RO, V, V), cache=True, nogil=True)
+@entry(TABLE, V_RO, V_RO, V_RO, V, V)
 def aba_one(D, q, qd, tau, qdd, W):
     if bad_length(D, q) or bad_length(D, qd) or bad_length(D, tau) or bad_length(D, qdd):
         return 1
@@ -182,7 +182,7 @@ def aba_one(D, q, qd, tau, qdd, W):
     return 0 if finite1(qdd) and finite1(q) and finite1(qd) and finite1(tau) else 2
 
 
-@nb.njit(nb.int64(TABLE, V_RO, V_RO, V_RO, V, V), cache=True, nogil=True)
+@entry(TABLE, V_RO, V_RO, V_RO, V, V)
 def fd_crb_one(D, q, qd, tau, qdd, W):
     if bad_length(D, q) or bad_length(D, qd) or bad_length(D, tau) or bad_length(D, qdd):
         return 1

@@ -10,7 +10,7 @@ import numba as nb
 import numpy as np
 
 from .dispatch import evaluate
-from .kernels import (MAT, TABLE, V, V_RO, bad_work, chunks, parallel, work, work_crba, work_size, all_finite, bad_length, finite1, XT_force_add, I_times,
+from .kernels import (MAT, TABLE, entry, V, V_RO, bad_work, chunks, parallel, work, work_crba, work_size, all_finite, bad_length, finite1, XT_force_add, I_times,
                    XT_I_X_add, jit, ST_force, jcalc, joint_position, nbodies)
 from ..model.packed import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
 
@@ -64,7 +64,7 @@ def crba_batch(D, Q, M):
     return all_finite(M) and all_finite(Q)
 
 
-@nb.njit(nb.int64(TABLE, V_RO, MAT, V), cache=True, nogil=True)
+@entry(TABLE, V_RO, MAT, V)
 def crba_one(D, q, M, W):
     if bad_length(D, q) or M.shape[0] != q.shape[0] or M.shape[1] != q.shape[0]:
         return 1

@@ -311,3 +311,28 @@ def chunks(B):
         out[i, 0] = (B * i) // k
         out[i, 1] = (B * (i + 1)) // k
     return out
+
+
+class entry:
+    """Decorator of a single-state entry point: compiled with an explicit
+    signature (anything else raises TypeError at once instead of compiling
+    a new specialisation), but only on its first call, so that ``import
+    robot_dynamics`` does not load machine code it may never run.
+
+    The first call replaces the module's global of that name with the
+    compiled function, so later calls pay no indirection."""
+
+    def __init__(self, *signature):
+        self.signature = nb.int64(*signature)
+
+    def __call__(self, fn):
+        signature, compiled = self.signature, []
+
+        def first_call(*args):
+            if not compiled:
+                compiled.append(nb.njit(signature, cache=True, nogil=True)(fn))
+                fn.__globals__[fn.__name__] = compiled[0]
+            return compiled[0](*args)
+
+        first_call.__name__, first_call.__doc__, first_call.py_func = fn.__name__, fn.__doc__, fn
+        return first_call

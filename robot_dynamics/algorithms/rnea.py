@@ -11,7 +11,7 @@ import numpy as np
 
 from . import checks
 from .dispatch import evaluate
-from .kernels import (TABLE, V, V_RO, bad_work, chunks, parallel, work, work_rnea, work_size, S_add, add_torque, crm_S_add, all_finite,
+from .kernels import (TABLE, entry, V, V_RO, bad_work, chunks, parallel, work, work_rnea, work_size, S_add, add_torque, crm_S_add, all_finite,
                    bad_length, crf_add, finite1, XT_force_add, I_times, jit,
                    joint_coordinate, ST_force, jcalc, joint_position, X_motion,
                    nbodies, parent_row, set_base_acceleration)
@@ -88,7 +88,7 @@ def rnea_batch(D, Q, QD, QDD, FEXT, TAU):
     return all_finite(TAU) and all_finite(Q) and all_finite(QD) and all_finite(QDD)
 
 
-@nb.njit(nb.int64(TABLE, V_RO, V_RO, V_RO, V, V), cache=True, nogil=True)
+@entry(TABLE, V_RO, V_RO, V_RO, V, V)
 def rnea_one(D, q, qd, qdd, tau, W):
     """Single-state entry point without external forces (the hot path).
     Status 0, 1 (a length does not fit the model) or 2 (not finite)."""
@@ -119,7 +119,7 @@ def gravity_batch(D, Q, TAU):
     return all_finite(TAU) and all_finite(Q)
 
 
-@nb.njit(nb.int64(TABLE, V_RO, V, V), cache=True, nogil=True)
+@entry(TABLE, V_RO, V, V)
 def gravity_one(D, q, tau, W):
     if bad_length(D, q) or bad_length(D, tau):
         return 1
@@ -132,7 +132,7 @@ def gravity_one(D, q, tau, W):
     return 0 if finite1(tau) and finite1(q) else 2
 
 
-@nb.njit(nb.int64(TABLE, V_RO, V_RO, V, V), cache=True, nogil=True)
+@entry(TABLE, V_RO, V_RO, V, V)
 def nle_one(D, q, qd, tau, W):
     """rnea(q, qd, 0) for one state."""
     if bad_length(D, q) or bad_length(D, qd) or bad_length(D, tau):

@@ -1,0 +1,56 @@
+"""Compile every kernel once into the numba cache, so no later run pays for it.
+
+Run by the set-up script (``scripts/setup-venv.sh``) after the package is
+installed; ``python -m robot_dynamics.tools.warmup`` does it by hand. A
+plain tree and a coupled (mimic) one, one state and a batch, cover every
+specialisation the library compiles.
+"""
+import time
+
+import numpy as np
+
+
+def main():
+    import robot_dynamics as rd
+    from robot_dynamics.cache import cache_dir
+    from robot_dynamics.tools.sample import random_urdf
+
+    from robot_dynamics.simulation import simulate
+
+    t0 = time.perf_counter()
+    arm = rd.load_urdf(random_urdf(0, 7, branching=0.0, p_fixed=0.0, p_massless=0.0))
+    coupled = rd.load_urdf(random_urdf(1, 6, mimic=True, p_massless=0.0))
+    for model in (arm, coupled):
+        exercise(rd, model)
+    for integrator in ("rk4", "semi_implicit_euler"):          # the simulator's compiled step
+        simulate(arm, np.zeros(arm.nq), duration=0.002, dt=0.001, integrator=integrator)
+    print("robot_dynamics: kernels compiled into %s in %.0f s" % (cache_dir(), time.perf_counter() - t0))
+
+
+def exercise(rd, model):
+    """Call every algorithm on one state (with and without Data) and on a batch."""
+    data, n = rd.Data(model), model.nq
+    one, many = np.full(n, 0.1), np.full((3, n), 0.1)
+    link = model.link_names[-1]
+    for x in (one, many):
+        rd.rnea(model, x, x, x)
+        rd.rnea(model, x, x, x, f_ext={link: np.ones(6)})
+        rd.gravity_torques(model, x)
+        rd.nonlinear_effects(model, x, x)
+        rd.mass_matrix(model, x)
+        rd.aba(model, x, x, x)
+        rd.aba(model, x, x, x, f_ext={link: np.ones(6)})
+        rd.coriolis_matrix(model, x, x)
+        rd.kinetic_energy(model, x, x)
+        rd.potential_energy(model, x)
+        rd.forward_kinematics(model, x)
+        rd.jacobian(model, x, link)
+    rd.rnea(model, one, one, one, data=data)
+    rd.gravity_torques(model, one, data=data)
+    rd.nonlinear_effects(model, one, one, data=data)
+    rd.mass_matrix(model, one, data=data)
+    rd.aba(model, one, one, one, data=data)
+
+
+if __name__ == "__main__":
+    main()
