@@ -17,6 +17,7 @@ import numba
 import numpy as np
 
 from . import checks
+from ..model.data import work_size
 
 NO_WORK = np.empty(0)          # "allocate your own work buffer" for the single-state kernels
 
@@ -47,6 +48,8 @@ def evaluate(model, one, batch, names, x, tail, data=None, out=None, extra=(), o
             status = 1
         if status == 0:
             return res
+        if data is not None:
+            _check_data(model, data)
         if status == 2:
             _not_finite(dict(zip(names, x)), on_error)
     states = dict(zip(names, x))
@@ -55,6 +58,12 @@ def evaluate(model, one, batch, names, x, tail, data=None, out=None, extra=(), o
     if not batch(model.packed, *X, *extra, OUT):
         _not_finite(states, on_error)
     return OUT.reshape(shape + tail) if out is None else out
+
+
+def _check_data(model, data):
+    if not isinstance(getattr(data, "work", None), np.ndarray) or data.work.shape[0] < work_size(model.nb, model.nq):
+        raise ValueError("data does not fit the model: expected a Data built for a model with %d bodies and "
+                         "%d coordinates (rd.Data(model)), got %r" % (model.nb, model.nq, data))
 
 
 def _output(out, shape, tail):

@@ -47,7 +47,7 @@ import numpy as np
 from ..algorithms import checks
 from ..algorithms.crba import mass_matrix
 from ..algorithms.kinematics import forward_kinematics, jacobian
-from ..model.packed import PRISMATIC
+from ..model import PRISMATIC
 from ..algorithms.rnea import gravity_torques, nonlinear_effects
 from ..errors import SingularityError  # noqa: F401  (raised here, exported by the package)
 
