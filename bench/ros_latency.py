@@ -27,15 +27,16 @@ import json
 import multiprocessing as mp
 import os
 import pathlib
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))                    # this checkout's robot_dynamics, installed or not
+from robot_dynamics.ros.process import NodeProcessError, start_node  # noqa: E402
+
 NS = '/rd_bench_%d' % os.getpid()
 NODE = 'bench_dynamics'
 
@@ -82,12 +83,6 @@ def _publisher(ns, rate, warmup, duration, ready, start_evt, result, domain_env)
     rclpy.shutdown()
 
 
-def _cpu_ticks(pid):
-    with open('/proc/%d/stat' % pid) as f:
-        fields = f.read().rsplit(')', 1)[1].split()
-    return int(fields[11]) + int(fields[12])           # utime + stime
-
-
 def run(args):
     import rclpy
     from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -96,14 +91,9 @@ def run(args):
 
     domain_env = {k: os.environ[k] for k in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE')
                   if k in os.environ}
-    log = tempfile.NamedTemporaryFile(prefix='rd_bench_node_', suffix='.log', delete=False)
-    cmd = [sys.executable, '-m', 'robot_dynamics.ros.dynamics_node', '--ros-args',
-           '-r', '__node:=%s' % NODE, '-r', '__ns:=%s' % NS,
-           '-p', 'urdf_path:=%s' % (ROOT / 'urdf' / 'panda_arm.urdf'),
-           '-p', 'mode:=%s' % args.mode, '-p', 'publish_command:=true',
-           '-p', 'command_topic:=%s/commands' % NS, '-p', 'joint_state_timeout:=0.5',
-           '-p', 'joint_states_reliability:=%s' % args.reliability]
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    params = {'urdf_path': str(ROOT / 'urdf' / 'panda_arm.urdf'), 'mode': args.mode, 'publish_command': True,
+              'command_topic': 'commands', 'joint_state_timeout': 0.5,
+              'joint_states_reliability': args.reliability}
     rclpy.init()
     node = rclpy.create_node('bench_receiver')
     n_max = int((args.duration + 2) * args.rate) + 1000
@@ -143,13 +133,14 @@ def run(args):
             executor.spin_once(timeout_sec=0.05)
     spinner = threading.Thread(target=spin, daemon=True)
     spinner.start()
-    node_proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+    t_start = time.monotonic()
+    node_proc = start_node('dynamics_node', params, name=NODE, namespace=NS)
     try:
-        t_start = time.monotonic()
-        while node.count_subscribers(NS + '/joint_states') == 0:
-            if node_proc.poll() is not None or time.monotonic() - t_start > 180:
-                raise SystemExit('dynamics_node did not start:\n' + pathlib.Path(log.name).read_text())
-            time.sleep(0.05)
+        try:
+            node_proc.wait_until(lambda: node.count_subscribers(NS + '/joint_states') > 0, 180,
+                                 'the joint_states subscription of dynamics_node', period=0.05)
+        except NodeProcessError as exc:
+            raise SystemExit('dynamics_node did not start: %s' % exc)
         print('node ready after %.1f s (pid %d)' % (time.monotonic() - t_start, node_proc.pid))
         ctx = mp.get_context('spawn')                  # never fork a process with DDS threads
         ready, start_evt, result = ctx.Event(), ctx.Event(), ctx.Queue()
@@ -160,18 +151,14 @@ def run(args):
         time.sleep(0.5)                                # let the subscriptions match
         start_evt.set()
         time.sleep(0.05 + args.warmup)
-        cpu0, wall0 = _cpu_ticks(node_proc.pid), time.monotonic()
+        cpu0, wall0 = node_proc.cpu_seconds(), time.monotonic()
         time.sleep(args.duration)
-        cpu1, wall1 = _cpu_ticks(node_proc.pid), time.monotonic()
+        cpu1, wall1 = node_proc.cpu_seconds(), time.monotonic()
         info = result.get(timeout=30)
         pub.join(10)
         time.sleep(0.5)                                # the last messages in flight
     finally:
-        node_proc.terminate()
-        try:
-            node_proc.wait(10)
-        except subprocess.TimeoutExpired:
-            node_proc.kill()
+        node_proc.stop()
         stop.set()
         spinner.join(2)
         node.destroy_node()
@@ -182,8 +169,7 @@ def run(args):
     got = np.unique(seq[:n][measured])
     expected = info['sent'] - info['first_measured']
     lat_ms = np.sort(lat[:n][measured]) * 1e3
-    hz = os.sysconf('SC_CLK_TCK')
-    cpu = (cpu1 - cpu0) / hz / (wall1 - wall0)
+    cpu = (cpu1 - cpu0) / (wall1 - wall0)
     figures = {
         'rate_hz': args.rate, 'duration_s': args.duration, 'mode': args.mode,
         'joint_states_sent': expected, 'torque_messages_received': int(got.size),
@@ -209,7 +195,6 @@ def run(args):
     print('  targets (no loss, p99 < 1 ms, CPU < 50 %%): %s' % ('met' if ok else 'MISSED'))
     if args.json:
         print(json.dumps(figures, indent=2))
-    os.unlink(log.name)
     return 0 if ok else 1
 
 

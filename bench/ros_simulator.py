@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import pathlib
-import subprocess
 import sys
 import tempfile
 import threading
@@ -35,28 +34,10 @@ import time
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))                    # this checkout's robot_dynamics, installed or not
+from robot_dynamics.ros.process import NodeProcessError, start_node, stop_all, wait_until  # noqa: E402
+
 Q0 = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
-
-
-def _cpu_seconds(pid):
-    with open('/proc/%d/stat' % pid) as f:
-        fields = f.read().rsplit(')', 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
-
-
-def _params_file(path, name, params):
-    lines = ['/**:', '  ros__parameters:']
-    for k, v in params.items():
-        lines.append('    %s: %s' % (k, json.dumps(v) if not isinstance(v, bool) else str(v).lower()))
-    path.write_text('\n'.join(lines) + '\n')
-    return str(path)
-
-
-def _start(module, name, ns, params, tmp, env):
-    cmd = [sys.executable, '-m', 'robot_dynamics.ros.%s' % module, '--ros-args', '-r', '__node:=%s' % name,
-           '-r', '__ns:=%s' % ns, '--params-file', _params_file(tmp / (name + '.yaml'), name, params)]
-    log = open(tmp / (name + '.log'), 'wb')
-    return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=str(ROOT))
 
 
 def main():
@@ -70,10 +51,8 @@ def main():
     ap.add_argument('--json', action='store_true')
     args = ap.parse_args()
 
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED='1')
-    env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-    env.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 101 + 1))
-    os.environ.update({k: env[k] for k in ('ROS_AUTOMATIC_DISCOVERY_RANGE', 'ROS_DOMAIN_ID')})
+    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 101 + 1))
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -81,16 +60,17 @@ def main():
 
     ns = '/rd_simbench_%d' % os.getpid()
     tmp = pathlib.Path(tempfile.mkdtemp(prefix='rd_simbench_'))
-    procs = {'simulator': _start('simulator_node', 'simulator', ns, {
-        'urdf_path': str(ROOT / 'urdf' / 'panda_arm.urdf'), 'initial_positions': Q0,
+    panda = str(ROOT / 'urdf' / 'panda_arm.urdf')
+    procs = {'simulator': start_node('simulator_node', {
+        'urdf_path': panda, 'initial_positions': Q0,
         'physics_rate': args.physics_rate, 'publish_rate': args.publish_rate, 'integrator': args.integrator,
-        'real_time_factor': args.rtf, 'publish_clock': True, 'diagnostics_period': 1.0,
-        'effort_commands_topic': 'effort_controller/commands'}, tmp, env)}
+        'real_time_factor': args.rtf, 'publish_clock': True, 'diagnostics_period': 1.0},
+        name='simulator', namespace=ns, log_path=tmp / 'simulator.log', cwd=ROOT)}
     if args.controller:
-        procs['dynamics_node'] = _start('dynamics_node', 'dynamics_node', ns, {
-            'urdf_path': str(ROOT / 'urdf' / 'panda_arm.urdf'), 'publish_command': True,
-            'command_topic': ns + '/effort_controller/commands', 'mode': 'gravity_coriolis',
-            'use_sim_time': True}, tmp, env)
+        # Both on their default command topic, effort_controller/commands in the namespace.
+        procs['dynamics_node'] = start_node('dynamics_node', {
+            'urdf_path': panda, 'publish_command': True, 'mode': 'gravity_coriolis', 'use_sim_time': True},
+            name='dynamics_node', namespace=ns, log_path=tmp / 'dynamics_node.log', cwd=ROOT)
 
     rclpy.init()
     node = rclpy.create_node('simbench_receiver')
@@ -114,31 +94,24 @@ def main():
     spin = threading.Thread(target=executor.spin, daemon=True)
     spin.start()
     try:
-        deadline = time.monotonic() + 120
-        while not stamps and time.monotonic() < deadline:
-            if any(p.poll() is not None for p in procs.values()):
-                raise SystemExit('a node exited:\n' + '\n'.join((tmp / (n + '.log')).read_text() for n in procs))
-            time.sleep(0.05)
+        try:
+            wait_until(lambda: stamps, 120, 'the first joint state', processes=list(procs.values()), period=0.05)
+        except NodeProcessError as exc:
+            raise SystemExit(str(exc))
         time.sleep(2.0)                                   # warm-up, not counted
         with lock:
             n0 = len(stamps)
-        cpu0 = {n: _cpu_seconds(p.pid) for n, p in procs.items()}
+        cpu0 = {n: p.cpu_seconds() for n, p in procs.items()}
         diag0 = len(diags)
         w0 = time.monotonic()
         time.sleep(args.duration)
         wall = time.monotonic() - w0
-        cpu = {n: (_cpu_seconds(p.pid) - cpu0[n]) / wall for n, p in procs.items()}
+        cpu = {n: (p.cpu_seconds() - cpu0[n]) / wall for n, p in procs.items()}
         with lock:
             window = stamps[n0:]
         recent = diags[diag0:] or diags[-1:]
     finally:
-        for p in procs.values():
-            p.send_signal(2)
-        for p in procs.values():
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_all(list(procs.values()))
         executor.shutdown(timeout_sec=1.0)
         spin.join(timeout=2.0)
         node.destroy_node()

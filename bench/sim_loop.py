@@ -41,7 +41,6 @@ import json
 import os
 import pathlib
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -49,43 +48,13 @@ import time
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))                    # this checkout's robot_dynamics, installed or not
+from robot_dynamics.ros.process import start_node, stop_all, wait_until  # noqa: E402
+
 PANDA = ROOT / 'urdf' / 'panda_arm.urdf'
 READY = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
 JOINTS = ['panda_joint%d' % i for i in range(1, 8)]
 TARGETS = {'lost': 0, 'real_time_factor': 0.99, 'memory_growth_mb': 5.0}
-
-
-def _proc_rss_mb(pid):
-    with open('/proc/%d/status' % pid) as f:
-        for line in f:
-            if line.startswith('VmRSS:'):
-                return int(line.split()[1]) / 1024.0
-    return float('nan')
-
-
-def _proc_cpu_s(pid):
-    with open('/proc/%d/stat' % pid) as f:
-        fields = f.read().rsplit(')', 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
-
-
-def _node(module, ns, params, log):
-    argv = [sys.executable, '-m', 'robot_dynamics.ros.' + module, '--ros-args', '-r', '__ns:=' + ns]
-    for key, value in params.items():
-        if isinstance(value, list):
-            value = '[' + ','.join(str(v) for v in value) + ']'
-        elif isinstance(value, bool):
-            value = str(value).lower()
-        argv += ['-p', '%s:=%s' % (key, value)]
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', ''))
-    return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                            start_new_session=True, preexec_fn=_die_with_parent)
-
-
-def _die_with_parent():
-    """In the child: SIGTERM when this benchmark dies, even by SIGKILL (Linux prctl)."""
-    import ctypes
-    ctypes.CDLL('libc.so.6', use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
 
 
 class Monitor:
@@ -138,19 +107,19 @@ def run(args):
     from rclpy.signals import SignalHandlerOptions
     from std_srvs.srv import SetBool
 
-    sys.path.insert(0, str(ROOT))
     from robot_dynamics.ros.model_node import make_executor
 
     ns = '/rd_soak_%d' % os.getpid()
     logs = tempfile.mkdtemp(prefix='rd_sim_loop_')
-    sim_params = dict(urdf_path=str(PANDA), initial_positions=READY, start_paused=True,
-                      effort_commands_topic='effort_controller/commands', joints=JOINTS)
-    dyn_params = dict(urdf_path=str(PANDA), mode='gravity_coriolis', publish_command=True,
-                      command_topic='effort_controller/commands', joints=JOINTS,
+    # The loop closes on the nodes' default topics, relative to the namespace.
+    sim_params = dict(urdf_path=str(PANDA), initial_positions=READY, start_paused=True, joints=JOINTS)
+    dyn_params = dict(urdf_path=str(PANDA), mode='gravity_coriolis', publish_command=True, joints=JOINTS,
                       joint_states_reliability=args.joint_states_reliability)
-    procs = {'simulator': _node('simulator_node', ns, sim_params, open(os.path.join(logs, 'sim.log'), 'w'))}
+    procs = {'simulator': start_node('simulator_node', sim_params, name='simulator', namespace=ns,
+                                     log_path=os.path.join(logs, 'sim.log'))}
     if not args.no_controller:
-        procs['dynamics_node'] = _node('dynamics_node', ns, dyn_params, open(os.path.join(logs, 'dyn.log'), 'w'))
+        procs['dynamics_node'] = start_node('dynamics_node', dyn_params, name='dynamics_node', namespace=ns,
+                                            log_path=os.path.join(logs, 'dyn.log'))
     else:
         os.sched_setaffinity(procs['simulator'].pid, {args.cpu})
 
@@ -165,32 +134,16 @@ def run(args):
         while time.monotonic() < end:
             executor.spin_once(timeout_sec=0.01)
 
-    def check():
-        for name, p in procs.items():
-            if p.poll() is not None:
-                raise RuntimeError('%s exited (%s); log in %s' % (name, p.returncode, logs))
+    def wait(predicate, timeout, what):
+        wait_until(predicate, timeout, what, processes=list(procs.values()),
+                   step=lambda: executor.spin_once(timeout_sec=0.01))
 
     try:
-        deadline = time.monotonic() + 180
-        ready = (lambda: mon.answers) if not args.no_controller else (lambda: mon.states)
-        while not ready():
-            check()
-            if time.monotonic() > deadline:
-                raise RuntimeError('the loop did not start within 180 s; logs in %s' % logs)
-            spin(0.1)
+        wait(lambda: mon.answers if not args.no_controller else mon.states, 180, 'the loop to start')
         client = node.create_client(SetBool, ns + '/simulator/pause')
-        deadline = time.monotonic() + 30
-        while not client.service_is_ready():         # a request sent before discovery is lost
-            check()
-            if time.monotonic() > deadline:
-                raise RuntimeError('no ~/pause service after 30 s; logs in %s' % logs)
-            spin(0.05)
+        wait(client.service_is_ready, 30, 'the ~/pause service')   # a request sent before discovery is lost
         future = client.call_async(SetBool.Request(data=False))
-        while not future.done():
-            check()
-            if time.monotonic() > deadline:
-                raise RuntimeError('~/pause did not answer; logs in %s' % logs)
-            spin(0.01)
+        wait(future.done, 30, 'the answer of ~/pause')
         if not future.result().success:
             raise RuntimeError('the simulator did not resume: %s' % future.result().message)
         t_start = time.time()
@@ -200,12 +153,13 @@ def run(args):
         spin(1.5)                                   # a diagnostics period after the start
         rtf0 = (float(mon.value('simulator', 'sim_time')), mon.diag[ns.lstrip('/') + '/simulator'][0])
         windows = []
-        cpu0 = {n: _proc_cpu_s(p.pid) for n, p in procs.items()}
+        cpu0 = {n: p.cpu_seconds() for n, p in procs.items()}
         w_start = time.time()
         n_windows = max(1, int(round(args.duration / args.window)))
         for w in range(n_windows):
             spin(args.window)
-            check()
+            for p in procs.values():
+                p.check()
             now = time.time()
             lat = np.array([l for (t, l) in mon.answer_times if w_start <= t < now])
             row = {'t_end': round(now - t_start, 1), 'joint_states': len(mon.states),
@@ -214,10 +168,10 @@ def run(args):
                 row.update(p50_ms=float(np.percentile(lat, 50) * 1e3), p99_ms=float(np.percentile(lat, 99) * 1e3),
                            max_ms=float(lat.max() * 1e3))
             for name, p in procs.items():
-                cpu = _proc_cpu_s(p.pid)
+                cpu = p.cpu_seconds()
                 row['cpu_%s' % name] = (cpu - cpu0[name]) / (now - w_start)
                 cpu0[name] = cpu
-                row['rss_mb_%s' % name] = _proc_rss_mb(p.pid)
+                row['rss_mb_%s' % name] = p.rss_mb()
             sim_entry = mon.diag[ns.lstrip('/') + '/simulator']
             row['real_time_factor'] = ((float(sim_entry[1]['sim_time']) - rtf0[0]) / (sim_entry[0] - rtf0[1]))
             windows.append(row)
@@ -229,8 +183,7 @@ def run(args):
                   'real_time_factor': (float(sim_entry[1]['sim_time']) - rtf0[0]) / (sim_entry[0] - rtf0[1])}
         if 'dynamics_node' in procs:
             t_stop = time.time_ns()
-            procs['dynamics_node'].send_signal(signal.SIGINT)
-            procs['dynamics_node'].wait(10)
+            procs['dynamics_node'].stop(timeout=10)
             spin(2.5)                                  # in-flight messages and the next simulator diagnostics
             answered = set(mon.answers)
             considered = [s for s in mon.states if s < t_stop - 500_000_000]
@@ -254,14 +207,7 @@ def run(args):
         result['p99_ms_by_window'] = [round(w.get('p99_ms', float('nan')), 3) for w in windows]
         return result
     finally:
-        for p in procs.values():
-            if p.poll() is None:
-                p.send_signal(signal.SIGINT)
-        for p in procs.values():
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_all(list(procs.values()), timeout=10)
         executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown()

@@ -4,9 +4,10 @@
 
 Offers ~/gravity_compensation, ~/inverse_dynamics, ~/forward_dynamics,
 ~/mass_matrix, ~/fill_trajectory_efforts and ~/set_payload
-(robot_dynamics_interfaces) under /dynamics_services.
+(robot_dynamics_interfaces) under /dynamics_services (under
+<namespace>/dynamics_services when launched in a namespace).
 
-Arguments: urdf (empty: the model comes from /robot_description),
+Arguments: urdf (empty: the model comes from the robot_description topic),
 params_file, use_sim_time.
 """
 from launch import LaunchDescription
@@ -36,7 +37,7 @@ def generate_launch_description():
     return LaunchDescription([
         DeclareLaunchArgument(
             'urdf', default_value='',
-            description='URDF file of the robot. Empty: the model comes from /robot_description.'),
+            description='URDF file of the robot. Empty: the model comes from the robot_description topic.'),
         DeclareLaunchArgument(
             'params_file',
             default_value=PathJoinSubstitution(

@@ -1,9 +1,11 @@
 """Gravity compensation next to a real arm.
 
-The arm's driver already publishes /robot_description (robot_state_publisher)
-and /joint_states; this starts robot_dynamics' dynamics_node, which publishes
+The arm's driver already publishes robot_description (robot_state_publisher)
+and joint_states; this starts robot_dynamics' dynamics_node, which publishes
 the compensation torque as std_msgs/Float64MultiArray on command_topic for an
-effort forward_command_controller (config/ros2_controllers.yaml).
+effort forward_command_controller (config/ros2_controllers.yaml). Topic
+names are relative: launched in the driver's namespace (PushRosNamespace,
+or a namespaced include) the node finds its topics there.
 
     ros2 launch robot_dynamics gravity_compensation.launch.py \\
         joints:=panda_joint1,panda_joint2,panda_joint3,panda_joint4,panda_joint5,panda_joint6,panda_joint7
@@ -51,15 +53,16 @@ def generate_launch_description():
     return LaunchDescription([
         DeclareLaunchArgument(
             'urdf', default_value='',
-            description='URDF file of the arm. Empty: the model comes from /robot_description.'),
+            description='URDF file of the arm. Empty: the model comes from the robot_description topic.'),
         DeclareLaunchArgument(
             'params_file',
             default_value=PathJoinSubstitution(
                 [FindPackageShare('robot_dynamics'), 'config', 'gravity_compensation.yaml']),
             description='Parameter file of dynamics_node.'),
         DeclareLaunchArgument(
-            'command_topic', default_value='/effort_controller/commands',
-            description='Float64MultiArray command topic of the effort forward_command_controller.'),
+            'command_topic', default_value='effort_controller/commands',
+            description='Float64MultiArray command topic of the effort forward_command_controller '
+                        '(relative: in the node\'s namespace).'),
         DeclareLaunchArgument(
             'joints', default_value='',
             description="The controller's joints in its order, comma separated "
@@ -68,8 +71,8 @@ def generate_launch_description():
             'publish_command', default_value='true', choices=['true', 'false'],
             description='Send the compensation torque to the controller.'),
         DeclareLaunchArgument(
-            'joint_states_topic', default_value='/joint_states',
-            description='sensor_msgs/JointState topic of the driver.'),
+            'joint_states_topic', default_value='joint_states',
+            description='sensor_msgs/JointState topic of the driver (relative: in the node\'s namespace).'),
         DeclareLaunchArgument(
             'use_sim_time', default_value='false', choices=['true', 'false'],
             description='Use /clock (simulation) time.'),

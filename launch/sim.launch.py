@@ -6,13 +6,15 @@
 
 Starts robot_dynamics' simulator_node (parameters from params_file, default
 config/simulator.yaml), robot_state_publisher (TF from the simulator's
-/joint_states, /robot_description) and rviz2 with rviz/sim.rviz (RobotModel,
+joint_states, robot_description) and rviz2 with rviz/sim.rviz (RobotModel,
 TF and the simulator's ~/markers, fixed frame panda_link0). All nodes get
 the same robot_description: the `urdf` file (run through xacro if it ends in
 .xacro). With gravity_compensation:=true, dynamics_node (config/
 gravity_compensation.yaml, publish_command true) closes the loop: it reads
-/joint_states and sends the compensation torque on /effort_controller/commands,
+joint_states and sends the compensation torque on effort_controller/commands,
 the simulator's default effort command topic, and the arm holds its pose.
+Every topic name is relative, so the loop closes in any namespace the
+nodes share (RViz's config names the root namespace's topics).
 use_sim_time:=true makes the simulator publish /clock and the other nodes
 follow it. For another arm, give a params_file whose `joints` and
 `initial_positions` fit it (and pick its root link as RViz's fixed frame).

@@ -17,6 +17,10 @@ Subscribes:
         first point is used at once and held until the next message.
     robot_description (see :mod:`robot_dynamics.ros.model_node`).
 
+Topic names are relative (``joint_states``, ``robot_description``,
+``effort_controller/commands``) or private (``~/...``): a namespace moves
+them all; only /diagnostics and /clock are absolute, as ROS 2 has them.
+
 Publishes (with the input joint state's header, so its stamp; names + effort):
     ~/gravity_torque, ~/coriolis_torque, ~/compensation_torque
         (sensor_msgs/JointState; compensation = gravity + Coriolis
@@ -72,8 +76,8 @@ NODE_PARAMS = (
     P.Param('publish_command', False,
             'Publish the command torque as std_msgs/Float64MultiArray on command_topic '
             '(the forward_command_controller convention).'),
-    P.Param('command_topic', '/effort_controller/commands',
-            'Topic of the Float64MultiArray command (reliable QoS).',
+    P.Param('command_topic', 'effort_controller/commands',
+            'Topic of the Float64MultiArray command (reliable QoS). Relative: in the node\'s namespace.',
             check=lambda v: None if v else 'must not be empty'),
     P.Param('effort_limit_scale', 1.0,
             'Every published torque is clamped to this factor times the URDF effort limit.',
@@ -120,6 +124,7 @@ class DynamicsNode(ModelNode):
     extra_params = NODE_PARAMS
 
     def __init__(self, node_name=default_name, **kwargs):
+        super().__init__(node_name, **kwargs)
         self.ready = False                  # outputs prepared for the current model
         self.comp = self.limiter = self.merger = self.pub_cmd = None
         self.reference = None
@@ -141,7 +146,6 @@ class DynamicsNode(ModelNode):
         self._wd_count = 0
         self._ref_start = 0
         self._ref_stream = False
-        super().__init__(node_name, **kwargs)
 
     def create_outputs(self):
         p = self.p
@@ -480,7 +484,7 @@ class DynamicsNode(ModelNode):
             ('timeouts', self.n_timeouts), ('on_timeout', self.p.on_timeout),
             ('effort_limit_scale', self.p.effort_limit_scale),
             ('command_topic', self.p.command_topic if self.pub_cmd is not None else '(off)'),
-            ('command_joints', ', '.join(getattr(self, 'cmd_joints', []))),
+            ('command_joints', ', '.join(self.cmd_joints)),
             ('reference', 'none' if self.reference is None else
              ('set-point' if self._ref_stream else '%d points, %.3f s' % (len(self.reference.t), self.reference.duration))),
         ]

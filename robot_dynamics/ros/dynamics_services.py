@@ -4,7 +4,8 @@ Run: ``ros2 run robot_dynamics dynamics_services --ros-args -p urdf_path:=arm.ur
 (or ``python -m robot_dynamics.ros.dynamics_services --ros-args ...``).
 
 Gets the model like every node of this package (``robot_description``
-parameter, ``urdf_path``, or the ``/robot_description`` topic) and offers,
+parameter, ``urdf_path``, or the ``robot_description`` topic in its
+namespace) and offers,
 with the robot_dynamics_interfaces types:
 
     ~/gravity_compensation    GravityCompensation   g(q)

@@ -4,7 +4,8 @@
 
 1. the ``robot_description`` string parameter, if not empty;
 2. the ``urdf_path`` parameter, if not empty;
-3. otherwise the ``robot_description_topic`` topic (std_msgs/String,
+3. otherwise the ``robot_description_topic`` topic (default
+   ``robot_description``, in the node's namespace; std_msgs/String,
    reliable + transient local, as robot_state_publisher publishes it):
    each new description rebuilds the model, re-applies the payloads and
    calls :meth:`ModelNode.on_model` so a subclass checks its joint map again.
@@ -15,7 +16,8 @@
 It offers the services of ``robot_dynamics_interfaces`` (``~/gravity_compensation``,
 ``~/inverse_dynamics``, ``~/forward_dynamics``, ``~/mass_matrix``,
 ``~/fill_trajectory_efforts``, ``~/set_payload``) and publishes
-diagnostic_msgs/DiagnosticArray on ``/diagnostics``. Every service answers
+diagnostic_msgs/DiagnosticArray on ``/diagnostics`` (absolute, where
+diagnostic_aggregator listens). Every service answers
 ``success: false`` with a message that says what is wrong instead of
 raising. Service results are computations, not commands: they are not
 clamped to effort limits.
@@ -39,7 +41,7 @@ from ..ros import params as P
 from .joint_map import state_from_names
 from .trajectory import fill_trajectory_efforts
 
-#: QoS of /robot_description, as robot_state_publisher offers it.
+#: QoS of robot_description, as robot_state_publisher offers it.
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -48,9 +50,10 @@ MODEL_PARAMS = (
             'URDF XML of the robot. If empty, urdf_path is used, and if that is empty too, '
             'the description comes from robot_description_topic.'),
     P.Param('urdf_path', '', 'Path of a URDF file, used when robot_description is empty.'),
-    P.Param('robot_description_topic', '/robot_description',
+    P.Param('robot_description_topic', 'robot_description',
             'Topic (std_msgs/String, transient local) with the URDF, used when neither '
-            'robot_description nor urdf_path is set. A new message rebuilds the model.',
+            'robot_description nor urdf_path is set. A new message rebuilds the model. '
+            'Relative: in the node\'s namespace.',
             check=lambda v: None if v else 'must not be empty'),
     P.Param('gravity', [0.0, 0.0, -9.81],
             'Gravity acceleration [m/s^2] in the URDF root frame (z up: [0, 0, -9.81]; a '
@@ -119,11 +122,15 @@ def _check_payload(model, inertia):
 class ModelNode(Node):
     """Robot model, payloads, dynamics services and /diagnostics.
 
-    Subclasses add parameters (``extra_params``) and override the hooks
-    :meth:`validate_params`, :meth:`create_outputs`, :meth:`on_model`,
-    :meth:`create_inputs` (called in this order; subscriptions last, so a
-    client that sees them knows the node is ready) and
-    :meth:`diagnostic_status`.
+    Two steps, as in ros2/examples: construct (plain state, no parameters,
+    no ROS entities), then :meth:`configure` (what may fail or take time).
+    :func:`run` does both. Subclasses set their own state in ``__init__``
+    after ``super().__init__()``, add parameters (``extra_params``) and
+    override the hooks, which :meth:`configure` calls in this order:
+    :meth:`validate_params`, :meth:`warm_up`, :meth:`create_outputs`,
+    :meth:`on_model` (with each model), :meth:`create_inputs`
+    (subscriptions last, so a client that sees them knows the node is
+    ready); :meth:`diagnostic_status` runs with each diagnostics period.
     """
 
     extra_params = ()
@@ -132,8 +139,8 @@ class ModelNode(Node):
 
     def __init__(self, node_name, **kwargs):
         super().__init__(node_name, **kwargs)
-        self.p = P.declare(self, MODEL_PARAMS + tuple(self.extra_params))
-        self.validate_params()
+        self.p = None                 # the parameters, once configured
+        self.configured = False
         self.base_model = None        # from the description, no payloads
         self.model = None             # base_model with the payloads
         self.model_source = ''
@@ -143,8 +150,21 @@ class ModelNode(Node):
         self.descriptions_rejected = 0
         self.payloads = {}            # link -> (mass, com (3,), inertia (3, 3))
         self._clock = self.get_clock()
+
+    def configure(self):
+        """Declare and validate the parameters, compile the kernels, build the model, and create
+        the publishers, services and subscriptions. Once; returns the node.
+
+        Raises:
+            ParameterError: a parameter is invalid (all of them are listed), the
+                URDF cannot be read or does not fit the node.
+        """
+        if self.configured:
+            raise RuntimeError('%s is configured already' % self.get_name())
+        self.p = P.declare(self, MODEL_PARAMS + tuple(self.extra_params))
+        self.validate_params()
         t0 = time.perf_counter()
-        warm_up()
+        self.warm_up()
         self.get_logger().debug('kernels ready in %.2f s' % (time.perf_counter() - t0))
         self._diag_pub = self.create_publisher(
             DiagnosticArray, '/diagnostics', 10,
@@ -166,8 +186,9 @@ class ModelNode(Node):
                                        % (self.p.urdf_path, exc.strerror or exc)) from None
             self._set_description(xml, fatal=True)
         else:
-            self.model_source = 'topic %s' % self.p.robot_description_topic
-            self.model_status = 'waiting for %s' % self.p.robot_description_topic
+            topic = self.resolve_topic_name(self.p.robot_description_topic)
+            self.model_source = 'topic %s' % topic
+            self.model_status = 'waiting for %s' % topic
 
         self._diag_timer = self.create_timer(self.p.diagnostics_period, self._publish_diagnostics)
         self.create_service(GravityCompensation, '~/gravity_compensation', self._srv_gravity)
@@ -180,10 +201,16 @@ class ModelNode(Node):
         if from_topic:
             self.create_subscription(String, self.p.robot_description_topic, self._on_description,
                                      DESCRIPTION_QOS)
+        self.configured = True
+        return self
 
     # --- hooks ---------------------------------------------------------------
     def validate_params(self):
         """Cross-parameter checks of a subclass; raise ParameterError."""
+
+    def warm_up(self):
+        """Compile (or load from numba's cache) every kernel the node calls."""
+        warm_up()
 
     def create_outputs(self):
         """Create publishers (called before the model is loaded)."""
@@ -434,7 +461,7 @@ def make_executor():
 
 
 def run(node_class, args=None):
-    """``main()`` of a node: init, construct, spin, clean shutdown on Ctrl-C/SIGTERM.
+    """``main()`` of a node: init, construct, configure, spin, clean shutdown on Ctrl-C/SIGTERM.
 
     A parameter error is logged with its explanation and exits with status 2.
     """
@@ -446,8 +473,17 @@ def run(node_class, args=None):
     node = None
     try:
         node = node_class()
+        try:
+            node.configure()
+        except P.ParameterError as exc:
+            node.get_logger().fatal(str(exc))
+            node.destroy_node()
+            node = None
+            rclpy.try_shutdown()
+            sys.exit(2)
         executor = make_executor()
         executor.add_node(node)
+        node.get_logger().info('configured; spinning in %s' % type(executor).__name__)
         # spin_once in a loop, not spin(): the Jazzy EventsExecutor's spin()
         # was seen not to run timers at all, spin_once() does.
         while node.context.ok():
@@ -458,10 +494,6 @@ def run(node_class, args=None):
                 # publishing ("publisher's context is invalid"): a clean exit.
                 if node.context.ok():
                     raise
-    except P.ParameterError as exc:
-        rclpy.logging.get_logger(node_class.default_name).fatal(str(exc))
-        rclpy.try_shutdown()
-        sys.exit(2)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:

@@ -5,17 +5,17 @@ Run: ``ros2 run robot_dynamics simulator_node --ros-args -p urdf_path:=arm.urdf`
 
 A thin node: it converts messages, calls the simulator core and publishes.
 The model comes from the ``robot_description`` parameter, ``urdf_path`` or
-the ``/robot_description`` topic (see :mod:`.model_node`), which also gives
+the ``robot_description`` topic (see :mod:`.model_node`), which also gives
 the dynamics services and ``~/set_payload`` (a payload is simulated too).
 
 Subscribes (each message is checked; a bad one is dropped with a throttled
 warning and counted, and the simulation goes on as before):
     <effort_commands_topic> (std_msgs/Float64MultiArray, reliable; default
-        /effort_controller/commands): one effort [N m or N] per entry of
+        effort_controller/commands): one effort [N m or N] per entry of
         ``joints``, in that order (what an effort forward_command_controller
         and dynamics_node's command_topic carry).
     <joint_commands_topic> (sensor_msgs/JointState, reliable; default
-        /robot_joint_commands): commands by name as ros2_control's
+        robot_joint_commands): commands by name as ros2_control's
         joint_state_topic_hardware_interface sends them; per joint the first
         of position, velocity, effort that holds a (non-NaN) value sets its
         mode (:func:`.sim_commands.joint_command`).
@@ -33,6 +33,9 @@ Publishes:
     ~/markers (visualization_msgs/MarkerArray), at ``marker_rate`` (wall
         clock), in the base frame (:mod:`.markers`).
     /diagnostics (diagnostic_msgs/DiagnosticArray).
+
+Topic names are relative or private, so a namespace moves them all; only
+/clock and /diagnostics are absolute, as ROS 2 has them.
 
 Services: ~/reset (std_srvs/Trigger), ~/pause (std_srvs/SetBool),
 ~/set_state (robot_dynamics_interfaces/SetState), and those of
@@ -111,12 +114,13 @@ NODE_PARAMS = (
     P.Param('initial_positions', [], 'Initial joint positions [rad or m], one per entry of `joints`. Empty: '
             'every joint at 0 moved into its position limits. Also the state ~/reset returns to.',
             check=_finite_list, ptype=Parameter.Type.DOUBLE_ARRAY),
-    P.Param('effort_commands_topic', '/effort_controller/commands',
+    P.Param('effort_commands_topic', 'effort_controller/commands',
             'std_msgs/Float64MultiArray effort commands [N m or N] in the order of `joints` (reliable QoS). '
             'Empty: no such input.'),
-    P.Param('joint_commands_topic', '/robot_joint_commands',
+    P.Param('joint_commands_topic', 'robot_joint_commands',
             'sensor_msgs/JointState commands by name (reliable QoS), as ros2_control\'s '
-            'joint_state_topic_hardware_interface/JointStateTopicSystem publishes them (its default topic). '
+            'joint_state_topic_hardware_interface/JointStateTopicSystem publishes them (its default topic '
+            '/robot_joint_commands is this one in the root namespace). '
             'Per joint the first of position, velocity, effort with a non-NaN value sets the mode. '
             'Empty: no such input.'),
     P.Param('joint_states_topic', 'joint_states', 'sensor_msgs/JointState output topic (reliable QoS).',
@@ -176,7 +180,9 @@ class SimulatorNode(ModelNode):
     extra_params = NODE_PARAMS
 
     def __init__(self, node_name=default_name, **kwargs):
+        super().__init__(node_name, **kwargs)
         self.sim = None
+        self.cmd_joints = []                # the order of the effort commands, set with each model
         self.markers = None
         self.paused = False
         self.steps = 0                      # physics steps done by this node, never reset
@@ -195,7 +201,7 @@ class SimulatorNode(ModelNode):
         self._diag_wall = time.perf_counter()
         self._diag_sim = 0.0
         self._last_paused_pub = 0.0
-        super().__init__(node_name, **kwargs)
+        self.pacer = None                   # set by create_inputs when real_time_factor > 0
 
     # --- parameters -----------------------------------------------------------
     def validate_params(self):
@@ -227,8 +233,11 @@ class SimulatorNode(ModelNode):
                                          p.physics_rate / self.pub_every))
 
     # --- set-up ---------------------------------------------------------------
-    def create_outputs(self):
+    def warm_up(self):
+        super().warm_up()
         warm_up_simulation()
+
+    def create_outputs(self):
         # No QoS-event handlers (rclpy adds two per publisher unless told otherwise, and
         # the executor services them for every message: measured, they cost more than
         # the publish itself at 1 kHz). Reliable publishers match every subscriber.
@@ -585,9 +594,8 @@ class SimulatorNode(ModelNode):
 
     def _restart_clock(self):
         """Pace from now on (no catch-up for the time spent paused or in a service)."""
-        pacer = getattr(self, 'pacer', None)         # None before create_inputs, or as fast as possible
-        if pacer is not None:
-            pacer.anchor(time.perf_counter(), self.steps)
+        if self.pacer is not None:                  # None before create_inputs, or as fast as possible
+            self.pacer.anchor(time.perf_counter(), self.steps)
 
     # --- diagnostics ----------------------------------------------------------
     def diagnostic_status(self, status):
@@ -614,7 +622,7 @@ class SimulatorNode(ModelNode):
             ('commands_superseded', c['superseded']), ('last_rejection', self.last_rejection),
             ('command_timeouts', c['timeouts']), ('simulation_errors', c['simulation_errors']),
             ('non_finite_outputs', c['non_finite_outputs']),
-            ('paused', self.paused), ('joints', ', '.join(getattr(self, 'cmd_joints', []))),
+            ('paused', self.paused), ('joints', ', '.join(self.cmd_joints)),
         ]
         status.values.extend(KeyValue(key=k, value=str(v)) for k, v in values)
         self._tick_time = self._tick_max = 0.0

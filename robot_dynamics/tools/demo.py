@@ -29,8 +29,6 @@ While it runs, RViz on the same ROS domain can show the arm from
 """
 import argparse
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -39,6 +37,8 @@ import time
 import numpy as np
 
 import robot_dynamics as rd
+
+from ..ros.process import start_node, stop_all, wait_until
 
 # The bundled 7-DOF arm (Franka Emika Panda, without the hand's fingers).
 BUNDLED_ARM = 'panda_arm.urdf'
@@ -98,61 +98,35 @@ def print_arm(model, path, q0):
 
 # --- the two nodes ----------------------------------------------------------
 
-def node_command(module, namespace, params):
-    """argv of ``python -m robot_dynamics.ros.<module>`` in ``namespace`` with ``-p`` parameters."""
-    argv = [sys.executable, '-m', f'robot_dynamics.ros.{module}', '--ros-args', '-r', f'__ns:={namespace}']
-    for key, value in params.items():
-        if isinstance(value, (list, tuple)):
-            value = '[' + ','.join(repr(float(v)) if not isinstance(v, str) else v for v in value) + ']'
-        elif isinstance(value, bool):
-            value = 'true' if value else 'false'
-        argv += ['-p', f'{key}:={value}']
-    return argv
-
-
 class Nodes:
-    """The simulator and dynamics node as child processes; logs in a temporary folder."""
+    """The simulator and dynamics node as child processes (:mod:`robot_dynamics.ros.process`),
+    logs in a temporary folder. The loop closes on the nodes' default topics, relative to
+    the namespace: ``joint_states`` and ``effort_controller/commands``."""
 
     def __init__(self, urdf, model, q0, namespace):
         self.folder = tempfile.mkdtemp(prefix='robot_dynamics_demo_')
-        joints = list(model.joint_names)
-        common = {'urdf_path': os.path.abspath(urdf)}
-        self.specs = {
-            'simulator_node': dict(common, initial_positions=list(q0), start_paused=True,
-                                   effort_commands_topic='effort_controller/commands', joints=joints),
-            'dynamics_node': dict(common, mode='gravity_coriolis', publish_command=True,
-                                  command_topic='effort_controller/commands', joints=joints),
-        }
+        common = {'urdf_path': os.path.abspath(urdf), 'joints': list(model.joint_names)}
+        #: (module, node name, parameters)
+        self.specs = [
+            ('simulator_node', 'simulator',
+             dict(common, initial_positions=[float(x) for x in q0], start_paused=True)),
+            ('dynamics_node', 'dynamics_node', dict(common, mode='gravity_coriolis', publish_command=True)),
+        ]
         self.namespace = namespace
         self.processes = {}
 
     def start(self):
-        for module, params in self.specs.items():
-            log = open(os.path.join(self.folder, module + '.log'), 'w')
-            self.processes[module] = subprocess.Popen(
-                node_command(module, self.namespace, params), stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True)   # Ctrl-C reaches the demo only
+        for module, name, params in self.specs:
+            self.processes[name] = start_node(module, params, name=name, namespace=self.namespace,
+                                              log_path=os.path.join(self.folder, module + '.log'))
 
     def check(self):
-        """Raise if a node has exited, with the end of its log."""
-        for module, proc in self.processes.items():
-            if proc.poll() is not None:
-                raise RuntimeError(f'{module} exited with status {proc.returncode}:\n{self.log_tail(module)}')
-
-    def log_tail(self, module, lines=20):
-        with open(os.path.join(self.folder, module + '.log')) as f:
-            return ''.join(f.readlines()[-lines:])
+        """Raise NodeExited (a RuntimeError, with the end of its log) if a node has exited."""
+        for proc in self.processes.values():
+            proc.check()
 
     def stop(self):
-        for proc in self.processes.values():
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGINT)
-        for proc in self.processes.values():
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_all(list(self.processes.values()))
 
 
 class Recorder:
@@ -221,14 +195,10 @@ class Spinner:
         self.node, self.executor, self.nodes = node, executor, nodes
 
     def until(self, predicate, timeout, what):
-        """Spin until ``predicate()``; RuntimeError naming ``what`` after ``timeout`` s
-        or if a node process has exited."""
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            self.nodes.check()
-            if time.monotonic() > deadline:
-                raise RuntimeError(f'timed out after {timeout:.0f} s waiting for {what}')
-            self.executor.spin_once(timeout_sec=0.01)
+        """Spin until ``predicate()``; a RuntimeError naming ``what`` after ``timeout`` s
+        or if a node process has exited (:func:`robot_dynamics.ros.process.wait_until`)."""
+        wait_until(predicate, timeout, what, processes=list(self.nodes.processes.values()),
+                   step=lambda: self.executor.spin_once(timeout_sec=0.01))
 
     def for_seconds(self, seconds):
         end = time.monotonic() + seconds
@@ -269,7 +239,7 @@ def run_loop(urdf, model, q0, duration, namespace):
               f'waiting for the loop to close...', flush=True)
         spin.until(lambda: rec.torques > 0, START_TIMEOUT, 'the first compensation torque')
         rec.recording = True
-        answer = spin.call(SetBool, f'{namespace}/simulator/pause', SetBool.Request(data=False))
+        answer = spin.call(SetBool, nodes.processes['simulator'].topic('~/pause'), SetBool.Request(data=False))
         if not answer.success:
             raise RuntimeError(f'the simulator did not resume: {answer.message}')
         label = 'until Ctrl-C' if duration is None else f'for {duration:g} s'

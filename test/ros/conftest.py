@@ -3,9 +3,10 @@
 - ``ros``: this process's rclpy context, one test node and an executor
   spinning in a background thread (session scope).
 - ``start_node``: starts ``python -m robot_dynamics.ros.<module> --ros-args ...``
-  as a separate process with a parameter file, in a namespace of its own,
-  and always terminates it in the fixture's finalizer. Its output is kept in
-  a log file that is printed when a test fails.
+  as a separate process with a parameter file, in a namespace of its own
+  (:func:`robot_dynamics.ros.process.start_node`), and always stops it in the
+  fixture's finalizer. Its output is kept in a log file that is printed when
+  a test fails.
 
 Every test run gets its own ROS_DOMAIN_ID from scripts/test.sh, and
 discovery stays on loopback (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST, set
@@ -14,8 +15,6 @@ here too for a bare pytest run).
 import itertools
 import os
 import pathlib
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -29,6 +28,8 @@ if 'ROS_DOMAIN_ID' not in os.environ:
 import rclpy  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+
+from robot_dynamics.ros import process  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PANDA = ROOT / 'urdf' / 'panda_arm.urdf'
@@ -169,81 +170,14 @@ def ros():
     harness.close()
 
 
-def _yaml_value(value):
-    import json
-    if isinstance(value, str):
-        return json.dumps(value)          # a JSON string is a valid YAML string
-    if isinstance(value, bool):
-        return 'true' if value else 'false'
-    if isinstance(value, (list, tuple)):
-        return '[' + ', '.join(_yaml_value(v) for v in value) + ']'
-    return repr(value)
-
-
-def write_params(path, node_name, params):
-    """A ROS 2 parameter file for one node (``node_name`` fully qualified: /ns/name)."""
-    lines = ['%s:' % node_name, '  ros__parameters:']
-    lines += ['    %s: %s' % (k, _yaml_value(v)) for k, v in params.items()]
-    path.write_text('\n'.join(lines) + '\n')
-    return path
-
-
-class NodeProcess(subprocess.Popen):
-    """A node started by :func:`start_node`; ``ns`` is its namespace."""
-
-    log_path = None
-    ns = ''
-    name = ''
-
-    def read_log(self):
-        try:
-            return self.log_path.read_text(errors='replace')
-        except OSError:
-            return ''
-
-    def topic(self, relative):
-        """Absolute name of a topic/service: '~/x' is private, 'x' in the namespace."""
-        if relative.startswith('~/'):
-            return '%s/%s/%s' % (self.ns, self.name, relative[2:])
-        if relative.startswith('/'):
-            return relative
-        return '%s/%s' % (self.ns, relative)
-
-    def stop(self):
-        if self.poll() is None:
-            self.send_signal(signal.SIGINT)
-            try:
-                self.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.kill()
-                self.wait(timeout=5)
-
-
-def spawn_process(cmd, log_path, *, name='', ns=''):
-    """Start ``cmd`` from the checkout with the test environment; returns NodeProcess."""
-    full_env = dict(os.environ)
-    full_env['PYTHONPATH'] = str(ROOT) + os.pathsep + full_env.get('PYTHONPATH', '')
-    full_env['PYTHONUNBUFFERED'] = '1'
-    log = open(log_path, 'wb')
-    proc = NodeProcess(cmd, stdout=log, stderr=subprocess.STDOUT, env=full_env, cwd=str(ROOT))
-    log.close()
-    proc.log_path, proc.ns, proc.name = log_path, ns.rstrip('/'), name
-    return proc
-
-
-def launch_node(tmp_path, module, params, *, name=None, ns=None, args=(), remaps=None):
-    """Start ``python -m robot_dynamics.ros.<module>`` with a params file; returns NodeProcess."""
+def launch_node(tmp_path, module, params, *, name=None, ns=None, args=(), remaps=None, env=None):
+    """Start ``python -m robot_dynamics.ros.<module>`` with a params file, in a namespace of
+    its own unless ``ns`` is given; returns its :class:`robot_dynamics.ros.process.NodeProcess`."""
     k = next(_counter)
     name = name or '%s_%d' % (module, k)
     ns = ns if ns is not None else '/t%d_%d' % (os.getpid(), k)
-    fqn = '%s/%s' % (ns.rstrip('/'), name)
-    params_file = write_params(tmp_path / ('%s.yaml' % name), fqn, params)
-    log_path = tmp_path / ('%s.log' % name)
-    cmd = [sys.executable, '-m', 'robot_dynamics.ros.%s' % module, *args, '--ros-args',
-           '-r', '__node:=%s' % name, '-r', '__ns:=%s' % (ns or '/'), '--params-file', str(params_file)]
-    for a, b in (remaps or {}).items():
-        cmd += ['-r', '%s:=%s' % (a, b)]
-    return spawn_process(cmd, log_path, name=name, ns=ns)
+    return process.start_node(module, params, name=name, namespace=ns or '/', args=args, remaps=remaps,
+                              env=env, log_path=tmp_path / ('%s.log' % name), cwd=ROOT)
 
 
 @pytest.fixture
@@ -256,18 +190,20 @@ def start_node(tmp_path, request):
         procs.append(proc)
         return proc
 
-    def command(cmd, name, ns=''):
-        proc = spawn_process(cmd, tmp_path / ('%s.log' % name), name=name, ns=ns)
+    def command(cmd, name, ns='', env=None):
+        """Run the command line ``cmd`` (it sets its node's name and namespace itself)."""
+        proc = process.start_node(cmd, name=name, namespace=ns, env=env,
+                                  log_path=tmp_path / ('%s.log' % name), cwd=ROOT)
         procs.append(proc)
         return proc
 
     start.command = command
     yield start
     failed = getattr(request.node, 'rep_call', None) is not None and request.node.rep_call.failed
-    for proc in procs:
-        proc.stop()
-        if failed:
-            sys.stderr.write('\n--- log of %s ---\n%s\n' % (proc.name, proc.read_log()))
+    process.stop_all(procs)
+    if failed:
+        for proc in procs:
+            sys.stderr.write('\n--- log of %s ---\n%s\n' % (proc.label, proc.read_log()))
 
 
 @pytest.hookimpl(hookwrapper=True)

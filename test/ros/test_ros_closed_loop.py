@@ -1,10 +1,11 @@
 """Closed loop over DDS: simulator_node + dynamics_node hold the Panda.
 
 Both nodes run as separate processes in one namespace, with the topic names
-they have by default: the simulator publishes ``joint_states`` (relative),
-dynamics_node reads it and publishes the gravity + Coriolis compensation on
-``/effort_controller/commands`` (config/gravity_compensation.yaml), which is
-the simulator's default effort command topic. No remapping. The simulator
+they have by default, relative to it: the simulator publishes
+``joint_states``, dynamics_node reads it and publishes the gravity + Coriolis
+compensation on ``effort_controller/commands``
+(config/gravity_compensation.yaml), which is the simulator's default effort
+command topic. No remapping. The simulator
 publishes /clock and dynamics_node runs on it (use_sim_time), as in a
 simulation set-up; the hold is measured over 10 s of simulated time.
 """
@@ -57,7 +58,7 @@ def test_dynamics_node_holds_the_simulated_panda_and_without_it_it_falls(ros, st
     sim = start_node('simulator_node', {
         'urdf_path': str(PANDA), 'initial_positions': Q0.tolist(), 'start_paused': True,
         'publish_clock': True, 'publish_rate': 1000.0, 'marker_rate': 0.0}, name='simulator', ns=ns)
-    ros.wait_for_subscriber('/effort_controller/commands', process=sim)
+    ros.wait_for_subscriber(sim.topic('effort_controller/commands'), process=sim)
     states = ros.subscribe(JointState, ns + '/joint_states', DEEP)
     assert states.wait(count=5, timeout=10)
 

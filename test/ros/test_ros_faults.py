@@ -71,7 +71,7 @@ def start_dynamics(ros, start_node, **params):
     ros.wait_for_subscriber(proc.topic('joint_states'), process=proc)
     tot = ros.subscribe(JointState, proc.topic('~/compensation_torque'))
     cmd = ros.subscribe(Float64MultiArray, base['command_topic'])
-    diag = Diagnostics(ros, '%s/%s' % (proc.ns, proc.name))
+    diag = Diagnostics(ros, proc.fqn)
     return proc, tot, cmd, diag
 
 

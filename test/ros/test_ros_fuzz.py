@@ -127,17 +127,6 @@ class Commands:
             self.data.append(np.array(msg.data))
 
 
-def rss_mb(pid):
-    try:
-        with open('/proc/%d/status' % pid) as f:
-            for line in f:
-                if line.startswith('VmRSS:'):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return float('nan')
-
-
 # --- the oracle ------------------------------------------------------------------------
 class Oracle:
     """What dynamics_node must do with each joint state, from the README's rules
@@ -427,7 +416,7 @@ def test_dynamics_node_survives_10000_malformed_messages(ros, start_node, capsys
     desc_pub = ros.publisher(String, desc_topic, LATCHED)
     desc_pub.publish(String(data=PANDA.read_text()))
     proc = _start_fuzz_target(ros, start_node, desc_topic, cmd_topic)
-    fqn = '%s/%s' % (proc.ns, proc.name)
+    fqn = proc.fqn
 
     outputs = {k: ById() for k in ('gravity', 'coriolis', 'total', 'ff', 'ct')}
     topics = {'gravity': '~/gravity_torque', 'coriolis': '~/coriolis_torque', 'total': '~/compensation_torque',
@@ -457,7 +446,7 @@ def test_dynamics_node_survives_10000_malformed_messages(ros, start_node, capsys
         base = diag.stable()
         assert base is not None, 'no diagnostics from %s' % fqn
         n_cmd0 = len(commands.data)
-        rss0 = rss_mb(proc.pid)
+        rss0 = proc.rss_mb()
         oracle = Oracle(MODEL)
         oracle(warm)
 
@@ -573,7 +562,7 @@ def test_dynamics_node_survives_10000_malformed_messages(ros, start_node, capsys
                           and int(v['bad_messages']) - int(base['bad_messages']) == n_bad + traj_bad, 10)
         t_settle = time.monotonic() - t_settle
         final = final or diag.get()
-        rss1 = rss_mb(proc.pid)
+        rss1 = proc.rss_mb()
         alive = proc.poll() is None
 
         # --- the summary table -------------------------------------------------------------
@@ -852,7 +841,7 @@ def test_a_description_is_never_opened_as_a_file(ros, start_node, tmp_path):
     desc_pub.publish(String(data=PANDA.read_text()))
     proc = start_node('dynamics_services', {'robot_description_topic': topic, 'diagnostics_period': 0.1})
     ros.wait_for_service(proc.topic('~/gravity_compensation'), process=proc)
-    diag = Diagnostics(ros, '%s/%s' % (proc.ns, proc.name))
+    diag = Diagnostics(ros, proc.fqn)
     try:
         assert diag.wait(lambda v: v['model_status'] == 'ok', 10)
         fifo = tmp_path / 'description.fifo'
@@ -949,7 +938,7 @@ def test_simulator_survives_malformed_commands(ros, start_node, capsys):
     try:
         states = ById()
         peer.node.create_subscription(JointState, proc.topic('joint_states'), states, DEEP_SUB)
-        diag = Diagnostics(peer, '%s/%s' % (proc.ns, proc.name), status='simulator')
+        diag = Diagnostics(peer, proc.fqn, status='simulator')
         topics = {'effort': (Float64MultiArray, 'effort_controller/commands', 'effort_commands_in'),
                   'joint': (JointState, 'joint_commands', 'joint_commands_in'),
                   'wrench': (None, '~/wrench', 'wrenches_in')}

@@ -33,11 +33,16 @@ def standins(monkeypatch):
     L.install(monkeypatch)
 
 
+def in_root(name):
+    """The absolute name a node in the root namespace gives topic ``name``."""
+    return name if name.startswith('/') else '/' + name
+
+
 def test_launch_files_declare_the_documented_arguments(standins):
     declared, nodes, context = L.evaluate(LAUNCH / 'gravity_compensation.launch.py', {}, SHARES)
     assert {'urdf', 'params_file', 'command_topic', 'joints'} <= set(declared)
     assert all(d.description for d in declared.values())
-    assert context.launch_configurations['command_topic'] == '/effort_controller/commands'
+    assert in_root(context.launch_configurations['command_topic']) == '/effort_controller/commands'
     assert context.launch_configurations['params_file'] == str(ROOT / 'config' / 'gravity_compensation.yaml')
     assert [n.kwargs['executable'] for n in nodes] == ['dynamics_node']
     assert 'dynamics_node' in SCRIPTS
@@ -60,7 +65,7 @@ def test_controller_yaml_matches_the_node_yaml():
     effort = ctrl['effort_controller']['ros__parameters']
     assert effort['interface_name'] == 'effort'
     assert effort['joints'] == node['joints']
-    assert node['command_topic'] == '/effort_controller/commands'
+    assert in_root(node['command_topic']) == '/effort_controller/commands'
     assert set(node['joints']) == set(NAMES)
 
 

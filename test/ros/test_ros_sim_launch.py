@@ -133,7 +133,7 @@ def test_ros2_control_example_names_the_simulator_defaults():
     assert hardware.find('plugin').text.strip() == PLUGIN
     params = {p.get('name'): p.text.strip() for p in hardware.findall('param')}
     # The plugin's own default command topic (its source: "/robot_joint_commands").
-    assert params['joint_commands_topic'] == DEFAULTS['joint_commands_topic'] == '/robot_joint_commands'
+    assert params['joint_commands_topic'] == '/' + DEFAULTS['joint_commands_topic'] == '/robot_joint_commands'
     assert params['joint_states_topic'] == '/' + DEFAULTS['joint_states_topic']    # relative, root namespace
     joints = [e for e in control if e.tag == XACRO_NS + 'sim_joint']
     node = yaml_params(ROOT / 'config' / 'simulator.yaml')

@@ -79,7 +79,7 @@ def collect_until(states, t_end, timeout=10.0):
 
 def diag_values(diag, proc, predicate, timeout=5.0):
     """The simulator's diagnostic values (dict) of the first status that satisfies ``predicate``."""
-    key = '%s/%s: simulator' % (proc.ns.lstrip('/'), proc.name)
+    key = '%s: simulator' % proc.fqn.lstrip('/')
     found = {}
 
     def match(array):
