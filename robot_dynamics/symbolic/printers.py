@@ -1,0 +1,217 @@
+"""Printers of closed-form equations: plain text, LaTeX and a numpy module.
+
+Each takes an :class:`~robot_dynamics.symbolic.Equations` (its ``M``, ``V``,
+``G``, joint symbols and parameters) and returns source text:
+
+- :func:`as_text`: ``tau_i``, ``M_ij``, ``V_i``, ``G_i`` with the texts'
+  shorthand ``c12 = cos(q1 + q2)``, numbers rounded;
+- :func:`as_latex`: the same as an amsmath ``align*`` block;
+- :func:`as_python`: a standalone module (numpy only) with
+  ``mass_matrix(q)``, ``velocity_terms(q, qd)``, ``gravity(q)`` and
+  ``inverse_dynamics(q, qd, qdd)``, common subexpressions eliminated
+  (``sympy.cse``), the symbolic parameters as keyword arguments.
+"""
+import sympy as sp
+from sympy.printing.latex import LatexPrinter
+from sympy.printing.numpy import NumPyPrinter
+from sympy.printing.str import StrPrinter
+
+
+class _TextPrinter(StrPrinter):
+    def __init__(self, digits):
+        super().__init__()
+        self.digits = digits
+
+    def _print_Float(self, e):
+        return "%.*g" % (self.digits, float(e))
+
+
+class _LatexPrinter(LatexPrinter):
+    def __init__(self, digits, names):
+        super().__init__({"symbol_names": names, "mul_symbol": None})
+        self.digits = digits
+
+    def _print_Float(self, e):
+        text = "%.*g" % (self.digits, float(e))
+        if "e" in text:
+            m, x = text.split("e")
+            return r"%s \cdot 10^{%d}" % (m, int(x))
+        return text
+
+
+def _shorthand(eq):
+    """{cos(q1 + q2): c12, sin(q2): s2, ...} for every sine and cosine of a plain joint sum."""
+    index = {qk: k + 1 for k, qk in enumerate(eq.q)}
+    mapping = {}
+    atoms = set()
+    for mat in (eq.M, eq.V, eq.G):
+        atoms |= mat.atoms(sp.sin, sp.cos)
+    for a in atoms:
+        terms = sp.Add.make_args(a.args[0])
+        if all(t in index for t in terms):
+            ids = sorted(index[t] for t in terms)
+            sep = "" if all(i < 10 for i in ids) else "_"
+            mapping[a] = sp.Symbol(("c" if isinstance(a, sp.cos) else "s") + sep.join(map(str, ids)))
+    return mapping
+
+
+def _display(expr, mapping):
+    e = expr.xreplace(mapping) if mapping else expr
+    floats = {r: sp.Float(float(r)) for r in e.atoms(sp.Rational) if not r.is_Integer}
+    return e.xreplace(floats) if floats else e
+
+
+def _tau_rows(eq):
+    """tau_i = sum_j M_ij qdd_j + V_i + G_i, unevaluated so each part stays readable."""
+    rows = []
+    for i in range(eq.n):
+        terms = [sp.Mul(eq.M[i, j], eq.qdd[j], evaluate=not eq.M[i, j].is_Add)
+                 for j in range(eq.n) if eq.M[i, j] != 0]
+        terms += [x for x in (eq.V[i], eq.G[i]) if x != 0]
+        rows.append(sp.Add(*terms, evaluate=False) if terms else sp.Integer(0))
+    return rows
+
+
+def _shorthand_legend(mapping):
+    items = sorted(mapping.items(), key=lambda kv: (str(kv[1])[0], len(str(kv[1])), str(kv[1])))
+    return ["%s = %s" % (s, sp.sstr(a)) for a, s in items]
+
+
+def as_text(eq, short=True, digits=6):
+    """Plain text of tau, M (upper triangle), V and G; ``short``: ``c12``-style
+    shorthand for the sines and cosines of joint sums; ``digits`` significant digits."""
+    mapping = _shorthand(eq) if short else {}
+    pr = _TextPrinter(digits)
+    out = ["Closed-form dynamics of %r (Lagrange-Euler): tau = M(q) qdd + V(q, qd) + G(q)" % eq.robot,
+           "Joint variables: " + ", ".join(eq.legend()[:eq.n])]
+    if eq.params:
+        out.append("Parameters: " + ", ".join(eq.legend()[eq.n:]))
+    if mapping:
+        out.append("Shorthand: " + ", ".join(_shorthand_legend(mapping)))
+    out.append("(qd = dq/dt, qdd = d2q/dt2; SI units)")
+    out.append("")
+    for i in range(eq.n):
+        out.append("tau%d = %s" % (i + 1, pr.doprint(_display(_tau_rows(eq)[i], mapping))))
+    out.append("")
+    for i in range(eq.n):
+        for j in range(i, eq.n):
+            name = "M%d%d" % (i + 1, j + 1) if i == j else "M%d%d = M%d%d" % (i + 1, j + 1, j + 1, i + 1)
+            out.append("%s = %s" % (name, pr.doprint(_display(eq.M[i, j], mapping))))
+    for i in range(eq.n):
+        out.append("V%d = %s" % (i + 1, pr.doprint(_display(eq.V[i], mapping))))
+    for i in range(eq.n):
+        out.append("G%d = %s" % (i + 1, pr.doprint(_display(eq.G[i], mapping))))
+    return "\n".join(out) + "\n"
+
+
+def _latex_names(eq, mapping):
+    names = {}
+    for k in range(eq.n):
+        names[eq.q[k]] = "q_{%d}" % (k + 1)
+        names[eq.qd[k]] = r"\dot{q}_{%d}" % (k + 1)
+        names[eq.qdd[k]] = r"\ddot{q}_{%d}" % (k + 1)
+    for s in mapping.values():
+        names[s] = "%s_{%s}" % (str(s)[0], str(s)[1:].replace("_", ""))
+    return names
+
+
+def as_latex(eq, short=True, digits=6):
+    """LaTeX (one amsmath ``align*``) of tau, M (upper triangle), V and G, with a comment legend."""
+    mapping = _shorthand(eq) if short else {}
+    pr = _LatexPrinter(digits, _latex_names(eq, mapping))
+    lines = [r"% Closed-form dynamics of " + eq.robot + " (Lagrange-Euler), generated by robot_dynamics.symbolic",
+             "% " + "; ".join(eq.legend())]
+    if mapping:
+        lines.append("% " + ", ".join(_shorthand_legend(mapping)))
+    lines.append(r"\begin{align*}")
+    rows = []
+    for i, t in enumerate(_tau_rows(eq)):
+        rows.append(r"\tau_{%d} &= %s" % (i + 1, pr.doprint(_display(t, mapping))))
+    for i in range(eq.n):
+        for j in range(i, eq.n):
+            rows.append(r"M_{%d%d} &= %s" % (i + 1, j + 1, pr.doprint(_display(eq.M[i, j], mapping))))
+    for name, mat in (("V", eq.V), ("G", eq.G)):
+        for i in range(eq.n):
+            rows.append(r"%s_{%d} &= %s" % (name, i + 1, pr.doprint(_display(mat[i], mapping))))
+    lines.append(" \\\\\n".join(rows))
+    lines.append(r"\end{align*}")
+    return "\n".join(lines) + "\n"
+
+
+class _NumpyPrinter(NumPyPrinter):
+    """numpy code with floats printed in full (repr) and ``numpy.`` calls."""
+
+    def _print_Rational(self, e):
+        return repr(float(e)) if e.q != 1 else str(e.p)
+
+    def _print_Float(self, e):
+        return repr(float(e))
+
+
+def as_python(eq, name=None):
+    """Source of a numpy module computing M, V, G and tau for one state (n,) or a batch (..., n);
+    ``name`` replaces the robot name in its docstring."""
+    n = eq.n
+    pr = _NumpyPrinter({"fully_qualified_modules": True})
+    params = list(eq.params.items())
+    kw = "".join(", %s=%r" % (s, float(v)) for s, v in params)
+    pass_kw = "".join(", %s=%s" % (s, s) for s, _ in params)
+    qs = ", ".join(map(str, eq.q)) + ("," if n == 1 else "")
+    qds = ", ".join(map(str, eq.qd)) + ("," if n == 1 else "")
+    lines = [
+        '"""Closed-form dynamics of %r, generated by robot_dynamics.symbolic (Lagrange-Euler).' % (name or eq.robot),
+        "",
+        "tau = mass_matrix(q) @ qdd + velocity_terms(q, qd) + gravity(q), SI units.",
+        "Joint order: " + ", ".join(eq.legend()[:n]) + ".",
+    ]
+    if params:
+        lines.append("Symbolic parameters (keyword arguments, defaults from the URDF): "
+                     + ", ".join(eq.legend()[n:]) + ".")
+    lines += [
+        "Every function takes one state (n,) or a batch (..., n) and returns the matching shape.",
+        '"""',
+        "import numpy",
+        "",
+        "JOINT_NAMES = %r" % (tuple(eq.joint_names),),
+        "PARAMETERS = {%s}" % ", ".join("%r: %r" % (str(s), float(v)) for s, v in params),
+        "",
+        "",
+        "def _split(x, name):",
+        "    x = numpy.asarray(x, dtype=float)",
+        "    if x.ndim == 0 or x.shape[-1] != %d:" % n,
+        "        raise ValueError('%%s must have %d values (one per joint), got shape %%s' %% (name, x.shape))" % n,
+        "    return [x[..., i] for i in range(%d)], x.shape[:-1]" % n,
+        "",
+        "",
+        "def _assemble(entries, shape, dims):",
+        "    out = numpy.empty(shape + (len(entries),))",
+        "    for i, e in enumerate(entries):",
+        "        out[..., i] = e",
+        "    return out.reshape(shape + dims)",
+    ]
+
+    def function(fname, args, doc, unpack, exprs, dims):
+        subexprs, reduced = sp.cse(list(exprs), symbols=sp.numbered_symbols("x"))
+        body = ["", "", "def %s(%s%s):" % (fname, args, kw), '    """%s"""' % doc]
+        body += ["    " + u for u in unpack]
+        body += ["    %s = %s" % (s, pr.doprint(e)) for s, e in subexprs]
+        body.append("    return _assemble([%s], shape, %r)" % (", ".join(pr.doprint(e) for e in reduced), dims))
+        return body
+
+    lines += function("mass_matrix", "q", "(..., n, n) joint-space inertia matrix M(q).",
+                      ["(%s), shape = _split(q, 'q')" % qs], list(eq.M), (n, n))
+    lines += function("velocity_terms", "q, qd", "(..., n) Coriolis and centrifugal torques V(q, qd).",
+                      ["(%s), shape = _split(q, 'q')" % qs, "(%s), _ = _split(qd, 'qd')" % qds,
+                       "shape = numpy.broadcast_shapes(shape, numpy.shape(qd)[:-1])"], list(eq.V), (n,))
+    lines += function("gravity", "q", "(..., n) gravity torques G(q) (hold the robot still).",
+                      ["(%s), shape = _split(q, 'q')" % qs], list(eq.G), (n,))
+    lines += [
+        "", "",
+        "def inverse_dynamics(q, qd, qdd%s):" % kw,
+        '    """(..., n) tau = M(q) qdd + V(q, qd) + G(q)."""',
+        "    M = mass_matrix(q%s)" % pass_kw,
+        "    qdd = numpy.asarray(qdd, dtype=float)",
+        "    return (numpy.einsum('...ij,...j->...i', M, qdd) + velocity_terms(q, qd%s)" % pass_kw,
+        "            + gravity(q%s))" % pass_kw,
+    ]
+    return "\n".join(lines) + "\n"
