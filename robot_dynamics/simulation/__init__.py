@@ -1,4 +1,4 @@
-"""Simulation of a robot arm from its URDF, without ROS (issue 4).
+"""Simulation of a robot arm from its URDF, without ROS.
 
 Forward dynamics (:func:`robot_dynamics.aba`) integrated at a fixed physics
 step, with pluggable parts (the "physics plug-in"):
@@ -6,7 +6,9 @@ step, with pluggable parts (the "physics plug-in"):
 - integrators (``integrators.py``): semi-implicit Euler, RK4, explicit Euler;
   any object with the :class:`Integrator` interface;
 - force models (``forces.py``): joint damping and Coulomb friction,
-  position-limit stops, external wrenches; any :class:`ForceModel`;
+  position-limit stops, external wrenches; any :class:`ForceModel`
+  (the built-in ones hand their coefficients to the compiled step,
+  ``fused.py``, through ``coefficients()``);
 - commands (``commands.py``): effort, position or velocity per joint,
   tracked by the :class:`JointActuator` (PD, effort limits);
 - step constraints (``constraints.py``): velocity limits; any :class:`Constraint`.
@@ -15,9 +17,10 @@ step, with pluggable parts (the "physics plug-in"):
 :func:`simulate` runs one and returns a :class:`SimulationResult`.
 See docs/SIMULATION.md.
 """
-from .commands import EFFORT, MODES, POSITION, VELOCITY, Command, JointActuator
+from .commands import EFFORT, MODES, POSITION, VELOCITY, ActuatorCoefficients, Command, JointActuator
 from .constraints import Constraint, VelocityLimits, project_velocity
-from .forces import ExternalWrenches, ForceModel, JointFriction, JointInertia, PositionLimits
+from .forces import (ExternalWrenches, ForceModel, FrictionCoefficients, JointFriction, JointInertia, PositionLimits,
+                     StopCoefficients)
 from .integrators import INTEGRATORS, RK4, ExplicitEuler, Integrator, SemiImplicitEuler, get_integrator
 from .result import ProgressBar, SimulationResult
 from .simulator import SimState, SimulationError, Simulator, default_constraints, default_forces, simulate
@@ -26,6 +29,7 @@ __all__ = [
     "Simulator", "simulate", "SimulationResult", "SimulationError", "SimState",
     "Integrator", "SemiImplicitEuler", "RK4", "ExplicitEuler", "INTEGRATORS", "get_integrator",
     "ForceModel", "JointFriction", "PositionLimits", "ExternalWrenches", "JointInertia",
+    "FrictionCoefficients", "StopCoefficients", "ActuatorCoefficients",
     "Command", "JointActuator", "EFFORT", "POSITION", "VELOCITY", "MODES",
     "Constraint", "VelocityLimits", "project_velocity",
     "default_forces", "default_constraints", "ProgressBar",

@@ -133,6 +133,26 @@ def _frozen(a):
     return a
 
 
+class ActuatorCoefficients(NamedTuple):
+    """The drive law of a :class:`JointActuator` for one command, all (nq,) read-only::
+
+        tau = clip(effort + servo * rnea(q, qd, a), lower, upper),  a = a0 - Kq q - Kqd qd
+
+    ``servo`` is 1 on position and velocity joints, 0 on effort joints
+    (``a0 = kp u, Kq = kp, Kqd = kd`` for position, ``a0 = kv u, Kqd = kv``
+    for velocity); ``lower``, ``upper`` are -+ ``effort_limit``. ``servoed``
+    False: no joint is servoed and ``tau = effort`` (already clipped; no RNEA).
+    """
+    effort: np.ndarray
+    servo: np.ndarray
+    a0: np.ndarray
+    Kq: np.ndarray
+    Kqd: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    servoed: bool
+
+
 class JointActuator:
     """The joint drives: a :class:`Command` in, clamped motor torques out.
 
@@ -180,33 +200,45 @@ class JointActuator:
                 raise ValueError("%s must be finite gains >= 0, one per joint, got %r" % (name, value))
             gains[name] = a
         self.kp, self.kd, self.kv = gains["kp"], gains["kd"], gains["kv"]
-        self._hi = np.array(model.effort_limit, dtype=float)
-        self._lo = -self._hi
+        self._hi = _frozen(np.array(model.effort_limit, dtype=float))
+        self._lo = _frozen(-self._hi)
         self._command = None
 
-    def _coefficients(self, command):
-        """Cache for one command: a = a0 - Kq q - Kqd qd on the servoed joints."""
-        self._command = command
-        u = command.value
-        self._effort_only = not command.mode.any()              # EFFORT == 0
-        if self._effort_only:
-            self._constant = np.clip(u, self._lo, self._hi) if u.any() else None
-            return
-        P = (command.mode == POSITION).astype(float)
-        V = (command.mode == VELOCITY).astype(float)
-        self._a0 = P * self.kp * u + V * self.kv * u
-        self._Kq = P * self.kp
-        self._Kqd = P * self.kd + V * self.kv
-        self._servo = P + V
-        self._effort = np.where(command.mode == EFFORT, u, 0.0)
+    def coefficients(self, command):
+        """The drive law for ``command`` (a :class:`Command`), as :class:`ActuatorCoefficients`.
+
+        The law depends on the command only, not on the state: the motor
+        torque at ``(q, qd)`` is ``clip(effort + servo * rnea(q, qd, a0 - Kq q
+        - Kqd qd), lower, upper)``, as :meth:`generalized_force` evaluates it.
+        Cached for the last command; the arrays are read-only.
+        """
+        if command is not self._command:
+            self._law, self._constant = self._law_for(command)
+            self._command = command
+        return self._law
+
+    def _law_for(self, command):
+        """(ActuatorCoefficients, the constant torque of an all-effort command or None)."""
+        u, mode = command.value, command.mode
+        zero = _frozen(np.zeros(u.shape[0]))
+        if not mode.any():                                          # every joint EFFORT (== 0)
+            constant = _frozen(np.clip(u, self._lo, self._hi)) if u.any() else None
+            effort = zero if constant is None else constant
+            return ActuatorCoefficients(effort, zero, zero, zero, zero, self._lo, self._hi, False), constant
+        P = (mode == POSITION).astype(float)
+        V = (mode == VELOCITY).astype(float)
+        law = ActuatorCoefficients(
+            effort=_frozen(np.where(mode == EFFORT, u, 0.0)), servo=_frozen(P + V),
+            a0=_frozen(P * self.kp * u + V * self.kv * u), Kq=_frozen(P * self.kp),
+            Kqd=_frozen(P * self.kd + V * self.kv), lower=self._lo, upper=self._hi, servoed=True)
+        return law, None
 
     def generalized_force(self, model, t, q, qd, command):
-        if command is not self._command:
-            self._coefficients(command)
-        if self._effort_only:
+        c = self.coefficients(command)
+        if not c.servoed:
             return self._constant
-        a = _reference_acceleration(self._a0, self._Kq, self._Kqd, q, qd)
-        return _combine(self._effort, self._servo, rnea(model, q, qd, a), self._lo, self._hi)
+        a = _reference_acceleration(c.a0, c.Kq, c.Kqd, q, qd)
+        return _combine(c.effort, c.servo, rnea(model, q, qd, a), c.lower, c.upper)
 
 
 @jit

@@ -13,7 +13,7 @@ Built-in models: :class:`JointFriction` (URDF ``<dynamics damping friction>``),
 velocities after each step (``constraints.py``); effort limits clamp the
 motor torque (``commands.py``).
 """
-from typing import Optional, Protocol, runtime_checkable
+from typing import NamedTuple, Optional, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -77,6 +77,25 @@ class JointInertia:
         self.coupling = float(np.linalg.eigvalsh(s[:, None] * Minv * s[None, :]).max())
 
 
+class FrictionCoefficients(NamedTuple):
+    """What :class:`JointFriction` applies: ``tau = -(damping qd + friction tanh(qd / smoothing))``
+    (``sgn`` for ``smoothing = 0``); ``damping``, ``friction`` (nq,), ``active``: any nonzero."""
+    damping: np.ndarray
+    friction: np.ndarray
+    smoothing: float
+    active: bool
+
+
+class StopCoefficients(NamedTuple):
+    """What :class:`PositionLimits` applies: :func:`stop_torques` with these (nq,)
+    arrays; ``active``: some joint has a finite limit."""
+    lower: np.ndarray
+    upper: np.ndarray
+    stiffness: np.ndarray
+    damping: np.ndarray
+    active: bool
+
+
 def _coefficients(model, value, default, name):
     """(nq,) finite non-negative coefficients: ``default`` if value is None."""
     if value is None:
@@ -122,6 +141,19 @@ class JointFriction:
         self._viscous = bool(np.any(self.damping))
         self._coulomb = bool(np.any(self.friction))
 
+    def coefficients(self):
+        """The friction law as :class:`FrictionCoefficients` (damping, friction, smoothing, active).
+
+        Raises:
+            ValueError: the model has mimic joints: its friction acts on each
+                body (:func:`robot_dynamics.friction_torques`), not through
+                per-joint coefficients.
+        """
+        if self._mimic:
+            raise ValueError("the friction of a model with mimic joints acts on each body "
+                             "(friction_torques): it has no per-joint coefficients")
+        return FrictionCoefficients(self.damping, self.friction, self.smoothing, self._viscous or self._coulomb)
+
     def generalized_force(self, model, t, q, qd, command):
         if self._mimic:                     # the mimic map lives in friction_torques
             return -friction_torques(model, qd, smoothing=self.smoothing)
@@ -133,9 +165,12 @@ class JointFriction:
 
 
 @jit
-def _stop_torques(q, qd, lower, upper, k, c, tau):
+def stop_torques(q, qd, lower, upper, k, c, tau):
     """Kelvin-Voigt stops that only push: tau_i = -(k_i e_i + c_i qd_i) beyond a
-    limit (e_i the penetration), clamped so the stop never pulls. True if any acts."""
+    limit (e_i the penetration), clamped so the stop never pulls.
+
+    All arguments (nq,): positions, velocities, limits, stiffness k, damping c;
+    writes the torques into ``tau``. Returns True if any stop acts."""
     hit = False
     for i in range(q.shape[0]):
         tau[i] = 0.0
@@ -208,8 +243,12 @@ class PositionLimits:
         with np.errstate(divide="ignore"):
             return self._effort / self.stiffness
 
+    def coefficients(self):
+        """The stops as :class:`StopCoefficients` (lower, upper, stiffness, damping, active)."""
+        return StopCoefficients(self.lower, self.upper, self.stiffness, self.damping, self._active)
+
     def generalized_force(self, model, t, q, qd, command):
-        if self._active and _stop_torques(q, qd, self.lower, self.upper, self.stiffness, self.damping,
+        if self._active and stop_torques(q, qd, self.lower, self.upper, self.stiffness, self.damping,
                                           self._tau):
             return self._tau.copy()
         return None
@@ -265,6 +304,10 @@ class ExternalWrenches:
             self._base.pop(link, None)
         self._rebuild()
 
+    def is_empty(self):
+        """True when no wrench is applied (:meth:`link_wrenches` returns None)."""
+        return not self._local and not self._base
+
     @property
     def wrenches(self):
         """{link: (frame, (6,) wrench)} currently applied (copies)."""
@@ -273,7 +316,7 @@ class ExternalWrenches:
         return out
 
     def _rebuild(self):
-        if not self._local and not self._base:
+        if self.is_empty():
             self._constant = None
             return
         W = np.zeros((self._nl, 6))

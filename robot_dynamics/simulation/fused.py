@@ -11,22 +11,27 @@ with the same formulas in the same order:
           + stops(q, qd)                                                       # PositionLimits
     qdd = aba(q, qd, tau)
 
-with ``a = a0 - Kq q - Kqd qd`` the servo's reference acceleration. It
-applies when the integrator is RK4 or semi-implicit Euler, the force
-models are (a subset of) ``[JointFriction, PositionLimits]`` in that order,
-the actuator is the built-in :class:`JointActuator`, no external wrench is
-applied and the model has no mimic joint; otherwise the plug-in path runs.
+with ``a = a0 - Kq q - Kqd qd`` the servo's reference acceleration. The
+plug-ins hand over these coefficients through their public methods
+(:meth:`JointActuator.coefficients`, :meth:`JointFriction.coefficients`,
+:meth:`PositionLimits.coefficients`), which the simulator packs into the
+rows of ``P`` below.
+
+The fast path applies when the integrator is RK4 or semi-implicit Euler,
+the force models are (a subset of) ``[JointFriction, PositionLimits]`` in
+that order, the actuator is the built-in :class:`JointActuator`, no
+external wrench is applied and the model has no mimic joint; otherwise the
+plug-in path runs.
 ``test/test_simulation.py`` checks that both paths give the same
 trajectories. About 3x faster with RK4 on the Panda (4 ABA and, for servoed
 joints, 4 RNEA per step).
 """
 import numpy as np
 
-from ..algorithms.kernels import jit
 from ..algorithms.aba import _aba
-from ..algorithms.kernels import work, work_size
+from ..algorithms.kernels import jit, work, work_size
 from ..algorithms.rnea import _rnea
-from .forces import _stop_torques
+from .forces import stop_torques
 
 # Rows of the per-joint parameter array P (nrows, nq).
 (EFFORT, SERVO, A0, KQ, KQD, LO, HI, DAMPING, FRICTION, LOWER, UPPER, STIFF, DAMP_STOP) = range(13)
@@ -50,7 +55,7 @@ def _accel(D, q, qd, P, flags, smoothing, qdd, tau, tmp, a, w):
         for i in range(n):
             sign = np.tanh(qd[i] / smoothing) if smoothing > 0 else np.sign(qd[i])
             tau[i] = tau[i] + -(P[DAMPING, i] * qd[i] + P[FRICTION, i] * sign)
-    if flags[2] and _stop_torques(q, qd, P[LOWER], P[UPPER], P[STIFF], P[DAMP_STOP], tmp):
+    if flags[2] and stop_torques(q, qd, P[LOWER], P[UPPER], P[STIFF], P[DAMP_STOP], tmp):
         for i in range(n):
             tau[i] = tau[i] + tmp[i]
     _aba(D, q, qd, tau, np.empty((0, 6)), qdd, w)

@@ -25,12 +25,11 @@ from ..algorithms.aba import aba
 from ..algorithms.energy import kinetic_energy, potential_energy
 from .commands import Command, JointActuator
 from .constraints import VelocityLimits
+from . import fused as F
 from .forces import ExternalWrenches, ForceModel, JointFriction, PositionLimits
-from .fused import NROWS, fused_step
-from ..simulation import fused as F
 from .integrators import RK4, SemiImplicitEuler, get_integrator
 from .result import ProgressBar, SimulationResult
-from ..errors import SimulationError  # noqa: F401
+from ..errors import SimulationError
 
 
 @jit
@@ -39,8 +38,6 @@ def _finite(q, qd):
         if not (np.isfinite(q[i]) and np.isfinite(qd[i])):
             return False
     return True
-
-
 
 
 class SimState(NamedTuple):
@@ -254,7 +251,7 @@ class Simulator:
                 q, qd = self.integrator.step(self._accel, t, self._q, self._qd, self.dt)
             else:
                 q, qd = np.empty_like(self._q), np.empty_like(self._qd)
-                if fused_step(self.model.packed, self._q, self._qd, self.dt, *fast, 1, q, qd) != 1:
+                if F.fused_step(self.model.packed, self._q, self._qd, self.dt, *fast, 1, q, qd) != 1:
                     q[0] = np.nan                      # reported below, state kept
             for c in self.constraints:
                 q, qd = c.apply(self.model, t + self.dt, q, qd)
@@ -284,36 +281,34 @@ class Simulator:
     def _fast_path(self):
         """Arguments of :func:`.fused.fused_step` for the current command, or None
         (a plug-in is not built in, or a wrench is applied)."""
-        w = self.wrenches
-        if not self._fusable or w._constant is not None or w._base:
+        if not self._fusable or not self.wrenches.is_empty():
             return None
         if self._fast_key is not self._command:
             self._fast_key, self._fast = self._command, self._fused_parameters()
         return self._fast
 
     def _fused_parameters(self):
-        if self._fast is None:                              # the force rows, once
-            P = np.zeros((NROWS, self.model.nq))
+        """(P, flags, smoothing, rk4) of :func:`.fused.fused_step`: the plug-ins'
+        coefficients in the rows of P; the force rows are filled once, the
+        actuator rows for each new command."""
+        if self._fast is None:
+            P = np.zeros((F.NROWS, self.model.nq))
             smoothing, friction, stops = 0.0, False, False
             for f in self.forces:
+                c = f.coefficients()
                 if isinstance(f, JointFriction):
-                    P[F.DAMPING], P[F.FRICTION], smoothing = f.damping, f.friction, f.smoothing
-                    friction = bool(f._viscous or f._coulomb)
+                    P[F.DAMPING], P[F.FRICTION], smoothing, friction = c.damping, c.friction, c.smoothing, c.active
                 else:
-                    P[F.LOWER], P[F.UPPER], P[F.STIFF], P[F.DAMP_STOP] = f.lower, f.upper, f.stiffness, f.damping
-                    stops = bool(f._active)
-            P[F.LO], P[F.HI] = self.actuator._lo, self.actuator._hi
+                    P[F.LOWER], P[F.UPPER], P[F.STIFF], P[F.DAMP_STOP] = c.lower, c.upper, c.stiffness, c.damping
+                    stops = c.active
             flags = np.array([False, friction, stops])
         else:
             P, flags, smoothing, _ = self._fast
             P, flags = P.copy(), flags.copy()
-        act = self.actuator
-        act.generalized_force(self.model, self.time, self._q, self._qd, self._command)   # its coefficients
-        flags[0] = not act._effort_only
-        if flags[0]:
-            P[F.EFFORT], P[F.SERVO], P[F.A0], P[F.KQ], P[F.KQD] = act._effort, act._servo, act._a0, act._Kq, act._Kqd
-        else:
-            P[F.EFFORT] = 0.0 if act._constant is None else act._constant
+        a = self.actuator.coefficients(self._command)
+        P[F.EFFORT], P[F.SERVO], P[F.A0], P[F.KQ], P[F.KQD] = a.effort, a.servo, a.a0, a.Kq, a.Kqd
+        P[F.LO], P[F.HI] = a.lower, a.upper
+        flags[0] = a.servoed
         return P, flags, float(smoothing), isinstance(self.integrator, RK4)
 
     def _culprit(self, t):
@@ -391,15 +386,15 @@ def simulate(model, q0, qd0=None, *, duration, dt=1e-3, integrator="rk4", tau=No
         for k in range(steps + 1):
             if control is not None:
                 try:
-                    sim.set_command(control(sim.time, sim._q.copy(), sim._qd.copy()))
+                    sim.set_command(control(sim.time, sim.q, sim.qd))
                 except ValueError as err:
                     raise ValueError("tau(t = %.6f s): %s" % (sim.time, err)) from None
             if k == keep[j]:
-                T[j], Q[j], QD[j], TAU[j] = sim.time, sim._q, sim._qd, sim.effort
+                T[j], Q[j], QD[j], TAU[j] = sim.time, sim.q, sim.qd, sim.effort
                 j += 1
             if k == steps:
                 break
-            sim._advance()
+            sim.step()
             if bar is not None and k % 1000 == 0:
                 bar.update(k, sim.time)
     finally:
