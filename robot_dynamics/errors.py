@@ -48,6 +48,18 @@ class UsageError(RobotDynamicsError, ValueError):
     """A bad command-line argument: printed as one line, exit code 2."""
 
 
+class NodeProcessError(RobotDynamicsError, RuntimeError):
+    """A node started as a child process did not do what was waited for."""
+
+
+class NodeExited(NodeProcessError):
+    """The node process exited while something else was expected of it."""
+
+
+class NodeTimeout(NodeProcessError):
+    """A wait on a node process took longer than its timeout."""
+
+
 class InertiaWarning(UserWarning):
     """A link's inertia is physically implausible (not positive definite or
     violates the triangle inequality); the model is still built."""

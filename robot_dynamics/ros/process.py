@@ -49,6 +49,8 @@ import sys
 import tempfile
 import time
 
+from ..errors import NodeExited, NodeProcessError, NodeTimeout  # noqa: F401  (raised here)
+
 #: The folder that holds the robot_dynamics package: a checkout, or site-packages.
 PACKAGE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -70,16 +72,6 @@ _LAUNCHER = ('import ctypes, os, signal, sys\n'
              'os.execvp(sys.argv[2], sys.argv[2:])\n')
 
 
-class NodeProcessError(RuntimeError):
-    """A node process did not do what was waited for."""
-
-
-class NodeExited(NodeProcessError):
-    """The node process exited while something else was expected of it."""
-
-
-class NodeTimeout(NodeProcessError):
-    """A wait on a node process took longer than its timeout."""
 
 
 def _yaml_value(value):
