@@ -37,7 +37,11 @@ URDF effort limit. If no joint state that gives a torque comes for
 publisher of NaN times out like a dead one) the node does what
 ``on_timeout`` says (zero / hold / stop), logs it and reports it in
 diagnostics; the zero command also goes out when a new description no
-longer fits ``joints``. Services: see ``model_node``.
+longer fits ``joints``. The watchdog is a timer of period
+``joint_state_timeout / 10`` (1 to 50 ms); /diagnostics reports its calls
+and the longest wall time between two of them, and
+test/ros/test_ros_watchdog_timing.py checks it keeps time under a 1 kHz
+stream. Services: see ``model_node``.
 """
 import array
 import math
@@ -144,6 +148,10 @@ class DynamicsNode(ModelNode):
         self.timed_out = False
         self.streaming = False              # published since the last timeout
         self._wd_count = 0
+        self._wd_period = 0.0               # [s], set by create_inputs
+        self._wd_calls = 0                  # watchdog calls in this diagnostics period
+        self._wd_prev = None                # time.monotonic() of the previous call
+        self._wd_gap_max = 0.0              # longest wall time between two calls this period [s]
         self._ref_start = 0
         self._ref_stream = False
 
@@ -171,8 +179,8 @@ class DynamicsNode(ModelNode):
         p = self.p
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self._wd_last = self._clock.now().nanoseconds
-        period = min(max(p.joint_state_timeout / 10.0, 0.001), 0.05)
-        self.create_timer(period, self._watchdog)
+        self._wd_period = min(max(p.joint_state_timeout / 10.0, 0.001), 0.05)
+        self.create_timer(self._wd_period, self._watchdog)
         quiet = SubscriptionEventCallbacks(use_default_callbacks=False)
         # Raw (serialized) messages: the size is checked before the costly
         # conversion to Python objects.
@@ -420,6 +428,11 @@ class DynamicsNode(ModelNode):
 
     # --- watchdog -------------------------------------------------------------
     def _watchdog(self):
+        t = time.monotonic()                # its own timing, for diagnostics
+        if self._wd_prev is not None and t - self._wd_prev > self._wd_gap_max:
+            self._wd_gap_max = t - self._wd_prev
+        self._wd_prev = t
+        self._wd_calls += 1
         now = self._clock.now().nanoseconds
         if self.n_fresh != self._wd_count:
             self._wd_count = self.n_fresh
@@ -482,6 +495,9 @@ class DynamicsNode(ModelNode):
             ('input_latency_max_ms', '%.3f' % (self._age_max * 1e3)),
             ('clamp_events', clamps), ('clamp_events_last_period', new_clamps),
             ('timeouts', self.n_timeouts), ('on_timeout', self.p.on_timeout),
+            ('watchdog_period_ms', '%.1f' % (self._wd_period * 1e3)),
+            ('watchdog_calls_last_period', self._wd_calls),
+            ('watchdog_interval_max_ms', '%.1f' % (self._wd_gap_max * 1e3)),
             ('effort_limit_scale', self.p.effort_limit_scale),
             ('command_topic', self.p.command_topic if self.pub_cmd is not None else '(off)'),
             ('command_joints', ', '.join(self.cmd_joints)),
@@ -493,6 +509,7 @@ class DynamicsNode(ModelNode):
         status.values.extend(KeyValue(key=k, value=str(v)) for k, v in values)
         self._cb_time = self._cb_max = 0.0
         self._age_sum, self._age_n, self._age_max = 0.0, 0, 0.0
+        self._wd_calls, self._wd_gap_max = 0, 0.0
         if status.level != DiagnosticStatus.OK:
             return
         if self.timed_out:

@@ -438,25 +438,59 @@ def _fail(response, problem):
     return response
 
 
-def make_executor():
-    """The executor the nodes spin in.
+#: Executors the nodes can spin in: ROBOT_DYNAMICS_EXECUTOR value -> rclpy class name.
+EXECUTORS = {'events': 'EventsExecutor', 'single': 'SingleThreadedExecutor'}
+#: The one they spin in unless ROBOT_DYNAMICS_EXECUTOR names another (see :func:`make_executor`).
+DEFAULT_EXECUTOR = 'events'
 
-    rclpy's EventsExecutor (C++, in rclpy.experimental since Jazzy 7.1) when
-    it is there: measured at 1 kHz of joint states it takes the node from
-    about 45 % to about 12 % of a core, because the classic executor rebuilds
-    its wait set in Python for every message. ``ROBOT_DYNAMICS_EXECUTOR=single``
-    selects rclpy's SingleThreadedExecutor instead. Both are driven by
+
+def make_executor(kind=None):
+    """The executor the nodes spin in: ``kind``, else ``$ROBOT_DYNAMICS_EXECUTOR``, else
+    :data:`DEFAULT_EXECUTOR`; ``'events'`` or ``'single'``.
+
+    ``'events'`` is rclpy's EventsExecutor (C++, ``rclpy.experimental``
+    since Jazzy 7.1), ``'single'`` its SingleThreadedExecutor, which rebuilds
+    its wait set in Python for every message. The default is the
+    EventsExecutor because test/ros/test_ros_watchdog_timing.py shows that
+    it keeps the timers on time at 1 kHz of joint states and keeps up with
+    the stream, where the SingleThreadedExecutor lets its input queue lag.
+    Measured on the 2-core development machine (shared with other jobs),
+    dynamics_node at 1 kHz, watchdog period 10 ms, joint_state_timeout
+    100 ms, 13 runs each (the CPU share in the last 7):
+
+    ========================================  =============  ==============
+    figure                                    EventsExec.    SingleThreaded
+    ========================================  =============  ==============
+    node CPU with the stream (of one core)    0.31-0.36      0.58-0.72
+    watchdog calls per 0.5 s (of 50)          46-51          49-51
+    longest watchdog interval per 0.5 s       10-76 ms       10-29 ms
+    hold commands (one per watchdog call):    10.0 ms,       10.0 ms,
+    median, p99, max interval                 11-31, 13-76   12-16, 13-45
+    timeout noticed after the last usable     100-113 ms     100-110 ms
+    state the node read
+    timeout logged after the stream went bad  106-141 ms     109-190 ms
+    timeouts while usable states came         0 runs         1 run
+    ========================================  =============  ==============
+
+    Both keep the timers on time (the EventsExecutor with a longer tail of
+    late calls, none late by a timeout); the SingleThreadedExecutor takes
+    twice the CPU and, when the machine is busy, reads the joint states up
+    to 90 ms late, which delays the timeout action, or, past the timeout,
+    fires it while usable states wait in its queue. Both are driven by
     ``spin_once`` in :func:`run`.
     """
     import os
 
-    from rclpy.executors import SingleThreadedExecutor
-    if os.environ.get('ROBOT_DYNAMICS_EXECUTOR', 'events') != 'single':
+    kind = kind or os.environ.get('ROBOT_DYNAMICS_EXECUTOR') or DEFAULT_EXECUTOR
+    if kind not in EXECUTORS:
+        raise ValueError('ROBOT_DYNAMICS_EXECUTOR is %r; expected one of %s' % (kind, ', '.join(EXECUTORS)))
+    if kind == 'events':
         try:
             from rclpy.experimental import EventsExecutor
             return EventsExecutor()
-        except ImportError:
+        except ImportError:               # rclpy before Jazzy 7.1
             pass
+    from rclpy.executors import SingleThreadedExecutor
     return SingleThreadedExecutor()
 
 

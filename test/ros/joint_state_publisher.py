@@ -8,9 +8,11 @@ rate, all joints every time.
 Message k (from 0) has ``header.frame_id = '<tag>:<k>'``, the wall-clock
 stamp, zero velocities and positions ``q + 1e-3 * k`` (every message a new
 state, the test recomputes it from the frame_id), or NaN positions with
-``--nan`` (a driver gone wrong). Runs until killed.
+``--nan`` (a driver gone wrong). SIGUSR1 switches to NaN positions without a
+break in the stream. Runs until killed.
 """
 import argparse
+import signal
 import time
 
 import rclpy
@@ -33,18 +35,24 @@ def main():
     args = parser.parse_args()
     names = args.names.split(',')
     q = [float(x) for x in args.q.split(',')]
+    nan = [args.nan]
+    signal.signal(signal.SIGUSR1, lambda *_: nan.__setitem__(0, True))
     rclpy.init()
     node = rclpy.create_node('joint_state_publisher_%s' % args.tag)
     pub = node.create_publisher(JointState, args.topic, 10)
     period = 1.0 / args.rate
     next_t = time.monotonic()
     k = 0
+    nan_since = []
     while True:
         msg = JointState()
         msg.header.stamp = node.get_clock().now().to_msg()
         msg.header.frame_id = '%s:%d' % (args.tag, k)
         msg.name = names
-        msg.position = [float('nan')] * len(q) if args.nan else positions(q, k)
+        if nan[0] and not nan_since:
+            nan_since.append(time.time())
+            print('NaN from message %d, wall time %.6f s' % (k, nan_since[0]), flush=True)
+        msg.position = [float('nan')] * len(q) if nan[0] else positions(q, k)
         msg.velocity = [0.0] * len(q)
         pub.publish(msg)
         k += 1
