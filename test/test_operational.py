@@ -86,7 +86,7 @@ def test_craig_example_6_6_cartesian_dynamics_in_the_tip_frame():
 
 def test_craig_V_x_follows_from_his_definition():
     """V_x = J^-T (V - M J^-1 Jdot qd) (eq. 6.99) with sympy from the worked example's M, V and the
-    tip-frame J, Jdot = dJ/dt: equals the printed V_x (the OCR of seed 002 lost most of it)."""
+    tip-frame J, Jdot = dJ/dt: equals the printed V_x (the OCR of Craig's text lost most of it)."""
     m1, l1, m2, l2 = sp.symbols("m1 l1 m2 l2", positive=True)
     q1, q2, t1, t2 = sp.symbols("q1 q2 t1 t2")
     c2, s2 = sp.cos(q2), sp.sin(q2)

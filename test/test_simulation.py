@@ -1,4 +1,4 @@
-"""Simulator (issue 4): integrators against closed forms, energy behaviour,
+"""Simulator: integrators against closed forms, energy behaviour,
 limits, commands, plug-ins and bad input. Figures quoted in docs/SIMULATION.md."""
 import io
 import os

@@ -78,7 +78,7 @@ def _rod(m, a):
 # Closed forms. Arguments are 1-D arrays; q, qd, qdd have nq entries.
 # ---------------------------------------------------------------------------
 
-# 1. One-axis arm, thin rod (seed 000, section 6-9); gravity -g0 along y0.
+# 1. One-axis arm, thin rod (Schilling, *Fundamentals of Robotics*, sec. 6-9); gravity -g0 along y0.
 
 def one_axis_tau(p, q, qd, qdd):
     m1, a1, g0 = p["m1"], p["a1"], p["g0"]
@@ -97,7 +97,7 @@ def one_axis_G(p, q):
     return np.array([p["g0"] * p["m1"] * p["a1"] * math.cos(q[0]) / 2])
 
 
-# 2. Two-axis planar articulated arm, thin rods (seed 000, section 6-5).
+# 2. Two-axis planar articulated arm, thin rods (Schilling, *Fundamentals of Robotics*, sec. 6-5).
 
 def two_rod_tau(p, q, qd, qdd):
     m1, a1, m2, a2, g0 = p["m1"], p["a1"], p["m2"], p["a2"], p["g0"]
@@ -133,7 +133,7 @@ def two_rod_G(p, q):
                      g0 * m2 * a2 * c12 / 2])
 
 
-# 3. Three-axis SCARA (seed 000, section 6-6); q3 increases downward,
+# 3. Three-axis SCARA (Schilling, *Fundamentals of Robotics*, sec. 6-6); q3 increases downward,
 #    gravity -g0 along z0.
 
 def scara_tau(p, q, qd, qdd):
@@ -236,7 +236,7 @@ def point_mass_cartesian_M_G(p, q):
     return Mx, Gx
 
 
-# 5. RP robot of Craig example 6.5 (seed 002); gravity -g along y0.
+# 5. RP robot of Craig example 6.5 (Craig, *Introduction to Robotics*); gravity -g along y0.
 
 def rp_craig_tau(p, q, qd, qdd):
     m1, l1, m2, g = p["m1"], p["l1"], p["m2"], p["g"]
@@ -266,7 +266,7 @@ def rp_craig_G(p, q):
     return np.array([(m1 * l1 + m2 * d2) * g * math.cos(th), m2 * g * math.sin(th)])
 
 
-# 6. RP robot of the homework (seed 003, problem 1); gravity -g along x0.
+# 6. RP robot of the homework (a manipulator-dynamics problem set, problem 1); gravity -g along x0.
 
 def rp_homework_M(p, q):
     m1, l1, m2, l2 = p["m1"], p["l1"], p["m2"], p["l2"]
@@ -292,7 +292,7 @@ def rp_homework_tau(p, q, qd, qdd):
     return rp_homework_M(p, q) @ qdd + rp_homework_V(p, q, qd) + rp_homework_G(p, q)
 
 
-# 7. PRR robot of the homework (seed 003, problem 2); gravity -g along z0.
+# 7. PRR robot of the homework (a manipulator-dynamics problem set, problem 2); gravity -g along z0.
 
 def prr_M(p, q):
     m1, m2, m3, l2, l3 = p["m1"], p["m2"], p["m3"], p["l2"], p["l3"]

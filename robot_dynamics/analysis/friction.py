@@ -1,6 +1,6 @@
 """Joint friction from the URDF ``<dynamics damping friction>`` tags.
 
-Viscous plus Coulomb model (seed text 000, eq. 6-3-3, without the static
+Viscous plus Coulomb model (Schilling, *Fundamentals of Robotics*, eq. 6-3-3, without the static
 break-away term): ``tau_f = b_v qd + f_c sgn(qd)``. The result is the torque
 that friction opposes, i.e. what a controller adds to compensate it; a
 simulator subtracts it from the applied torque.

@@ -1,6 +1,6 @@
 """Dynamic characteristics of a robot at one configuration.
 
-What the texts tabulate when they size a manipulator (seed 000 sec. 6-7,
+What the texts tabulate when they size a manipulator (Schilling, *Fundamentals of Robotics*, sec. 6-7,
 "dynamic characteristics"; Craig sec. 6.8-6.10):
 
 - effective inertia of each joint, ``M_ii`` (the inertia the joint's motor
