@@ -72,8 +72,6 @@ _LAUNCHER = ('import ctypes, os, signal, sys\n'
              'os.execvp(sys.argv[2], sys.argv[2:])\n')
 
 
-
-
 def _yaml_value(value):
     """``value`` as a YAML scalar or flow sequence that rcl parses back to the same type."""
     if isinstance(value, str):

@@ -1,0 +1,71 @@
+"""A namespace moves every topic of a node: the default topic names are relative.
+
+Each node runs with ``--ros-args -r __ns:=/arm2`` and its default topics
+(every optional input and output on), and the ROS graph must show each of
+its publishers, subscriptions and services under /arm2. The exceptions are
+the topics ROS 2 keeps global: rclpy's /rosout and /parameter_events,
+/diagnostics (where diagnostic_aggregator listens) and /clock (the time
+source). dynamics_node then closes its loop there: the description and the
+joint states it reads and the command it sends are all under /arm2.
+"""
+import numpy as np
+import pytest
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+
+import robot_dynamics as rd
+
+from conftest import LATCHED, PANDA, wait_for
+
+NS = '/arm2'
+GLOBAL = {'/rosout', '/parameter_events', '/diagnostics', '/clock'}
+MODEL = rd.load_urdf(str(PANDA))
+Q = np.array([0.1, -0.6, 0.2, -2.0, 0.3, 1.6, 0.7])
+
+#: module, node name, parameters (every optional entity on; the description from its topic),
+#: and topics that must be there, relative to NS.
+NODES = [
+    ('dynamics_node', 'dynamics_node', {'publish_command': True},
+     {'joint_states', 'robot_description', 'effort_controller/commands', 'dynamics_node/compensation_torque'}),
+    ('dynamics_services', 'dynamics_services', {}, {'robot_description'}),
+    ('simulator_node', 'simulator', {'publish_clock': True},
+     {'robot_description', 'effort_controller/commands', 'robot_joint_commands'}),
+]
+
+
+def graph_of(ros, name):
+    """{'topics': set, 'services': set} of node ``name`` in NS, from this process's graph."""
+    graph = ros.node
+    if (name, NS) not in graph.get_node_names_and_namespaces():
+        return {'topics': set(), 'services': set()}
+    topics = {n for n, _ in graph.get_publisher_names_and_types_by_node(name, NS)}
+    topics |= {n for n, _ in graph.get_subscriber_names_and_types_by_node(name, NS)}
+    return {'topics': topics, 'services': {n for n, _ in graph.get_service_names_and_types_by_node(name, NS)}}
+
+
+@pytest.mark.parametrize('module, name, params, expected', NODES, ids=[n[0] for n in NODES])
+def test_every_topic_of_a_node_is_in_its_namespace(ros, start_node, module, name, params, expected):
+    proc = start_node(module, params, name=name, ns=NS)
+    ros.wait_for_service(proc.topic('~/set_payload'), process=proc)
+    want = {'%s/%s' % (NS, t) for t in expected}
+    # Discovery delivers the node's entities one by one: wait for the ones named above.
+    assert wait_for(lambda: want <= graph_of(ros, name)['topics'], 10, 0.05), (want, graph_of(ros, name))
+    got = graph_of(ros, name)
+    outside = {t for t in got['topics'] if not t.startswith(NS + '/')} - GLOBAL
+    assert not outside, 'topics of %s outside %s: %s' % (name, NS, sorted(outside))
+    assert got['services'] and all(s.startswith('%s/%s/' % (NS, name)) for s in got['services']), got
+
+
+def test_dynamics_node_in_a_namespace_closes_its_loop_there(ros, start_node):
+    desc = ros.publisher(String, NS + '/robot_description', LATCHED)
+    desc.publish(String(data=PANDA.read_text()))
+    proc = start_node('dynamics_node', {'publish_command': True, 'mode': 'gravity'}, name='dynamics_node', ns=NS)
+    ros.wait_for_subscriber(NS + '/joint_states', process=proc)
+    cmd = ros.subscribe(Float64MultiArray, NS + '/effort_controller/commands')
+    pub = ros.publisher(JointState, NS + '/joint_states')
+    state = JointState(name=list(MODEL.joint_names), position=Q.tolist())
+    try:
+        assert wait_for(lambda: pub.publish(state) or len(cmd), 30, 0.02), proc.read_log()
+        np.testing.assert_allclose(cmd.last().data, rd.gravity_torques(MODEL, Q), atol=1e-9)
+    finally:
+        ros.node.destroy_publisher(desc)            # latched: it would outlive the test
