@@ -31,7 +31,7 @@ def test_demo_holds_the_arm_reports_and_plots(tmp_path):
     table = _drift_table(out)
     assert len(table) == 8, out                       # 7 joints + 'all'
     compensated, falling = table['all']
-    assert compensated < 1e-3, out                    # held: the issue's 1e-3 rad
+    assert compensated < 1e-3, out                    # held within 1 mrad
     assert falling > 0.1, out                         # without compensation it falls
     rate = float(re.search(r'joint states received \((\d+) Hz\)', out).group(1))
     assert rate > 500, out                            # the simulator publishes at 1 kHz
