@@ -10,7 +10,7 @@ or a namespaced include) the node finds its topics there.
     ros2 launch robot_dynamics gravity_compensation.launch.py \\
         joints:=panda_joint1,panda_joint2,panda_joint3,panda_joint4,panda_joint5,panda_joint6,panda_joint7
 
-Arguments: urdf (a URDF file instead of /robot_description), params_file,
+Arguments: urdf (a URDF file instead of the robot_description topic), params_file,
 command_topic, joints (the controller's joints, in its order), publish_command,
 joint_states_topic, use_sim_time.
 """

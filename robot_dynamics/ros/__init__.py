@@ -22,7 +22,14 @@ Pure helpers, usable and tested without DDS:
 - :mod:`.trajectory`: sampling a JointTrajectory and the batch API that
   fills the efforts of a whole trajectory (:func:`.trajectory.fill_trajectory_efforts`);
 - :mod:`.sim_commands`, :mod:`.pacing`, :mod:`.markers`: the simulator
-  node's message checks, wall-clock pacing and RViz markers.
+  node's message checks, wall-clock pacing and RViz markers;
+- :mod:`.process`: a node as a child process (start, wait until ready,
+  stop, CPU time), for the demo, the benchmarks and the tests.
+
+A node is constructed, then configured (:meth:`.model_node.ModelNode.configure`:
+parameters, kernels, model, publishers, services, subscriptions), then spun
+(:func:`.model_node.run` does all three). Default topic names are relative
+or private, so a namespace moves them all.
 
 Importing this package does not import rclpy; the node modules do.
 """
