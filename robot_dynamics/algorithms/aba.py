@@ -13,7 +13,7 @@ import numpy as np
 
 from . import checks
 from ..errors import SingularityError
-from .dispatch import evaluate
+from .dispatch import Algorithm
 from .kernels import (TABLE, entry, V, V_RO, bad_work, chunks, parallel, work, work_size, S_add, crm_S_add, all_finite, bad_length,
                    crf_add, finite1, XT_force_add, I_matrix, I_times, jit,
                    joint_coordinate, ST_force, jcalc, joint_position, X_motion, nbodies,
@@ -195,6 +195,11 @@ def fd_crb_one(D, q, qd, tau, qdd, W):
     return 0 if finite1(qdd) and finite1(q) and finite1(qd) and finite1(tau) else 2
 
 
+ABA = Algorithm(aba_one, aba_batch, ("q", "qd", "tau"))
+FD_CRB = Algorithm(fd_crb_one, aba_batch, ("q", "qd", "tau"))
+ABA_FEXT = Algorithm(None, aba_batch, ("q", "qd", "tau"))
+
+
 def aba(model, q, qd, tau, f_ext=None, *, data=None, out=None):
     """Forward dynamics: the joint accelerations that ``tau`` produces at ``(q, qd)``.
 
@@ -214,12 +219,13 @@ def aba(model, q, qd, tau, f_ext=None, *, data=None, out=None):
         ValueError: bad shapes or non-finite values; a singular mass matrix
             (a moving joint that carries no mass) is reported as such.
     """
-    one, fext = (fd_crb_one if model.has_mimic else aba_one), _NO_FEXT
-    if f_ext is not None:
+    if f_ext is None:
+        algorithm, fext = (FD_CRB if model.has_mimic else ABA), _NO_FEXT
+    else:
         shape, _ = checks.batch(model, q=q, qd=qd, tau=tau)
-        one, fext = None, body_wrenches(model, f_ext, shape, int(np.prod(shape, dtype=np.int64)))
-    return evaluate(model, one, aba_batch, ("q", "qd", "tau"), (q, qd, tau), (model.nq,), data, out,
-                    extra=(fext, model.has_mimic), on_error=lambda: _singular(model))
+        algorithm, fext = ABA_FEXT, body_wrenches(model, f_ext, shape, int(np.prod(shape, dtype=np.int64)))
+    return algorithm(model, (q, qd, tau), data, out, extra=(fext, model.has_mimic),
+                     on_error=lambda: _singular(model))
 
 
 def _singular(model):

@@ -12,7 +12,7 @@ i ancestor of (or equal to) j and ``C_ji = S_j . (IC_j Sdot_i + BC_j S_i)``.
 import numba as nb
 import numpy as np
 
-from .dispatch import evaluate
+from .dispatch import Algorithm
 from .kernels import (chunks, parallel, work, work_size, all_finite, I_matrix, XT_I_X_add, jit, joint_coordinate, nbodies,
                    world_poses)
 from ..model.packed import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
@@ -132,6 +132,9 @@ def coriolis_batch(D, Q, QD, C):
     return all_finite(C) and all_finite(Q) and all_finite(QD)
 
 
+CORIOLIS = Algorithm(None, coriolis_batch, ("q", "qd"), "matrix")
+
+
 def coriolis_matrix(model, q, qd, *, data=None, out=None):
     """Coriolis/centrifugal matrix C(q, qd) [N m s/rad].
 
@@ -146,4 +149,4 @@ def coriolis_matrix(model, q, qd, *, data=None, out=None):
     Returns:
         (..., nq, nq).
     """
-    return evaluate(model, None, coriolis_batch, ("q", "qd"), (q, qd), (model.nq, model.nq), data, out)
+    return CORIOLIS(model, (q, qd), data, out)

@@ -9,7 +9,7 @@ the parallel-axis rule; each column is the composite inertia's force
 import numba as nb
 import numpy as np
 
-from .dispatch import evaluate
+from .dispatch import Algorithm
 from .kernels import (MAT, TABLE, entry, V, V_RO, bad_work, chunks, parallel, work, work_crba, work_size, all_finite, bad_length, finite1, XT_force_add, I_times,
                    XT_I_X_add, jit, ST_force, jcalc, joint_position, nbodies)
 from ..model.packed import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
@@ -77,6 +77,9 @@ def crba_one(D, q, M, W):
     return 0 if finite1(q) and all_finite(M) else 2
 
 
+CRBA = Algorithm(crba_one, crba_batch, ("q",), "matrix")
+
+
 def mass_matrix(model, q, *, data=None, out=None):
     """Joint-space inertia matrix M(q) by the composite-rigid-body algorithm.
 
@@ -89,4 +92,4 @@ def mass_matrix(model, q, *, data=None, out=None):
         rows and columns in ``model.joint_names`` order. Mimic joints are
         folded in: ``M = G^T M_bodies G``.
     """
-    return evaluate(model, crba_one, crba_batch, ("q",), (q,), (model.nq, model.nq), data, out)
+    return CRBA(model, (q,), data, out)

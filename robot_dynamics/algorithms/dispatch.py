@@ -2,7 +2,7 @@
 
 Every algorithm takes one state ``(nq,)`` or a batch ``(..., nq)`` and an
 optional :class:`~robot_dynamics.Data` (``data=``, the work buffer) and
-output array (``out=``). :func:`evaluate` sends a single C-contiguous
+output array (``out=``). An :class:`Algorithm` sends a single C-contiguous
 float64 state to the algorithm's compiled single-state entry point (explicit
 signature: no type inference per call, nothing allocated when ``data`` and
 ``out`` are given); anything else (lists, other dtypes, batches) is checked
@@ -22,45 +22,69 @@ from ..model.data import work_size
 NO_WORK = np.empty(0)          # "allocate your own work buffer" for the single-state kernels
 
 
-def evaluate(model, one, batch, names, x, tail, data=None, out=None, extra=(), on_error=None):
-    """Run one algorithm on a single state or a batch.
+class Algorithm:
+    """One algorithm's compiled kernels behind the dispatcher.
 
     Args:
-        model: the Model.
-        one: compiled single-state entry ``one(packed, *states, out, work) -> status``,
+        one: compiled single-state entry ``one(table, *states, out, work) -> status``,
             or None when the algorithm has only a batch kernel.
-        batch: compiled batch kernel ``batch(packed, *STATES, *extra, OUT) -> all finite``.
-        names, x: the states' names and values (..., nq), in the kernels' argument order.
-        tail: the result's trailing shape for one state, e.g. (nq,) or (nq, nq).
-        data: optional Data (its work buffer is used), out: optional result array.
-        extra: further arguments of the batch kernel (after the states).
-        on_error: called with the states when a result is not finite and the
-            inputs are (default: "values too large for float64").
-
-    Returns:
-        The result, shape ``batch_shape + tail`` (``out`` itself when given).
+        batch: compiled batch kernel ``batch(table, *STATES, *extra, OUT) -> all finite``.
+        names: the states' names, in the kernels' argument order (for messages).
+        shape: the result's shape for one state: "vector" (nq,), "matrix"
+            (nq, nq), "scalar" (), or a tuple given per call.
+        extra: default further arguments of the batch kernel.
     """
-    if one is not None and type(x[0]) is np.ndarray and x[0].ndim == 1:
-        res = np.empty(tail) if out is None else out
-        try:
-            status = one(model.packed, *x, res, NO_WORK if data is None else data.work)
-        except TypeError:          # not C-contiguous float64 vectors: the general path
-            status = 1
-        if status == 0:
-            return res
+    __slots__ = ("one", "batch", "names", "shape", "extra")
+
+    def __init__(self, one, batch, names, shape="vector", extra=()):
+        self.one, self.batch, self.names, self.shape, self.extra = one, batch, names, shape, extra
+        if hasattr(one, "users"):          # a lazily compiled entry point: swap in the compiled one
+            one.users.append(self)
+
+    def __call__(self, model, x, data=None, out=None, *, tail=None, extra=None, on_error=None):
+        """Run on a single state or a batch; ``x``: the states (..., nq) as a tuple.
+
+        Returns the result, shape ``batch_shape + tail`` (``out`` itself when given).
+        """
+        one = self.one
+        if one is not None and type(x[0]) is np.ndarray and x[0].ndim == 1:
+            if data is None:
+                table, W = model.packed, NO_WORK
+            else:
+                if data.model is not model:
+                    data.bind(model)
+                table, W = data.table, data.work
+            res = np.empty(self._tail(model, tail)) if out is None else out
+            try:
+                status = one(table, *x, res, W)
+            except TypeError:              # not C-contiguous float64 vectors: the general path
+                status = 1
+            if status == 0:
+                return res
+            if status == 2:
+                _not_finite(dict(zip(self.names, x)), on_error)
+        return self._many(model, x, data, out, self._tail(model, tail),
+                          self.extra if extra is None else extra, on_error)
+
+    def _tail(self, model, tail):
+        if tail is not None:
+            return tail
+        return {"vector": (model.nq,), "matrix": (model.nq, model.nq), "scalar": ()}[self.shape]
+
+    def _many(self, model, x, data, out, tail, extra, on_error):
         if data is not None:
             _check_data(model, data)
-        if status == 2:
-            _not_finite(dict(zip(names, x)), on_error)
-    states = dict(zip(names, x))
-    shape, X = checks.batch(model, **states)
-    OUT = _output(out, shape, tail)
-    if not batch(model.packed, *X, *extra, OUT):
-        _not_finite(states, on_error)
-    return OUT.reshape(shape + tail) if out is None else out
+        states = dict(zip(self.names, x))
+        shape, X = checks.batch(model, **states)
+        OUT = _output(out, shape, tail)
+        if not self.batch(model.packed, *X, *extra, OUT):
+            _not_finite(states, on_error)
+        return OUT.reshape(shape + tail) if out is None else out
 
 
 def _check_data(model, data):
+    if getattr(data, "model", None) is not model and hasattr(data, "bind"):
+        data.bind(model)
     if not isinstance(getattr(data, "work", None), np.ndarray) or data.work.shape[0] < work_size(model.nb, model.nq):
         raise ValueError("data does not fit the model: expected a Data built for a model with %d bodies and "
                          "%d coordinates (rd.Data(model)), got %r" % (model.nb, model.nq, data))

@@ -7,7 +7,7 @@ so that ``g(q) = dU/dq``. The zero of U is the base origin.
 import numba as nb
 import numpy as np
 
-from .dispatch import evaluate
+from .dispatch import Algorithm
 from .kernels import (chunks, jcalc, joint_position, parallel, work, work_size, S_add, all_finite, I_times, jit, joint_coordinate, X_motion,
                    nbodies, parent_row, world_poses)
 from ..model.packed import GRAVITY, MASS, MCOM
@@ -61,17 +61,21 @@ def energy_batch(D, Q, QD, kinetic, E):
     return all_finite(E) and all_finite(Q) and all_finite(QD)
 
 
+KINETIC = Algorithm(None, energy_batch, ("q", "qd"), "scalar", extra=(True,))
+POTENTIAL = Algorithm(None, lambda D, Q, kinetic, E: energy_batch(D, Q, Q, kinetic, E), ("q",), "scalar",
+                      extra=(False,))
+
+
 def kinetic_energy(model, q, qd, *, data=None, out=None):
     """Kinetic energy [J] ``1/2 qd^T M(q) qd``; (..., nq) states -> (...)
     (a float for one state; ``out``: a (...) array)."""
-    return _scalar(evaluate(model, None, energy_batch, ("q", "qd"), (q, qd), (), data, out, extra=(True,)), out)
+    return _scalar(KINETIC(model, (q, qd), data, out), out)
 
 
 def potential_energy(model, q, *, data=None, out=None):
     """Gravitational potential energy [J] ``-sum m_i g . c_i`` (zero at the
     base origin); (..., nq) -> (...). Its gradient is ``gravity_torques``."""
-    return _scalar(evaluate(model, None, lambda D, Q, k, E: energy_batch(D, Q, Q, k, E), ("q",), (q,), (),
-                            data, out, extra=(False,)), out)
+    return _scalar(POTENTIAL(model, (q,), data, out), out)
 
 
 def _scalar(E, out):

@@ -319,20 +319,25 @@ class entry:
     a new specialisation), but only on its first call, so that ``import
     robot_dynamics`` does not load machine code it may never run.
 
-    The first call replaces the module's global of that name with the
+    The first call replaces the module's global of that name, and the
+    ``one`` of every :class:`~.dispatch.Algorithm` using it, with the
     compiled function, so later calls pay no indirection."""
 
     def __init__(self, *signature):
-        self.signature = nb.int64(*signature)
+        # The model's read-only table, or the writable copy a Data keeps.
+        self.signatures = [nb.int64(*signature), nb.int64(*(MAT if s is TABLE else s for s in signature))]
 
     def __call__(self, fn):
-        signature, compiled = self.signature, []
+        signatures, compiled = self.signatures, []
 
         def first_call(*args):
             if not compiled:
-                compiled.append(nb.njit(signature, cache=True, nogil=True)(fn))
+                compiled.append(nb.njit(signatures, cache=True, nogil=True)(fn))
                 fn.__globals__[fn.__name__] = compiled[0]
+                for user in first_call.users:      # dispatch.Algorithm objects
+                    user.one = compiled[0]
             return compiled[0](*args)
 
         first_call.__name__, first_call.__doc__, first_call.py_func = fn.__name__, fn.__doc__, fn
+        first_call.users = []
         return first_call

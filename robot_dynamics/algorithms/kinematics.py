@@ -9,7 +9,7 @@ import numba as nb
 import numpy as np
 
 from . import checks
-from .dispatch import evaluate
+from .dispatch import Algorithm
 from .kernels import all_finite, chunks, jit, nbodies, parallel, work, work_size, world_poses
 from ..model.packed import AXIS, JTYPE, PARENT, PRISMATIC, QIDX, QMUL
 
@@ -91,6 +91,10 @@ def jacobian_states(D, Q, link_body, link_pose, l, point, J, W):
             j = int(D[j, PARENT])
 
 
+FORWARD_KINEMATICS = Algorithm(None, fk_batch, ("q",))
+JACOBIAN = Algorithm(None, jacobian_batch, ("q",))
+
+
 def forward_kinematics(model, q, *, data=None):
     """Pose of every link in the base frame.
 
@@ -102,8 +106,7 @@ def forward_kinematics(model, q, *, data=None):
         for every name in ``model.link_names``.
     """
     nl = len(model.link_names)
-    T = evaluate(model, None, fk_batch, ("q",), (q,), (nl, 4, 4), data,
-                 extra=(model.link_body, model.link_pose_rows))
+    T = FORWARD_KINEMATICS(model, (q,), data, tail=(nl, 4, 4), extra=(model.link_body, model.link_pose_rows))
     return {name: T[..., l, :, :] for l, name in enumerate(model.link_names)}
 
 
@@ -128,5 +131,5 @@ def jacobian(model, q, link, point=(0.0, 0.0, 0.0), *, data=None, out=None):
     """
     l = model.link_index(link)
     x = checks.point(point)
-    return evaluate(model, None, jacobian_batch, ("q",), (q,), (6, model.nq), data, out,
+    return JACOBIAN(model, (q,), data, out, tail=(6, model.nq),
                     extra=(model.link_body, model.link_pose_rows, l, x))

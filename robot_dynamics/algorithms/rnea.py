@@ -10,7 +10,7 @@ import numba as nb
 import numpy as np
 
 from . import checks
-from .dispatch import evaluate
+from .dispatch import Algorithm
 from .kernels import (TABLE, entry, V, V_RO, bad_work, chunks, parallel, work, work_rnea, work_size, S_add, add_torque, crm_S_add, all_finite,
                    bad_length, crf_add, finite1, XT_force_add, I_times, jit,
                    joint_coordinate, ST_force, jcalc, joint_position, X_motion,
@@ -19,7 +19,6 @@ from ..model.packed import MASS, PARENT
 from .wrench import body_wrenches
 
 _NO_FEXT = np.empty((0, 0, 6))      # no external forces
-_QQDQDD = ("q", "qd", "qdd")
 
 
 @jit
@@ -157,6 +156,12 @@ def nle_batch(D, Q, QD, TAU):
     return all_finite(TAU) and all_finite(Q) and all_finite(QD)
 
 
+RNEA = Algorithm(rnea_one, rnea_batch, ("q", "qd", "qdd"), extra=(_NO_FEXT,))
+RNEA_FEXT = Algorithm(None, rnea_batch, ("q", "qd", "qdd"))
+GRAVITY = Algorithm(gravity_one, gravity_batch, ("q",))
+NONLINEAR_EFFECTS = Algorithm(nle_one, nle_batch, ("q", "qd"))
+
+
 def rnea(model, q, qd, qdd, f_ext=None, *, data=None, out=None):
     """Inverse dynamics: the joint torques that produce ``qdd`` at ``(q, qd)``.
 
@@ -182,11 +187,10 @@ def rnea(model, q, qd, qdd, f_ext=None, *, data=None, out=None):
     cores. See Featherstone sec. 5.3, Handbook Algorithm 3.1.
     """
     if f_ext is None:
-        return evaluate(model, rnea_one, rnea_batch, _QQDQDD, (q, qd, qdd), (model.nq,), data, out,
-                        extra=(_NO_FEXT,))
+        return RNEA(model, (q, qd, qdd), data, out)
     shape, _ = checks.batch(model, q=q, qd=qd, qdd=qdd)
     FEXT = body_wrenches(model, f_ext, shape, int(np.prod(shape, dtype=np.int64)))
-    return evaluate(model, None, rnea_batch, _QQDQDD, (q, qd, qdd), (model.nq,), data, out, extra=(FEXT,))
+    return RNEA_FEXT(model, (q, qd, qdd), data, out, extra=(FEXT,))
 
 
 def gravity_torques(model, q, *, data=None, out=None):
@@ -199,7 +203,7 @@ def gravity_torques(model, q, *, data=None, out=None):
     Returns:
         (..., nq) torques [N m] / forces [N].
     """
-    return evaluate(model, gravity_one, gravity_batch, ("q",), (q,), (model.nq,), data, out)
+    return GRAVITY(model, (q,), data, out)
 
 
 def nonlinear_effects(model, q, qd, *, data=None, out=None):
@@ -212,4 +216,4 @@ def nonlinear_effects(model, q, qd, *, data=None, out=None):
     Returns:
         (..., nq) torques [N m] / forces [N].
     """
-    return evaluate(model, nle_one, nle_batch, ("q", "qd"), (q, qd), (model.nq,), data, out)
+    return NONLINEAR_EFFECTS(model, (q, qd), data, out)
