@@ -50,7 +50,7 @@ START_TIMEOUT = 180.0   # [s] for the nodes to come up (a cold numba cache compi
 
 def bundled_urdf(name=BUNDLED_ARM):
     """Path of a URDF shipped with the package: checkout first, then ROS share dir."""
-    checkout = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, 'urdf', name)
+    checkout = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, 'urdf', name)
     if os.path.isfile(checkout):
         return os.path.normpath(checkout)
     try:  # installed with colcon: share/robot_dynamics/urdf/
