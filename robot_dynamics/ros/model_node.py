@@ -515,6 +515,10 @@ def run(node_class, args=None):
             node = None
             rclpy.try_shutdown()
             sys.exit(2)
+        except Exception:
+            if node.context.ok():
+                raise
+            return              # Ctrl-C / SIGTERM while configuring (compiling the kernels)
         executor = make_executor()
         executor.add_node(node)
         node.get_logger().info('configured; spinning in %s' % type(executor).__name__)
