@@ -63,3 +63,9 @@ class NodeTimeout(NodeProcessError):
 class InertiaWarning(UserWarning):
     """A link's inertia is physically implausible (not positive definite or
     violates the triangle inequality); the model is still built."""
+
+
+class URDFWarning(UserWarning):
+    """A URDF that loads but says something odd (a mimic of a joint the
+    robot lacks, an unknown tag inside a <joint> or <inertial>); the message
+    names the element and what the model does instead."""

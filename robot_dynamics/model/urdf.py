@@ -1,10 +1,16 @@
 """Build a :class:`~robot_dynamics.model.Model` from a URDF (urdfdom-py).
 
 The XML is parsed with a hardened lxml parser (no entity resolution, no
-network, no DTD loading) and handed to ``urdf_parser_py``; everything the
-parser or the checks here dislike becomes one :class:`URDFError` that names
-the element at fault.
+network, no DTD loading). Elements dynamics does not read (visual,
+collision, material, transmission, gazebo, ros2_control, any extension tag
+under <robot> or <link>, and a joint's calibration and safety_controller)
+are removed from the tree with one debug-level log line, so however odd
+they are they never make a load fail. What is left, the links, joints and
+inertials, goes to ``urdf_parser_py``; everything the parser or the checks
+here dislike becomes one :class:`URDFError` that names the element at fault.
 """
+import collections
+import logging
 import os
 import warnings
 
@@ -15,13 +21,20 @@ from urdf_parser_py.xml_reflection import core as _xmlr
 
 from . import model as _m
 from . import packed as P
-from ..errors import InertiaWarning, URDFError
+from ..errors import InertiaWarning, URDFError, URDFWarning
 from .inertia import inertia_about_origin, inertia_problem
 from .spatial import homogeneous, rpy_to_matrix
 
 MOVING = ("revolute", "continuous", "prismatic")
 MAX_BYTES = 16 * 1024 * 1024      # a URDF is kilobytes; meshes live in other files
 UNSUPPORTED = ("floating", "planar")
+# The elements dynamics reads, by parent; every other child of <robot> and
+# <link> is dropped before parsing. Inside <joint> and <inertial> an unknown
+# tag is left to the parser, which warns (it may be a misspelt <origin>).
+READ = {"robot": ("link", "joint"), "link": ("inertial",)}
+JOINT_UNREAD = ("calibration", "safety_controller")
+
+log = logging.getLogger(__name__)
 
 
 def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), max_bytes=MAX_BYTES):
@@ -49,6 +62,9 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), max_bytes=MAX_BYTES):
     Warns:
         InertiaWarning: a link's inertia is not positive definite or breaks
             the triangle inequality (the link is named).
+        URDFWarning: a joint mimics a joint the robot lacks (it then moves
+            independently), or the parser met an unknown tag or attribute in
+            the elements it reads (links, joints, inertials).
     """
     robot = _parse(_read(source, max_bytes))
     return _build(robot, gravity)
@@ -78,15 +94,36 @@ def _read(source, max_bytes):
     return data
 
 
-def _parse(xml_bytes):
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
-                             huge_tree=False, remove_comments=True)
+def _xml(xml_bytes):
+    """The lxml root element. A namespace prefix nobody declared (an unexpanded
+    ``xacro:`` tag, which urdfdom accepts) is no error: when it is the only
+    fault, the text is parsed again with lxml's recover mode."""
+    strict = _xml_parser(recover=False)
     try:
-        root = etree.fromstring(xml_bytes, parser)
+        return etree.fromstring(xml_bytes, strict)
     except etree.XMLSyntaxError as exc:
-        raise URDFError("URDF is not well-formed XML: %s" % exc) from None
+        error = exc
+    if all(e.domain_name == "NAMESPACE" for e in strict.error_log):
+        lenient = _xml_parser(recover=True)
+        try:
+            root = etree.fromstring(xml_bytes, lenient)
+        except etree.XMLSyntaxError:
+            root = None
+        if root is not None and all(e.domain_name == "NAMESPACE" for e in lenient.error_log):
+            return root
+    raise URDFError("URDF is not well-formed XML: %s" % error)
+
+
+def _xml_parser(recover):
+    return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                           huge_tree=False, remove_comments=True, recover=recover)
+
+
+def _parse(xml_bytes):
+    root = _xml(xml_bytes)
     if root.tag != "robot":
         raise URDFError("URDF root element must be <robot>, got <%s>" % root.tag)
+    _drop_unread(root)
     messages = []
     previous, _xmlr.on_error = _xmlr.on_error, messages.append
     try:
@@ -98,8 +135,33 @@ def _parse(xml_bytes):
     finally:
         _xmlr.on_error = previous
     for msg in messages:
-        warnings.warn("URDF: %s" % msg, stacklevel=4)
+        warnings.warn("URDF: %s" % msg, URDFWarning, stacklevel=3)
     return robot
+
+
+def _drop_unread(root):
+    """Remove from the lxml tree every element dynamics does not read (see READ)."""
+    dropped = collections.Counter()
+    parents = [root] + [l for l in root if l.tag == "link"]
+    for parent in parents:
+        for child in list(parent):
+            if child.tag not in READ[parent.tag]:
+                dropped[_tag(child)] += 1
+                parent.remove(child)
+    for j in root:
+        if j.tag == "joint":
+            for child in list(j):
+                if child.tag in JOINT_UNREAD:
+                    dropped[child.tag] += 1
+                    j.remove(child)
+    if dropped:
+        log.debug("URDF: skipped elements dynamics does not use: %s",
+                  ", ".join("%s x%d" % kv for kv in sorted(dropped.items())))
+
+
+def _tag(element):
+    tag = element.tag
+    return tag if isinstance(tag, str) else type(element).__name__.lstrip("_")
 
 
 def _vector(values, default, what):
@@ -221,6 +283,15 @@ def _link_inertial(link):
     return mass, c, Ic
 
 
+def _drop_missing_mimics(joints):
+    """A mimic of a joint the robot lacks is dropped with a warning: that joint moves on its own."""
+    for name, joint in joints.items():
+        if joint.mimic is not None and joint.mimic[0] not in joints:
+            warnings.warn("joint %r mimics %r, which is not a joint of the robot: %r moves independently"
+                          % (name, joint.mimic[0], name), URDFWarning, stacklevel=4)
+            joints[name] = _replace(joint, mimic=None)
+
+
 def _resolve_mimics(joints, moving):
     """Independent source, multiplier and offset of every moving joint."""
     coupling = {}
@@ -228,8 +299,6 @@ def _resolve_mimics(joints, moving):
         src, mult, off, seen = name, 1.0, 0.0, [name]
         while joints[src].mimic is not None:
             target, m, o = joints[src].mimic
-            if target not in joints:
-                raise URDFError("joint %r mimics %r, which is not a joint of the robot" % (src, target))
             if joints[target].type not in MOVING:
                 raise URDFError("joint %r mimics %r, which is %s (not a moving joint)"
                                 % (src, target, joints[target].type))
@@ -246,6 +315,7 @@ def _build(robot, gravity):
     root, children = _tree(robot)
     links = {l.name: l for l in robot.links}
     joints = {j.name: _joint(j) for j in robot.joints}
+    _drop_missing_mimics(joints)
 
     # Depth-first walk, children in declaration order: body of every link
     # (-1 = base) and the link's pose in that body's frame.
