@@ -2,7 +2,9 @@
 
 numba's own cache checks only the timestamp of the file that defines a
 kernel, and misses a change to a helper inlined from another file. So the
-package keys the whole cache on the hash of all its ``.py`` files:
+package keys the whole cache on the hash of every ``.py`` file of the
+layers that hold compiled code (:data:`KERNEL_LAYERS`; a test checks that
+no other file defines a kernel):
 ``<package>/__pycache__/numba-<hash>``, or
 ``~/.cache/robot_dynamics/numba-<hash>`` where the package folder is not
 writable. An explicit ``NUMBA_CACHE_DIR`` in the environment wins.
@@ -12,12 +14,13 @@ import os
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
+KERNEL_LAYERS = ("model", "algorithms", "simulation")
 
 
 def source_hash():
-    """First 16 hex digits of the sha256 of every .py file of the package (sorted by path)."""
+    """First 16 hex digits of the sha256 of every .py file of the kernel layers (sorted by path)."""
     h = hashlib.sha256()
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in sorted(p for layer in KERNEL_LAYERS for p in (PACKAGE / layer).rglob("*.py")):
         h.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
 

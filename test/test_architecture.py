@@ -265,3 +265,13 @@ def test_package_imports_from_any_folder_with_the_venv_python(tmp_path):
     assert Path(out.stdout.strip()).resolve() == (PKG / "__init__.py").resolve()
     for exe in ("robot-dynamics", "dynamics_node", "simulator_node", "dynamics_services"):
         assert (Path(sys.executable).parent / exe).exists(), exe
+
+
+def test_kernels_live_in_the_layers_the_numba_cache_is_keyed_on():
+    """robot_dynamics/cache.py keys the numba cache on the kernel layers' sources only:
+    a kernel (or an inlined helper) anywhere else would be served stale from the cache."""
+    from robot_dynamics.cache import KERNEL_LAYERS
+    decorator = re.compile(r"^\s*@(?:nb\.|numba\.)?(?:njit|jit|inline|parallel|entry|vectorize|guvectorize)\b", re.M)
+    outside = [str(p.relative_to(PKG)) for p in PKG.rglob("*.py")
+               if p.relative_to(PKG).parts[0] not in KERNEL_LAYERS and decorator.search(p.read_text())]
+    assert not outside, outside
