@@ -17,7 +17,7 @@ Accounting rule: the joint states go over reliable QoS (the node's
 history) in batches of 40, each closed by a valid state whose answer is
 awaited before the next batch is sent, so the node never has more than one
 batch queued (its subscription holds 100): no message may be lost, and none
-is. An independent oracle (the README's merge-by-name rules and the
+is. An independent oracle (the merge-by-name rules of docs/NODES.md and the
 library) says for every message whether it must be answered and with which
 torques; the test asserts the exact set of answered messages (matched by
 ``header.frame_id``, which the node copies), the values, the names of every
@@ -129,7 +129,7 @@ class Commands:
 
 # --- the oracle ------------------------------------------------------------------------
 class Oracle:
-    """What dynamics_node must do with each joint state, from the README's rules
+    """What dynamics_node must do with each joint state, from the rules of docs/NODES.md
     and the library, independent of the node's code:
 
     - a message whose position (or non-empty velocity) length differs from its

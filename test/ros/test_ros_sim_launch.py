@@ -6,7 +6,7 @@ installable here, so they are checked as described (package, parameters,
 arguments, the RViz file they load), and our own nodes are started with the
 command line `ros2 launch` would use and checked on the topic graph. The
 ros2_control example (urdf/panda_arm.ros2_control.xacro,
-config/simulator_ros2_controllers.yaml and the README's copy) must name the
+config/simulator_ros2_controllers.yaml and the copy in docs/NODES.md) must name the
 simulator's default topics.
 """
 import re
@@ -151,10 +151,10 @@ def test_ros2_control_example_names_the_simulator_defaults():
     assert ctrl['joint_state_broadcaster']['ros__parameters']['use_local_topics'] is True
 
 
-def test_readme_ros2_control_block_equals_the_shipped_one():
-    readme = (ROOT / 'README.md').read_text()
-    section = readme[readme.index('### simulator_node'):]
-    section = section[:section.index('\n### ', 1)]
+def test_documented_ros2_control_block_equals_the_shipped_one():
+    readme = (ROOT / 'docs' / 'NODES.md').read_text()
+    section = readme[readme.index('## simulator_node'):]
+    section = section[:section.index('\n## ', 1)]
     block = re.search(r'```xml\n(.*?)```', section, re.S).group(1)
     control = ET.fromstring(block)
     assert control.tag == 'ros2_control'

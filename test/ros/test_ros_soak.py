@@ -1,7 +1,7 @@
 """The 60-second soak (bench/sim_loop.py): simulator_node + dynamics_node in a closed loop at 1 kHz.
 
 The 10-minute version is ``.venv/bin/python bench/sim_loop.py --duration 600``
-(README, "Reliability"); this one runs in CI. It runs the script as users do,
+(docs/VERIFICATION.md, "Soak"); this one runs in CI. It runs the script as users do,
 a separate process that starts both nodes, and checks its JSON result:
 nothing lost, memory growth under 5 MB, the real-time factor held, and a
 p99 latency that does not grow over the run. dynamics_node subscribes to
