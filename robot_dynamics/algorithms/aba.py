@@ -13,7 +13,7 @@ import numpy as np
 
 from . import checks
 from ..errors import SingularityError
-from .dispatch import Algorithm
+from .dispatch import Algorithm, run
 from .kernels import (TABLE, entry, V, V_RO, bad_work, chunks, parallel, work, work_size, S_add, crm_S_add, all_finite, bad_length,
                    crf_add, finite1, XT_force_add, I_matrix, I_times, jit,
                    joint_coordinate, ST_force, jcalc, joint_position, X_motion, nbodies,
@@ -224,8 +224,8 @@ def aba(model, q, qd, tau, f_ext=None, *, data=None, out=None):
     else:
         shape, _ = checks.batch(model, q=q, qd=qd, tau=tau)
         algorithm, fext = ABA_FEXT, body_wrenches(model, f_ext, shape, int(np.prod(shape, dtype=np.int64)))
-    return algorithm(model, (q, qd, tau), data, out, extra=(fext, model.has_mimic),
-                     on_error=lambda: _singular(model))
+    return run(algorithm, model, (q, qd, tau), data, out, extra=(fext, model.has_mimic),
+                     on_error=_singular)
 
 
 def _singular(model):

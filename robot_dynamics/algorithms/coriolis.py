@@ -12,7 +12,7 @@ i ancestor of (or equal to) j and ``C_ji = S_j . (IC_j Sdot_i + BC_j S_i)``.
 import numba as nb
 import numpy as np
 
-from .dispatch import Algorithm
+from .dispatch import Algorithm, run
 from .kernels import (chunks, parallel, work, work_size, all_finite, I_matrix, XT_I_X_add, jit, joint_coordinate, nbodies,
                    world_poses)
 from ..model.packed import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
@@ -149,4 +149,4 @@ def coriolis_matrix(model, q, qd, *, data=None, out=None):
     Returns:
         (..., nq, nq).
     """
-    return CORIOLIS(model, (q, qd), data, out)
+    return run(CORIOLIS, model, (q, qd), data, out)

@@ -9,7 +9,7 @@ the parallel-axis rule; each column is the composite inertia's force
 import numba as nb
 import numpy as np
 
-from .dispatch import Algorithm
+from .dispatch import Algorithm, run
 from .kernels import (MAT, TABLE, entry, V, V_RO, bad_work, chunks, parallel, work, work_crba, work_size, all_finite, bad_length, finite1, XT_force_add, I_times,
                    XT_I_X_add, jit, ST_force, jcalc, joint_position, nbodies)
 from ..model.packed import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
@@ -92,4 +92,4 @@ def mass_matrix(model, q, *, data=None, out=None):
         rows and columns in ``model.joint_names`` order. Mimic joints are
         folded in: ``M = G^T M_bodies G``.
     """
-    return CRBA(model, (q,), data, out)
+    return run(CRBA, model, (q,), data, out)

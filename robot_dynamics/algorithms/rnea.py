@@ -10,7 +10,7 @@ import numba as nb
 import numpy as np
 
 from . import checks
-from .dispatch import Algorithm
+from .dispatch import Algorithm, run
 from .kernels import (TABLE, entry, V, V_RO, bad_work, chunks, parallel, work, work_rnea, work_size, S_add, add_torque, crm_S_add, all_finite,
                    bad_length, crf_add, finite1, XT_force_add, I_times, jit,
                    joint_coordinate, ST_force, jcalc, joint_position, X_motion,
@@ -187,10 +187,10 @@ def rnea(model, q, qd, qdd, f_ext=None, *, data=None, out=None):
     cores. See Featherstone sec. 5.3, Handbook Algorithm 3.1.
     """
     if f_ext is None:
-        return RNEA(model, (q, qd, qdd), data, out)
+        return run(RNEA, model, (q, qd, qdd), data, out)
     shape, _ = checks.batch(model, q=q, qd=qd, qdd=qdd)
     FEXT = body_wrenches(model, f_ext, shape, int(np.prod(shape, dtype=np.int64)))
-    return RNEA_FEXT(model, (q, qd, qdd), data, out, extra=(FEXT,))
+    return run(RNEA_FEXT, model, (q, qd, qdd), data, out, extra=(FEXT,))
 
 
 def gravity_torques(model, q, *, data=None, out=None):
@@ -203,7 +203,7 @@ def gravity_torques(model, q, *, data=None, out=None):
     Returns:
         (..., nq) torques [N m] / forces [N].
     """
-    return GRAVITY(model, (q,), data, out)
+    return run(GRAVITY, model, (q,), data, out)
 
 
 def nonlinear_effects(model, q, qd, *, data=None, out=None):
@@ -216,4 +216,4 @@ def nonlinear_effects(model, q, qd, *, data=None, out=None):
     Returns:
         (..., nq) torques [N m] / forces [N].
     """
-    return NONLINEAR_EFFECTS(model, (q, qd), data, out)
+    return run(NONLINEAR_EFFECTS, model, (q, qd), data, out)
