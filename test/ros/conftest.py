@@ -29,7 +29,7 @@ import rclpy  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 
-from robot_dynamics.ros import process  # noqa: E402
+from robot_dynamics.ros import process as node_process  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PANDA = ROOT / 'urdf' / 'panda_arm.urdf'
@@ -176,7 +176,7 @@ def launch_node(tmp_path, module, params, *, name=None, ns=None, args=(), remaps
     k = next(_counter)
     name = name or '%s_%d' % (module, k)
     ns = ns if ns is not None else '/t%d_%d' % (os.getpid(), k)
-    return process.start_node(module, params, name=name, namespace=ns or '/', args=args, remaps=remaps,
+    return node_process.start_node(module, params, name=name, namespace=ns or '/', args=args, remaps=remaps,
                               env=env, log_path=tmp_path / ('%s.log' % name), cwd=ROOT)
 
 
@@ -192,7 +192,7 @@ def start_node(tmp_path, request):
 
     def command(cmd, name, ns='', env=None):
         """Run the command line ``cmd`` (it sets its node's name and namespace itself)."""
-        proc = process.start_node(cmd, name=name, namespace=ns, env=env,
+        proc = node_process.start_node(cmd, name=name, namespace=ns, env=env,
                                   log_path=tmp_path / ('%s.log' % name), cwd=ROOT)
         procs.append(proc)
         return proc
@@ -200,7 +200,7 @@ def start_node(tmp_path, request):
     start.command = command
     yield start
     failed = getattr(request.node, 'rep_call', None) is not None and request.node.rep_call.failed
-    process.stop_all(procs)
+    node_process.stop_all(procs)
     if failed:
         for proc in procs:
             sys.stderr.write('\n--- log of %s ---\n%s\n' % (proc.label, proc.read_log()))
