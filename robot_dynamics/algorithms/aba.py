@@ -14,7 +14,7 @@ import numpy as np
 from . import checks
 from ..errors import SingularityError
 from .dispatch import Algorithm, run
-from .kernels import (TABLE, entry, V, V_RO, bad_work, chunks, parallel, work, work_size, S_add, crm_S_add, all_finite, bad_length,
+from .kernels import (TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work, work_size, S_add, crm_S_add, all_finite, bad_length,
                    crf_add, finite1, XT_force_add, I_matrix, I_times, jit,
                    joint_coordinate, ST_force, jcalc, joint_position, X_motion, nbodies,
                    parent_row, set_base_acceleration)
@@ -174,9 +174,8 @@ def aba_batch(D, Q, QD, TAU, FEXT, mimic, QDD):
 def aba_one(D, q, qd, tau, qdd, W):
     if bad_length(D, q) or bad_length(D, qd) or bad_length(D, tau) or bad_length(D, qdd):
         return 1
+    W = work_buffer(D, W, q.shape[0])
     if W.shape[0] == 0:
-        W = np.empty(work_size(nbodies(D), q.shape[0]))
-    elif bad_work(D, W):
         return 1
     _aba(D, q, qd, tau, np.empty((0, 6)), qdd, work(W, nbodies(D) + 1, q.shape[0]))
     return 0 if finite1(qdd) and finite1(q) and finite1(qd) and finite1(tau) else 2
@@ -186,9 +185,8 @@ def aba_one(D, q, qd, tau, qdd, W):
 def fd_crb_one(D, q, qd, tau, qdd, W):
     if bad_length(D, q) or bad_length(D, qd) or bad_length(D, tau) or bad_length(D, qdd):
         return 1
+    W = work_buffer(D, W, q.shape[0])
     if W.shape[0] == 0:
-        W = np.empty(work_size(nbodies(D), q.shape[0]))
-    elif bad_work(D, W):
         return 1
     if not _fd_crb(D, q, qd, tau, np.empty((0, 6)), qdd, work(W, nbodies(D) + 1, q.shape[0])):
         return 2

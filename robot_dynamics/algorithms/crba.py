@@ -10,7 +10,7 @@ import numba as nb
 import numpy as np
 
 from .dispatch import Algorithm, run
-from .kernels import (MAT, TABLE, entry, V, V_RO, bad_work, chunks, parallel, work, work_crba, work_size, all_finite, bad_length, finite1, XT_force_add, I_times,
+from .kernels import (MAT, TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work, work_crba, work_size, all_finite, bad_length, finite1, XT_force_add, I_times,
                    XT_I_X_add, jit, ST_force, jcalc, joint_position, nbodies)
 from ..model.packed import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
 
@@ -68,9 +68,8 @@ def crba_batch(D, Q, M):
 def crba_one(D, q, M, W):
     if bad_length(D, q) or M.shape[0] != q.shape[0] or M.shape[1] != q.shape[0]:
         return 1
+    W = work_buffer(D, W, q.shape[0])
     if W.shape[0] == 0:
-        W = np.empty(work_size(nbodies(D), q.shape[0]))
-    elif bad_work(D, W):
         return 1
     R, p, IC, F = work_crba(W, nbodies(D) + 1, q.shape[0])
     _crba(D, q, M, R, p, IC, F)

@@ -27,7 +27,7 @@ from collections import namedtuple
 import numba as nb
 import numpy as np
 
-from ..model.data import Work, bad_work, work, work_crba, work_rnea, work_size  # noqa: F401  (re-exported for the algorithms)
+from ..model.data import Work, bad_work, work, work_buffer, work_crba, work_rnea, work_size  # noqa: F401  (re-exported for the algorithms)
 from ..model.packed import AXIS, GRAVITY, JTYPE, NQ, PARENT, POS0, PRISMATIC, QIDX, QMUL, QOFF, ROT0
 
 jit = nb.njit(cache=True, nogil=True, error_model="numpy")

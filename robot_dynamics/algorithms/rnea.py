@@ -11,7 +11,7 @@ import numpy as np
 
 from . import checks
 from .dispatch import Algorithm, run
-from .kernels import (TABLE, entry, V, V_RO, bad_work, chunks, parallel, work, work_rnea, work_size, S_add, add_torque, crm_S_add, all_finite,
+from .kernels import (TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work, work_rnea, work_size, S_add, add_torque, crm_S_add, all_finite,
                    bad_length, crf_add, finite1, XT_force_add, I_times, jit,
                    joint_coordinate, ST_force, jcalc, joint_position, X_motion,
                    nbodies, parent_row, set_base_acceleration)
@@ -93,9 +93,8 @@ def rnea_one(D, q, qd, qdd, tau, W):
     Status 0, 1 (a length does not fit the model) or 2 (not finite)."""
     if bad_length(D, q) or bad_length(D, qd) or bad_length(D, qdd) or bad_length(D, tau):
         return 1
+    W = work_buffer(D, W, q.shape[0])
     if W.shape[0] == 0:
-        W = np.empty(work_size(nbodies(D), q.shape[0]))
-    elif bad_work(D, W):
         return 1
     R, p, v, a, f, _ = work_rnea(W, nbodies(D) + 1, q.shape[0])
     _rnea(D, q, qd, qdd, np.empty((0, 6)), tau, R, p, v, a, f)
@@ -122,9 +121,8 @@ def gravity_batch(D, Q, TAU):
 def gravity_one(D, q, tau, W):
     if bad_length(D, q) or bad_length(D, tau):
         return 1
+    W = work_buffer(D, W, q.shape[0])
     if W.shape[0] == 0:
-        W = np.empty(work_size(nbodies(D), q.shape[0]))
-    elif bad_work(D, W):
         return 1
     R, p, _, a, f, _ = work_rnea(W, nbodies(D) + 1, q.shape[0])
     _gravity(D, q, tau, R, p, a, f)
@@ -136,9 +134,8 @@ def nle_one(D, q, qd, tau, W):
     """rnea(q, qd, 0) for one state."""
     if bad_length(D, q) or bad_length(D, qd) or bad_length(D, tau):
         return 1
+    W = work_buffer(D, W, q.shape[0])
     if W.shape[0] == 0:
-        W = np.empty(work_size(nbodies(D), q.shape[0]))
-    elif bad_work(D, W):
         return 1
     R, p, v, a, f, zero = work_rnea(W, nbodies(D) + 1, q.shape[0])
     zero[:] = 0.0

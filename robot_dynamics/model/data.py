@@ -63,6 +63,18 @@ def work(W, n, nq):
 
 
 @_inline
+def work_buffer(D, W, nq):
+    """The work buffer of a single-state entry point: W itself (a Data's),
+    a new one when W is empty (no Data given), or an empty array when W is
+    too short for the model (the caller then reports status 1)."""
+    if W.shape[0] == 0:
+        return np.empty(_size(D.shape[0], nq))
+    if bad_work(D, W):
+        return W[:0]
+    return W
+
+
+@_inline
 def work_rnea(W, n, nq):
     """Only the arrays of the recursive Newton-Euler algorithm, (R, p, v, a, f,
     zero), at the same places as in :func:`work` (each view costs a few ns
