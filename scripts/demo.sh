@@ -12,7 +12,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/setup-venv.sh"
 
-# The package keys its numba cache on all of its sources (robot_dynamics/cache.py)
+# The package keys its numba cache on its kernel sources (robot_dynamics/cache.py)
 # and is installed in .venv (editable): no PYTHONPATH needed.
 export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
 exec "$root/.venv/bin/python" -m robot_dynamics.tools.demo "$@"

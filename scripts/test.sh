@@ -12,7 +12,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/setup-venv.sh" --dev
 
-# The package keys its numba cache on all of its sources (robot_dynamics/cache.py)
+# The package keys its numba cache on its kernel sources (robot_dynamics/cache.py)
 # and is installed in .venv (editable): no PYTHONPATH needed.
 export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$(( $$ % 101 + 1 ))}"
 # Fast DDS otherwise announces itself by multicast on every interface.
