@@ -9,8 +9,10 @@ Three tables, on the bundled Panda (urdf/panda_arm.urdf, 7 DOF) and UR5
    nonlinear_effects) against pinocchio.rnea (computeGeneralizedGravity,
    crba, aba, nonLinearEffects) with a reused pinocchio Data. The two are
    timed in alternation, many short loops each; a row reports the median
-   of the per-loop times (raw call times: Pinocchio's crba fills the upper
-   triangle of M, ours the whole matrix). Target: ratio ours / Pinocchio
+   of the per-loop times and the median of the per-pair ratios (a pair is
+   one loop of each, back to back, so load that comes and goes cancels out
+   of the ratio). Raw call times: Pinocchio's crba fills the upper
+   triangle of M, ours the whole matrix. Target: ratio ours / Pinocchio
    <= 1.3, aim 1.0.
 2. Batches of 10,000 states on all cores (``rd.get_num_threads()``
    threads) against Pinocchio's own parallel batch with the same number of
@@ -18,12 +20,12 @@ Three tables, on the bundled Panda (urdf/panda_arm.urdf, 7 DOF) and UR5
    gravity and mass matrix have no parallel call in Pinocchio, so they are
    compared with a Python loop of Pinocchio calls (marked "loop"). Target:
    ratio <= 0.6, aim 0.5; states per second for both.
-3. Cold start in fresh subprocesses (median of 7): ``import numba``,
+3. Cold start in fresh subprocesses (median of 9): ``import numba``,
    ``import robot_dynamics`` (with the kernel cache warm) and ``import
    pinocchio``. Target: robot_dynamics costs at most 0.2 s more than numba.
 
 Usage:
-    .venv/bin/python bench/benchmark.py [--quick] [--write-docs] [--json PATH]
+    .venv/bin/python bench/benchmark.py [--quick] [--write-docs] [--json PATH] [--threads N]
 
 ``--write-docs`` replaces the text between ``<!-- bench:begin -->`` and
 ``<!-- bench:end -->`` in docs/PERFORMANCE.md with the tables (``make bench``
@@ -57,13 +59,22 @@ def same(name, ours, pin, tol=1e-8):
         raise SystemExit("benchmark: %s differs from Pinocchio (relative error %.2e)" % (name, err))
 
 
-def paired(f_ours, f_pin, loops, number=2000):
-    """Median per-call times [s] of two functions timed in alternation."""
+def paired(f_ours, f_pin, loops, number=500):
+    """Two functions timed in alternation: median per-call times [s] and median ratio of the pairs.
+
+    Each pair (one loop of each, back to back) sees about the same machine
+    load, so the median of the per-pair ratios is steadier than the ratio of
+    the medians on a busy machine; the order within a pair alternates.
+    """
     ours, pin = [], []
-    for _ in range(loops):
-        ours.append(timeit.timeit(f_ours, number=number) / number)
-        pin.append(timeit.timeit(f_pin, number=number) / number)
-    return statistics.median(ours), statistics.median(pin)
+    for k in range(loops):
+        if k % 2:
+            pin.append(timeit.timeit(f_pin, number=number) / number)
+            ours.append(timeit.timeit(f_ours, number=number) / number)
+        else:
+            ours.append(timeit.timeit(f_ours, number=number) / number)
+            pin.append(timeit.timeit(f_pin, number=number) / number)
+    return statistics.median(ours), statistics.median(pin), statistics.median(a / b for a, b in zip(ours, pin))
 
 
 def single_calls(rd, pin, path, loops):
@@ -89,8 +100,8 @@ def single_calls(rd, pin, path, loops):
         if a.ndim == 2:
             a, b = a[upper], b[upper]
         same("%s, %s" % (path.name, name), a, b)
-        a, b = paired(ours, theirs, loops)
-        rows.append(dict(function=name, pinocchio=how, ours_us=a * 1e6, pin_us=b * 1e6, ratio=a / b,
+        a, b, ratio = paired(ours, theirs, loops)
+        rows.append(dict(function=name, pinocchio=how, ours_us=a * 1e6, pin_us=b * 1e6, ratio=ratio,
                          target=TARGET_SINGLE))
     return rows
 
@@ -132,8 +143,8 @@ def batches(rd, pin, path, repeats):
         result = ours()
         theirs()
         check("%s, batch %s" % (path.name, name), how, result)
-        a, b = paired(ours, theirs, repeats, number=1)
-        rows.append(dict(function=name, pinocchio=how, ours_ms=a * 1e3, pin_ms=b * 1e3, ratio=a / b,
+        a, b, ratio = paired(ours, theirs, repeats, number=1)
+        rows.append(dict(function=name, pinocchio=how, ours_ms=a * 1e3, pin_ms=b * 1e3, ratio=ratio,
                          ours_per_s=BATCH / a, pin_per_s=BATCH / b, target=TARGET_BATCH, threads=threads))
     return rows
 
@@ -155,7 +166,8 @@ def markdown(single, batch, cold, meta):
     ok = lambda r, t: "yes" if r <= t else "no"        # noqa: E731
     lines = ["Measured %(date)s on %(machine)s, Python %(python)s, numba %(numba)s, Pinocchio %(pinocchio)s; "
              "%(threads)d threads for the batches (robot_dynamics and Pinocchio alike). "
-             "Medians of alternating timing loops." % meta, "",
+             "Times are medians of alternating timing loops; a ratio is the median of the ratios of "
+             "back-to-back pairs of loops." % meta, "",
              "Single calls with a reused `Data` and `out=` against Pinocchio with a reused `Data` "
              "(raw call times; Pinocchio's `crba` fills the upper triangle of M, ours the whole matrix). "
              "Target: ratio <= %.1f, aim %.1f." % (TARGET_SINGLE, AIM_SINGLE), "",
@@ -218,7 +230,7 @@ def main(argv=None):
         rd.set_num_threads(args.threads)
     print("benchmark: %d threads for the batches (robot_dynamics and Pinocchio's ModelPool)" % rd.get_num_threads(),
           flush=True)
-    loops = 9 if args.quick else 31
+    loops = 15 if args.quick else 101
     single = {name: single_calls(rd, pin, path, loops) for name, path in MODELS.items()}
     batch = {name: batches(rd, pin, path, 5 if args.quick else 21) for name, path in MODELS.items()}
     cold = cold_import(3 if args.quick else 9)
