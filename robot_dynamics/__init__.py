@@ -64,14 +64,15 @@ from .analysis.friction import friction_torques  # noqa: E402
 from .analysis.operational import (cartesian_dynamics, dynamically_consistent_inverse,  # noqa: E402
                                    jacobian_derivative_times_qd, operational_space)
 from .analysis.wrench import static_torques  # noqa: E402
-from .errors import InertiaWarning, RobotDynamicsError, SingularityError, URDFError, URDFWarning  # noqa: E402
+from .errors import (InertiaWarning, InputError, RobotDynamicsError, SingularityError, URDFError,  # noqa: E402
+                     URDFWarning)
 from .model import Data, Joint, Model, load_urdf  # noqa: E402
 
 __version__ = "0.2.0"
 
 __all__ = [
     "Model", "Data", "Joint", "load_urdf",
-    "RobotDynamicsError", "URDFError", "SingularityError", "InertiaWarning", "URDFWarning",
+    "RobotDynamicsError", "InputError", "URDFError", "SingularityError", "InertiaWarning", "URDFWarning",
     "rnea", "gravity_torques", "nonlinear_effects", "coriolis_matrix", "mass_matrix", "aba",
     "friction_torques", "forward_kinematics", "link_pose", "jacobian", "static_torques",
     "kinetic_energy", "potential_energy",

@@ -2,15 +2,20 @@
 
 Every deliberate error is a :class:`RobotDynamicsError`; those that report
 a bad value (a URDF, an argument, a message, a singular pose) are also a
-``ValueError``, so ``except ValueError`` keeps working. Shape and
-finiteness errors of the array API are plain ``ValueError`` raised by
-:mod:`robot_dynamics.algorithms.checks`, with the argument's name, what was
-expected and what came.
+``ValueError``, so ``except ValueError`` keeps working. Bad arguments of
+the array API (shapes, finiteness, unknown links) are :class:`InputError`,
+with the argument's name, what was expected and what came.
 """
 
 
 class RobotDynamicsError(Exception):
     """Base class of every error robot_dynamics raises on purpose."""
+
+
+class InputError(RobotDynamicsError, ValueError):
+    """A bad argument: a wrong shape, a non-finite or non-numeric value, an
+    unknown link or joint. The message names the argument, what was
+    expected and what came (``q has 6 values, model nq is 7``)."""
 
 
 class URDFError(RobotDynamicsError, ValueError):

@@ -244,10 +244,16 @@ def test_every_deliberate_error_is_a_robot_dynamics_error():
         if isinstance(obj, type) and issubclass(obj, Exception) and not issubclass(obj, Warning) \
                 and obj.__module__ == errors.__name__:
             assert issubclass(obj, rd.RobotDynamicsError), name
-    for name in ("URDFError", "SingularityError", "ParameterError", "JointMapError", "CommandError", "UsageError"):
+    for name in ("InputError", "URDFError", "SingularityError", "ParameterError", "JointMapError", "CommandError",
+                 "UsageError"):
         assert issubclass(getattr(errors, name), ValueError), name
     with pytest.raises(rd.RobotDynamicsError):
         rd.load_urdf("<robot name='x'/>")
+    model = rd.load_urdf(str(PANDA))
+    with pytest.raises(rd.InputError, match="q has 6 values, model nq is 7"):
+        rd.rnea(model, np.zeros(6), np.zeros(7), np.zeros(7))
+    with pytest.raises(rd.InputError, match="unknown link"):
+        rd.jacobian(model, np.zeros(7), "no_such_link")
     defined = []
     for path in PKG.rglob("*.py"):
         if path.name != "errors.py":

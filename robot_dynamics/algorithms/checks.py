@@ -6,6 +6,7 @@ else (lists, batches, other dtypes) goes through ``batch``, which
 broadcasts the states to one (B, nq) block. Errors say what was expected and what came.
 """
 import numpy as np
+from ..errors import InputError
 
 _F8 = np.dtype(np.float64)
 
@@ -26,9 +27,9 @@ def as_float_array(x, name):
         if a.dtype.kind == "O":
             a = a.astype(np.float64)
     except (TypeError, ValueError, OverflowError):
-        raise ValueError("%s must be an array of numbers, got %s" % (name, _describe(x))) from None
+        raise InputError("%s must be an array of numbers, got %s" % (name, _describe(x))) from None
     if a.dtype.kind not in "iuf":
-        raise ValueError("%s must be an array of real numbers, got %s" % (name, _describe(x)))
+        raise InputError("%s must be an array of real numbers, got %s" % (name, _describe(x)))
     return a.astype(np.float64, copy=False)
 
 
@@ -43,7 +44,7 @@ def batch(model, **states):
         if a.ndim == 0 or a.shape[-1] != model.nq:
             got = "a scalar" if a.ndim == 0 else (
                 "%d values" % a.shape[-1] if a.ndim == 1 else "shape %s" % (a.shape,))
-            raise ValueError("%s has %s, model nq is %d (expected shape (%d,) or (..., %d))"
+            raise InputError("%s has %s, model nq is %d (expected shape (%d,) or (..., %d))"
                              % (name, got, model.nq, model.nq, model.nq))
         arrays.append(a)
     shape = arrays[0].shape
@@ -51,7 +52,7 @@ def batch(model, **states):
         try:
             shape = np.broadcast_shapes(*(a.shape for a in arrays))
         except ValueError:
-            raise ValueError("state batches do not broadcast: " + ", ".join(
+            raise InputError("state batches do not broadcast: " + ", ".join(
                 "%s %s" % (n, a.shape) for n, a in zip(states, arrays))) from None
         arrays = [np.broadcast_to(a, shape) for a in arrays]
     rows = int(np.prod(shape[:-1], dtype=np.int64))          # not -1: nq may be 0
@@ -62,7 +63,7 @@ def batch(model, **states):
 def raise_not_finite(**inputs):
     """Raise the ValueError for a kernel that reported a non-finite value."""
     check_finite(**inputs)
-    raise ValueError("the result is not finite although the inputs are: values too large for float64")
+    raise InputError("the result is not finite although the inputs are: values too large for float64")
 
 
 def check_finite(**inputs):
@@ -74,13 +75,13 @@ def check_finite(**inputs):
         bad = np.argwhere(~np.isfinite(a))
         if bad.size:
             where = tuple(int(i) for i in bad[0])
-            raise ValueError("%s%s is %r: inputs must be finite" % (name, list(where), float(a[where])))
+            raise InputError("%s%s is %r: inputs must be finite" % (name, list(where), float(a[where])))
 
 
 def point(p, name="point"):
     a = as_float_array(p, name)
     if a.shape != (3,) or not np.all(np.isfinite(a)):
-        raise ValueError("%s must be 3 finite numbers [m], got %s" % (name, _describe(p)))
+        raise InputError("%s must be 3 finite numbers [m], got %s" % (name, _describe(p)))
     return a
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from . import checks
 from ..model.data import work_size
+from ..errors import InputError
 
 NO_WORK = np.empty(0)          # "allocate your own work buffer" for the single-state kernels
 
@@ -109,7 +110,7 @@ def _check_data(model, data):
     if getattr(data, "model", None) is not model and hasattr(data, "bind"):
         data.bind(model)
     if not isinstance(getattr(data, "work", None), np.ndarray) or data.work.shape[0] < work_size(model.nb, model.nq):
-        raise ValueError("data does not fit the model: expected a Data built for a model with %d bodies and "
+        raise InputError("data does not fit the model: expected a Data built for a model with %d bodies and "
                          "%d coordinates (rd.Data(model)), got %r" % (model.nb, model.nq, data))
 
 
@@ -122,7 +123,7 @@ def _output(out, shape, tail):
             and out.flags.c_contiguous and out.flags.writeable):
         got = ("an array of shape %s, dtype %s" % (out.shape, out.dtype)) if isinstance(out, np.ndarray) \
             else type(out).__name__
-        raise ValueError("out must be a writable C-contiguous float64 array of shape %s, got %s" % (want, got))
+        raise InputError("out must be a writable C-contiguous float64 array of shape %s, got %s" % (want, got))
     return out.reshape((B,) + tail)
 
 
@@ -130,7 +131,7 @@ def _not_finite(states, on_error, model):
     checks.check_finite(**states)
     if on_error is not None:
         on_error(model)
-    raise ValueError("the result is not finite although the inputs are: values too large for float64")
+    raise InputError("the result is not finite although the inputs are: values too large for float64")
 
 
 def set_num_threads(n):
@@ -139,7 +140,7 @@ def set_num_threads(n):
     otherwise). Applies to the calling thread."""
     top = numba.config.NUMBA_NUM_THREADS
     if not isinstance(n, (int, np.integer)) or not 1 <= n <= top:
-        raise ValueError("the number of threads must be an integer from 1 to %d "
+        raise InputError("the number of threads must be an integer from 1 to %d "
                          "(NUMBA_NUM_THREADS), got %r" % (top, n))
     numba.set_num_threads(int(n))
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import checks
 from .kernels import jit
+from ..errors import InputError
 
 
 @jit
@@ -42,19 +43,19 @@ def link_wrenches(model, f_ext, batch_shape):
         for link, w in f_ext.items():
             a = checks.as_float_array(w, "f_ext[%r]" % (link,))
             if a.shape != (6,):
-                raise ValueError("f_ext[%r] must be a wrench of 6 values [fx fy fz nx ny nz], got shape %s"
+                raise InputError("f_ext[%r] must be a wrench of 6 values [fx fy fz nx ny nz], got shape %s"
                                  % (link, a.shape))
             W[model.link_index(link)] += a
     else:
         W = checks.as_float_array(f_ext, "f_ext")
         if W.ndim < 2 or W.shape[-2:] != (nl, 6):
-            raise ValueError("f_ext must have shape (..., %d, 6) (one [fx fy fz nx ny nz] wrench per link "
+            raise InputError("f_ext must have shape (..., %d, 6) (one [fx fy fz nx ny nz] wrench per link "
                              "in model.link_names order) or be a dict {link: wrench}; got shape %s"
                              % (nl, W.shape))
     try:
         W = np.broadcast_to(W, tuple(batch_shape) + (nl, 6))
     except ValueError:
-        raise ValueError("f_ext batch shape %s does not match the states' batch shape %s"
+        raise InputError("f_ext batch shape %s does not match the states' batch shape %s"
                          % (W.shape[:-2], tuple(batch_shape))) from None
     return np.ascontiguousarray(W.reshape(-1, nl, 6))
 

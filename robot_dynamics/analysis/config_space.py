@@ -22,6 +22,7 @@ import numpy as np
 from ..algorithms import checks
 from ..algorithms.crba import mass_matrix
 from ..algorithms.rnea import gravity_torques, nonlinear_effects
+from ..errors import InputError
 
 
 def velocity_pairs(n):
@@ -50,12 +51,12 @@ def configuration_space_form(model, q, *, symbolic=False, **derive_options):
     """
     if symbolic:
         if q is not None:
-            raise ValueError("configuration_space_form(symbolic=True) takes q=None: the result is a "
+            raise InputError("configuration_space_form(symbolic=True) takes q=None: the result is a "
                              "function of the symbols q1..q%d" % model.nq)
         from ..symbolic import derive
         return derive(model, **derive_options).configuration_space()
     if derive_options:
-        raise ValueError("options %s apply only with symbolic=True" % ", ".join(sorted(derive_options)))
+        raise InputError("options %s apply only with symbolic=True" % ", ".join(sorted(derive_options)))
     shape, (Q,) = checks.batch(model, q=q)
     n, nstates = model.nq, Q.shape[0]
     pairs = velocity_pairs(n)

@@ -8,6 +8,7 @@ simulator subtracts it from the applied torque.
 import numpy as np
 
 from ..algorithms import checks
+from ..errors import InputError
 
 
 def friction_torques(model, qd, *, smoothing=0.0):
@@ -23,7 +24,7 @@ def friction_torques(model, qd, *, smoothing=0.0):
         friction is mapped onto the joint they follow.
     """
     if smoothing < 0 or not np.isfinite(smoothing):
-        raise ValueError("smoothing must be a finite velocity >= 0 [rad/s], got %r" % (smoothing,))
+        raise InputError("smoothing must be a finite velocity >= 0 [rad/s], got %r" % (smoothing,))
     shape, (QD,) = checks.batch(model, qd=qd)
     if not np.all(np.isfinite(QD)):
         checks.raise_not_finite(qd=qd)

@@ -50,6 +50,7 @@ from ..algorithms.kinematics import forward_kinematics, jacobian
 from ..model import PRISMATIC
 from ..algorithms.rnea import gravity_torques, nonlinear_effects
 from ..errors import SingularityError  # noqa: F401  (raised here, exported by the package)
+from ..errors import InputError
 
 MAX_CONDITION = 1e8      # default bound on cond(J M^-1 J^T) before a pose counts as singular
 ROW_NAMES = ("x", "y", "z", "wx", "wy", "wz")
@@ -89,7 +90,7 @@ class OperationalSpace:
         wrench F (m,) (rows and frame of J) at the point."""
         F = checks.as_float_array(F, "F")
         if F.shape[-1:] != (self.J.shape[-2],):
-            raise ValueError("F must have %d values (rows %s), got shape %s"
+            raise InputError("F must have %d values (rows %s), got shape %s"
                              % (self.J.shape[-2], ", ".join(self.rows), F.shape))
         return np.einsum("...ij,...i->...j", self.J, F)
 
@@ -103,17 +104,17 @@ def _rows(rows):
     if isinstance(rows, str):
         named = {"all": range(6), "linear": range(3), "angular": range(3, 6)}
         if rows not in named:
-            raise ValueError("rows must be 'all', 'linear', 'angular' or a list of row indices 0-5 / names %s, "
+            raise InputError("rows must be 'all', 'linear', 'angular' or a list of row indices 0-5 / names %s, "
                              "got %r" % (", ".join(ROW_NAMES), rows))
         idx = list(named[rows])
     else:
         try:
             idx = [ROW_NAMES.index(r) if isinstance(r, str) else int(r) for r in rows]
         except (TypeError, ValueError):
-            raise ValueError("rows must be 'all', 'linear', 'angular' or a list of row indices 0-5 / names %s, "
+            raise InputError("rows must be 'all', 'linear', 'angular' or a list of row indices 0-5 / names %s, "
                              "got %r" % (", ".join(ROW_NAMES), rows)) from None
         if not idx or len(set(idx)) != len(idx) or not all(0 <= i < 6 for i in idx):
-            raise ValueError("rows must be distinct indices 0-5 (or names %s), got %r" % (", ".join(ROW_NAMES), rows))
+            raise InputError("rows must be distinct indices 0-5 (or names %s), got %r" % (", ".join(ROW_NAMES), rows))
     return idx, tuple(ROW_NAMES[i] for i in idx)
 
 
@@ -202,12 +203,12 @@ def operational_space(model, q, link, point=(0.0, 0.0, 0.0), qd=None, *, frame="
         :class:`OperationalSpace`.
     """
     if on_singular not in ("raise", "flag"):
-        raise ValueError("on_singular must be 'raise' or 'flag', got %r" % (on_singular,))
+        raise InputError("on_singular must be 'raise' or 'flag', got %r" % (on_singular,))
     if not (np.isfinite(max_condition) and max_condition > 1):
-        raise ValueError("max_condition must be a finite number > 1, got %r" % (max_condition,))
+        raise InputError("max_condition must be a finite number > 1, got %r" % (max_condition,))
     idx, names = _rows(rows)
     if len(idx) > model.nq:
-        raise ValueError("%d task rows (%s) for a robot with %d joints: J M^-1 J^T is singular at every pose; "
+        raise InputError("%d task rows (%s) for a robot with %d joints: J M^-1 J^T is singular at every pose; "
                          "choose at most %d rows, e.g. rows=%r" % (len(idx), ", ".join(names), model.nq,
                                                                   model.nq, ROW_NAMES[:model.nq]))
     x = checks.point(point)
@@ -309,12 +310,12 @@ def cartesian_dynamics(model, q, qd, link, point=(0.0, 0.0, 0.0), *, frame="base
     """
     idx, names = _rows(rows)
     if len(idx) != model.nq:
-        raise ValueError("Craig's Cartesian form needs a square Jacobian: %d rows (%s) for %d joints; "
+        raise InputError("Craig's Cartesian form needs a square Jacobian: %d rows (%s) for %d joints; "
                          "use operational_space() for m < n" % (len(idx), ", ".join(names), model.nq))
     q = checks.as_float_array(q, "q")
     qd = checks.as_float_array(qd, "qd")
     if q.shape != (model.nq,) or qd.shape != (model.nq,):
-        raise ValueError("q and qd must each be one state of %d values, got shapes %s and %s"
+        raise InputError("q and qd must each be one state of %d values, got shapes %s and %s"
                          % (model.nq, q.shape, qd.shape))
     checks.check_finite(q=q, qd=qd)
     x = checks.point(point)

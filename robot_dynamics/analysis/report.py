@@ -25,6 +25,7 @@ from ..algorithms import checks
 from ..algorithms.crba import mass_matrix
 from ..algorithms.kinematics import jacobian
 from ..algorithms.rnea import gravity_torques
+from ..errors import InputError
 
 
 @dataclass(frozen=True)
@@ -156,13 +157,13 @@ def dynamic_report(model, q, *, link=None, point=(0.0, 0.0, 0.0), wrench=None):
     """
     q = checks.as_float_array(q, "q")
     if q.shape != (model.nq,):
-        raise ValueError("q must be one configuration of %d values, got shape %s" % (model.nq, q.shape))
+        raise InputError("q must be one configuration of %d values, got shape %s" % (model.nq, q.shape))
     checks.check_finite(q=q)
     link = default_tool_link(model) if link is None else model.link_names[model.link_index(link)]
     x = checks.point(point)
     F = np.zeros(6) if wrench is None else checks.as_float_array(wrench, "wrench")
     if F.shape != (6,) or not np.all(np.isfinite(F)):
-        raise ValueError("wrench must be 6 finite numbers [fx fy fz nx ny nz] (base frame), got %r" % (wrench,))
+        raise InputError("wrench must be 6 finite numbers [fx fy fz nx ny nz] (base frame), got %r" % (wrench,))
     M = mass_matrix(model, q)
     G = gravity_torques(model, q)
     d = np.sqrt(np.diag(M))

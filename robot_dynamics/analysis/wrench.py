@@ -7,6 +7,7 @@ import numpy as np
 
 from ..algorithms import checks
 from ..algorithms.kinematics import jacobian
+from ..errors import InputError
 
 
 def static_torques(model, q, link, wrench, point=(0.0, 0.0, 0.0)):
@@ -27,5 +28,5 @@ def static_torques(model, q, link, wrench, point=(0.0, 0.0, 0.0)):
     J = jacobian(model, q, link, point)
     F = checks.as_float_array(wrench, "wrench")
     if F.shape[-1:] != (6,):
-        raise ValueError("wrench must have 6 values [fx fy fz nx ny nz], got shape %s" % (F.shape,))
+        raise InputError("wrench must have 6 values [fx fy fz nx ny nz], got shape %s" % (F.shape,))
     return np.einsum("...ij,...i->...j", J, F)

@@ -12,6 +12,7 @@ import numba as nb
 import numpy as np
 
 from .packed import NQ
+from ..errors import InputError
 
 _inline = nb.njit(cache=True, nogil=True, inline="always")
 
@@ -147,7 +148,7 @@ class Data:
         """Serve ``model`` from now on (copies its packed table); ValueError if
         the model's size is not the one this Data was built for."""
         if model.packed.shape != self.table.shape:
-            raise ValueError("data does not fit the model: expected a Data built for a model with %d bodies and "
+            raise InputError("data does not fit the model: expected a Data built for a model with %d bodies and "
                              "%d coordinates (rd.Data(model)), got %r" % (model.nb, model.nq, self))
         self.table[...] = model.packed
         self.model = model

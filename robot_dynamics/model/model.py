@@ -22,6 +22,7 @@ import numpy as np
 
 from . import inertia as _inertia
 from . import packed as P
+from ..errors import InputError
 
 
 @dataclass(frozen=True)
@@ -184,7 +185,7 @@ class Model:
         try:
             return self._link_index[link]
         except (KeyError, TypeError):
-            raise ValueError("unknown link %r; the model's links are: %s"
+            raise InputError("unknown link %r; the model's links are: %s"
                              % (link, ", ".join(self.link_names))) from None
 
     def with_gravity(self, gravity):
@@ -214,11 +215,11 @@ class Model:
         c = np.asarray(com, dtype=float)
         Ic = np.zeros((3, 3)) if inertia is None else np.asarray(inertia, dtype=float)
         if not (np.isfinite(m) and m >= 0):
-            raise ValueError("payload mass must be a finite number >= 0 [kg], got %r" % (mass,))
+            raise InputError("payload mass must be a finite number >= 0 [kg], got %r" % (mass,))
         if c.shape != (3,) or not np.all(np.isfinite(c)):
-            raise ValueError("payload com must be 3 finite numbers [m] in the %r frame, got %r" % (link, com))
+            raise InputError("payload com must be 3 finite numbers [m] in the %r frame, got %r" % (link, com))
         if Ic.shape != (3, 3) or not np.all(np.isfinite(Ic)) or not np.allclose(Ic, Ic.T):
-            raise ValueError("payload inertia must be a finite symmetric 3x3 matrix [kg m^2], got %r" % (inertia,))
+            raise InputError("payload inertia must be a finite symmetric 3x3 matrix [kg m^2], got %r" % (inertia,))
         D = self.packed.copy()
         b = int(self.link_body[l])
         if b >= 0:
@@ -260,7 +261,7 @@ def add_body_inertia(row, T, mass, h, inertia_origin):
 def _gravity(value):
     g = np.asarray(value, dtype=float)
     if g.shape != (3,) or not np.all(np.isfinite(g)):
-        raise ValueError("gravity must be 3 finite numbers [m/s^2] in the base frame, got %r" % (value,))
+        raise InputError("gravity must be 3 finite numbers [m/s^2] in the base frame, got %r" % (value,))
     return g
 
 

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 import robot_dynamics as rd
+from ..errors import InputError
 
 #: Compensation modes of the dynamics node (parameter ``mode``).
 GRAVITY = 'gravity'
@@ -46,7 +47,7 @@ class Compensation:
 
     def __init__(self, model, mode, friction_smoothing=0.0):
         if mode not in MODES:
-            raise ValueError('mode must be one of %s, got %r' % (', '.join(MODES), mode))
+            raise InputError('mode must be one of %s, got %r' % (', '.join(MODES), mode))
         self.model = model
         self.mode = mode
         self.smoothing = float(friction_smoothing)
@@ -109,7 +110,7 @@ class TorqueLimiter:
 
     def __init__(self, effort_limit, scale=1.0):
         if not (0.0 < scale <= 1.0):
-            raise ValueError('effort limit scale must be in (0, 1], got %r' % (scale,))
+            raise InputError('effort limit scale must be in (0, 1], got %r' % (scale,))
         self.limit = np.asarray(effort_limit, dtype=float) * scale
         self._neg = -self.limit
         self.bounded = bool(np.all(np.isfinite(self.limit)))

@@ -40,6 +40,7 @@ from robot_dynamics_interfaces.srv import (ForwardDynamics, GravityCompensation,
 from ..ros import params as P
 from .joint_map import state_from_names
 from .trajectory import fill_trajectory_efforts
+from ..errors import InputError
 
 #: QoS of robot_description, as robot_state_publisher offers it.
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
@@ -106,17 +107,17 @@ def _check_payload(model, inertia):
     moments = np.linalg.eigvalsh(inertia)
     tol = 1e-9 * max(float(np.max(np.abs(moments))), 1e-300)
     if moments[0] < -tol:
-        raise ValueError('payload inertia is not positive semi-definite (principal moments %s)'
+        raise InputError('payload inertia is not positive semi-definite (principal moments %s)'
                          % np.array2string(moments, precision=6))
     if moments[2] > moments[0] + moments[1] + tol:
-        raise ValueError('payload inertia violates the triangle inequality (principal moments %s)'
+        raise InputError('payload inertia violates the triangle inequality (principal moments %s)'
                          % np.array2string(moments, precision=6))
     q = model.neutral()
     try:
         rd.gravity_torques(model, q)        # both raise ValueError on a non-finite result
         rd.mass_matrix(model, q)
     except ValueError as exc:
-        raise ValueError('the payload makes the dynamics non-finite (%s)' % exc) from None
+        raise InputError('the payload makes the dynamics non-finite (%s)' % exc) from None
 
 
 class ModelNode(Node):
@@ -483,7 +484,7 @@ def make_executor(kind=None):
 
     kind = kind or os.environ.get('ROBOT_DYNAMICS_EXECUTOR') or DEFAULT_EXECUTOR
     if kind not in EXECUTORS:
-        raise ValueError('ROBOT_DYNAMICS_EXECUTOR is %r; expected one of %s' % (kind, ', '.join(EXECUTORS)))
+        raise InputError('ROBOT_DYNAMICS_EXECUTOR is %r; expected one of %s' % (kind, ', '.join(EXECUTORS)))
     if kind == 'events':
         try:
             from rclpy.experimental import EventsExecutor

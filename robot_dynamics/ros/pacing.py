@@ -9,6 +9,7 @@ debugger) the simulation does not race ahead to catch up. The dropped time
 and the number of such events are counted for /diagnostics.
 """
 import math
+from ..errors import InputError
 
 #: Shortest timer period [s]: an rclpy timer faster than 1 kHz costs more than it gains.
 MIN_TICK = 0.001
@@ -48,7 +49,7 @@ class Pacer:
 
     def __init__(self, dt, real_time_factor, catch_up_limit):
         if not (dt > 0 and real_time_factor > 0 and catch_up_limit > 0):
-            raise ValueError('dt, real_time_factor and catch_up_limit must be > 0, got %r, %r, %r'
+            raise InputError('dt, real_time_factor and catch_up_limit must be > 0, got %r, %r, %r'
                              % (dt, real_time_factor, catch_up_limit))
         self.rate = real_time_factor / dt                 # steps per wall-clock second
         self.max_batch = max(1, math.ceil(catch_up_limit * self.rate - 1e-9))

@@ -50,6 +50,7 @@ import tempfile
 import time
 
 from ..errors import NodeExited, NodeProcessError, NodeTimeout  # noqa: F401  (raised here)
+from ..errors import InputError
 
 #: The folder that holds the robot_dynamics package: a checkout, or site-packages.
 PACKAGE_ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -113,7 +114,7 @@ def node_argv(target, *, name=None, namespace=None, params_file=None, remaps=Non
         module = target if '.' in target else 'robot_dynamics.ros.' + target
         argv = [sys.executable, '-m', module] + [str(a) for a in args]
     else:
-        raise ValueError('target: expected a module name or a command line (list), got %r' % (target,))
+        raise InputError('target: expected a module name or a command line (list), got %r' % (target,))
     ros = []
     if name:
         ros += ['-r', '__node:=%s' % name]
@@ -267,7 +268,7 @@ class NodeProcess:
             return relative
         if relative.startswith('~/'):
             if not self.name:
-                raise ValueError('%r is private to the node, whose name is not known: start it with name=...'
+                raise InputError('%r is private to the node, whose name is not known: start it with name=...'
                                  % relative)
             return '%s/%s' % (self.fqn, relative[2:])
         return '%s/%s' % (self.namespace.rstrip('/'), relative)

@@ -71,6 +71,7 @@ from .markers import MarkerBuilder
 from .model_node import ModelNode, run
 from .pacing import Pacer, tick_period
 from .sim_commands import CommandError, effort_command, joint_command, joint_state_update, stamp, wrench_values
+from ..errors import InputError
 
 #: Wall-clock time [s] one tick may run the physics when real_time_factor is 0,
 #: before it hands the executor back to the other callbacks.
@@ -328,12 +329,12 @@ class SimulatorNode(ModelNode):
         if not values:
             return q0
         if len(values) != len(cmd_joints):
-            raise ValueError("parameter 'initial_positions' has %d values, expected %d (one per joint: %s)"
+            raise InputError("parameter 'initial_positions' has %d values, expected %d (one per joint: %s)"
                              % (len(values), len(cmd_joints), ', '.join(cmd_joints)))
         q0[cmd_idx] = values
         for i in cmd_idx:
             if not model.lower_limit[i] <= q0[i] <= model.upper_limit[i]:
-                raise ValueError("parameter 'initial_positions': %g for %s is outside its limits [%g, %g]"
+                raise InputError("parameter 'initial_positions': %g for %s is outside its limits [%g, %g]"
                                  % (q0[i], model.joint_names[i], model.lower_limit[i], model.upper_limit[i]))
         return q0
 
@@ -349,7 +350,7 @@ class SimulatorNode(ModelNode):
         elif len(values) == len(cmd_idx):
             g[cmd_idx] = values
         else:
-            raise ValueError('parameter %r has %d values, expected 1 or %d' % (name, len(values), len(cmd_idx)))
+            raise InputError('parameter %r has %d values, expected 1 or %d' % (name, len(values), len(cmd_idx)))
         return g
 
     @staticmethod

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..algorithms.kernels import jit
 from ..algorithms.rnea import rnea
+from ..errors import InputError
 
 EFFORT, POSITION, VELOCITY = 0, 1, 2
 MODES = ("effort", "position", "velocity")
@@ -59,7 +60,7 @@ class Command(NamedTuple):
         """
         if isinstance(values, dict):
             if joints is not None:
-                raise ValueError("give the joints either as dict keys or as joints=, not both")
+                raise InputError("give the joints either as dict keys or as joints=, not both")
             joints, values = list(values), list(values.values())
         if joints is None:
             idx, names = None, model.joint_names
@@ -67,7 +68,7 @@ class Command(NamedTuple):
             names = [joints] if isinstance(joints, str) else list(joints)
             idx = np.array([_joint_index(model, j) for j in names], dtype=int)
             if len(set(idx.tolist())) != len(idx):
-                raise ValueError("a joint appears twice in the command: %s" % (names,))
+                raise InputError("a joint appears twice in the command: %s" % (names,))
         v = _values(values, names, len(names))
         m = _mode_codes(mode, names)
         if idx is None:                                  # all joints: nothing to merge
@@ -84,16 +85,16 @@ def _values(values, names, n):
     try:
         v = np.array(values, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError("command values must be numbers, got %r" % (values,)) from None
+        raise InputError("command values must be numbers, got %r" % (values,)) from None
     if v.ndim == 0 and n == 1:
         v = v.reshape(1)
     if v.shape != (n,):
-        raise ValueError("command has %s, expected %d (one per joint: %s)"
+        raise InputError("command has %s, expected %d (one per joint: %s)"
                          % ("%d values" % v.size if v.ndim == 1 else "shape %s" % (v.shape,),
                             n, ", ".join(names)))
     if not np.isfinite(v).all():
         k = int(np.flatnonzero(~np.isfinite(v))[0])
-        raise ValueError("command for %s is %r: commands must be finite numbers" % (names[k], float(v[k])))
+        raise InputError("command for %s is %r: commands must be finite numbers" % (names[k], float(v[k])))
     return v
 
 
@@ -111,7 +112,7 @@ def _joint_index(model, name):
     try:
         return model.joint_names.index(name)
     except ValueError:
-        raise ValueError("unknown joint %r in the command; the model's joints are: %s"
+        raise InputError("unknown joint %r in the command; the model's joints are: %s"
                          % (name, ", ".join(model.joint_names))) from None
 
 
@@ -121,10 +122,10 @@ def _mode_codes(mode, names):
         return np.full(n, MODES.index(mode), dtype=np.int8)
     modes = [mode] * n if isinstance(mode, str) else list(mode)
     if len(modes) != n:
-        raise ValueError("got %d command modes for %d joints" % (len(modes), n))
+        raise InputError("got %d command modes for %d joints" % (len(modes), n))
     bad = [(m, j) for m, j in zip(modes, names) if m not in MODES]
     if bad:
-        raise ValueError("unknown command mode %r for %s; expected 'effort', 'position' or 'velocity'" % bad[0])
+        raise InputError("unknown command mode %r for %s; expected 'effort', 'position' or 'velocity'" % bad[0])
     return np.array([MODES.index(m) for m in modes], dtype=np.int8)
 
 
@@ -187,7 +188,7 @@ class JointActuator:
 
     def __init__(self, model, *, kp=None, kd=None, kv=None, bandwidth=20.0):
         if not (np.isfinite(bandwidth) and bandwidth > 0):
-            raise ValueError("bandwidth must be a finite frequency > 0 [rad/s], got %r" % (bandwidth,))
+            raise InputError("bandwidth must be a finite frequency > 0 [rad/s], got %r" % (bandwidth,))
         w = float(bandwidth)
         gains = {}
         for name, value, default in (("kp", kp, w * w), ("kd", kd, 2.0 * w), ("kv", kv, 2.0 * w)):
@@ -195,9 +196,9 @@ class JointActuator:
             try:
                 a = np.broadcast_to(np.asarray(a, dtype=float), (model.nq,)).copy()
             except (TypeError, ValueError):
-                raise ValueError("%s must be %d gains (or one), got %r" % (name, model.nq, value)) from None
+                raise InputError("%s must be %d gains (or one), got %r" % (name, model.nq, value)) from None
             if not np.all(np.isfinite(a) & (a >= 0)):
-                raise ValueError("%s must be finite gains >= 0, one per joint, got %r" % (name, value))
+                raise InputError("%s must be finite gains >= 0, one per joint, got %r" % (name, value))
             gains[name] = a
         self.kp, self.kd, self.kv = gains["kp"], gains["kd"], gains["kv"]
         self._hi = _frozen(np.array(model.effort_limit, dtype=float))

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..algorithms.kernels import jit
 from ..algorithms.crba import mass_matrix
+from ..errors import InputError
 
 
 @runtime_checkable
@@ -135,7 +136,7 @@ class VelocityLimits:
         v = np.array(model.velocity_limit if limit is None else limit, dtype=float)
         v = np.broadcast_to(v, (model.nq,)).copy()
         if np.any(np.isnan(v)) or np.any(v <= 0):
-            raise ValueError("velocity limits must be > 0 (inf for none), one per joint, got %r" % (limit,))
+            raise InputError("velocity limits must be > 0 (inf for none), one per joint, got %r" % (limit,))
         self.limit = v
         self.last_impulse = np.zeros(model.nq)
 

@@ -21,6 +21,7 @@ from ..algorithms.kernels import jit
 from ..algorithms.crba import mass_matrix
 from ..analysis.friction import friction_torques
 from ..algorithms.kinematics import link_pose
+from ..errors import InputError
 
 
 @runtime_checkable
@@ -102,7 +103,7 @@ def _coefficients(model, value, default, name):
         return np.array(default, dtype=float)
     a = np.broadcast_to(np.asarray(value, dtype=float), (model.nq,)).copy()
     if not np.all(np.isfinite(a) & (a >= 0)):
-        raise ValueError("%s must be finite and >= 0 (one per joint: %s), got %r"
+        raise InputError("%s must be finite and >= 0 (one per joint: %s), got %r"
                          % (name, ", ".join(model.joint_names), value))
     return a
 
@@ -130,9 +131,9 @@ class JointFriction:
 
     def __init__(self, model, *, smoothing=0.01, damping=None, friction=None):
         if not (np.isfinite(smoothing) and smoothing >= 0):
-            raise ValueError("smoothing must be a finite velocity >= 0 [rad/s], got %r" % (smoothing,))
+            raise InputError("smoothing must be a finite velocity >= 0 [rad/s], got %r" % (smoothing,))
         if model.has_mimic and (damping is not None or friction is not None):
-            raise ValueError("custom damping/friction coefficients are not supported for %r, which has "
+            raise InputError("custom damping/friction coefficients are not supported for %r, which has "
                              "mimic joints: its friction comes from the URDF" % model.name)
         self.smoothing = float(smoothing)
         self.damping = _coefficients(model, damping, model.damping, "damping")
@@ -150,7 +151,7 @@ class JointFriction:
                 per-joint coefficients.
         """
         if self._mimic:
-            raise ValueError("the friction of a model with mimic joints acts on each body "
+            raise InputError("the friction of a model with mimic joints acts on each body "
                              "(friction_torques): it has no per-joint coefficients")
         return FrictionCoefficients(self.damping, self.friction, self.smoothing, self._viscous or self._coulomb)
 
@@ -220,10 +221,10 @@ class PositionLimits:
     def __init__(self, model, stiffness=None, damping=None, *, dt=1e-3, frequency=None,
                  damping_ratio=1.0, inertia=None):
         if not (np.isfinite(dt) and dt > 0):
-            raise ValueError("dt must be a finite time step > 0 [s], got %r" % (dt,))
+            raise InputError("dt must be a finite time step > 0 [s], got %r" % (dt,))
         w = 0.6 / dt if frequency is None else float(frequency)
         if not (np.isfinite(w) and w > 0 and np.isfinite(damping_ratio) and damping_ratio >= 0):
-            raise ValueError("frequency must be > 0 [rad/s] and damping_ratio >= 0, got %r and %r"
+            raise InputError("frequency must be > 0 [rad/s] and damping_ratio >= 0, got %r and %r"
                              % (frequency, damping_ratio))
         if stiffness is None:
             inertia = inertia or JointInertia(model)
@@ -277,16 +278,16 @@ class ExternalWrenches:
         a zero wrench removes it. ValueError (and no change) on bad input."""
         self._model.link_index(link)                 # ValueError listing the links
         if frame not in ("link", "base"):
-            raise ValueError("wrench frame must be 'link' or 'base', got %r" % (frame,))
+            raise InputError("wrench frame must be 'link' or 'base', got %r" % (frame,))
         try:
             w = np.array(wrench, dtype=float)
         except (TypeError, ValueError):
-            raise ValueError("wrench on %r must be 6 numbers [fx fy fz nx ny nz], got %r" % (link, wrench)) from None
+            raise InputError("wrench on %r must be 6 numbers [fx fy fz nx ny nz], got %r" % (link, wrench)) from None
         if w.shape != (6,):
-            raise ValueError("wrench on %r must have 6 values [fx fy fz nx ny nz], got shape %s"
+            raise InputError("wrench on %r must have 6 values [fx fy fz nx ny nz], got shape %s"
                              % (link, w.shape))
         if not np.all(np.isfinite(w)):
-            raise ValueError("wrench on %r is not finite: %s" % (link, w))
+            raise InputError("wrench on %r is not finite: %s" % (link, w))
         self._local.pop(link, None)
         self._base.pop(link, None)
         if np.any(w):

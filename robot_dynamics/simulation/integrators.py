@@ -17,6 +17,7 @@ from typing import Callable, Protocol, Tuple, runtime_checkable
 import numpy as np
 
 from ..algorithms.kernels import jit
+from ..errors import InputError
 
 # accel(t, q, qd) -> qdd, each (nq,) [rad, rad/s, rad/s^2 or m, m/s, m/s^2].
 Accel = Callable[[float, np.ndarray, np.ndarray], np.ndarray]
@@ -139,9 +140,9 @@ def get_integrator(integrator):
         try:
             return INTEGRATORS[integrator.lower()]()
         except KeyError:
-            raise ValueError("unknown integrator %r; the built-in ones are: %s"
+            raise InputError("unknown integrator %r; the built-in ones are: %s"
                              % (integrator, ", ".join(sorted(INTEGRATORS)))) from None
     if not isinstance(integrator, Integrator):
-        raise ValueError("integrator must be a name (%s) or an object with name, evaluations and "
+        raise InputError("integrator must be a name (%s) or an object with name, evaluations and "
                          "step(accel, t, q, qd, dt); got %r" % (", ".join(sorted(INTEGRATORS)), integrator))
     return integrator

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Tuple
 
 import numpy as np
+from ..errors import InputError
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class SimulationResult:
                 self.integrator, self.dt, ",".join(names))
             np.savetxt(path, table, delimiter=",", header=header, comments="", fmt="%.17g")
         else:
-            raise ValueError("result path must end in .npz or .csv, got %r" % path)
+            raise InputError("result path must end in .npz or .csv, got %r" % path)
 
     @classmethod
     def load(cls, path):

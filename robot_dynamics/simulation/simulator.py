@@ -29,7 +29,7 @@ from . import fused as F
 from .forces import ExternalWrenches, ForceModel, JointFriction, PositionLimits
 from .integrators import RK4, SemiImplicitEuler, get_integrator
 from .result import ProgressBar, SimulationResult
-from ..errors import SimulationError
+from ..errors import InputError, SimulationError
 
 
 @jit
@@ -93,7 +93,7 @@ class Simulator:
     def __init__(self, model, *, dt=1e-3, integrator="rk4", forces=None, constraints=None, actuator=None,
                  q0=None, qd0=None):
         if not (isinstance(dt, (int, float, np.floating)) and np.isfinite(dt) and dt > 0):
-            raise ValueError("dt must be a finite time step > 0 [s], got %r" % (dt,))
+            raise InputError("dt must be a finite time step > 0 [s], got %r" % (dt,))
         self.model = model
         self.dt = float(dt)
         self.integrator = get_integrator(integrator)
@@ -102,11 +102,11 @@ class Simulator:
         self.constraints = tuple(default_constraints(model) if constraints is None else constraints)
         for f in (self.actuator,) + self.forces:
             if not isinstance(f, ForceModel):
-                raise ValueError("%r is not a force model: it needs generalized_force(model, t, q, qd, command)"
+                raise InputError("%r is not a force model: it needs generalized_force(model, t, q, qd, command)"
                                  % (f,))
         for c in self.constraints:
             if not callable(getattr(c, "apply", None)):
-                raise ValueError("%r is not a constraint: it needs apply(model, t, q, qd)" % (c,))
+                raise InputError("%r is not a constraint: it needs apply(model, t, q, qd)" % (c,))
         self.wrenches = ExternalWrenches(model)
         models = (self.actuator,) + self.forces + (self.wrenches,)
         self._generalized = [f.generalized_force for f in models if f is not self.wrenches]
@@ -130,14 +130,14 @@ class Simulator:
         q = self.model.neutral() if q is None else self._vector(q, "q")
         qd = np.zeros(self.model.nq) if qd is None else self._vector(qd, "qd")
         if not np.isfinite(t):
-            raise ValueError("t must be a finite time [s], got %r" % (t,))
+            raise InputError("t must be a finite time [s], got %r" % (t,))
         self._q, self._qd = q, qd
         self._t0, self._k = float(t), 0
 
     def _vector(self, x, name):
         shape, (a,) = checks.batch(self.model, **{name: x})
         if shape:
-            raise ValueError("%s must be one state (%d,), got shape %s" % (name, self.model.nq, np.shape(x)))
+            raise InputError("%s must be one state (%d,), got shape %s" % (name, self.model.nq, np.shape(x)))
         checks.check_finite(**{name: a[0]})
         return a[0].copy()
 
@@ -361,9 +361,9 @@ def simulate(model, q0, qd0=None, *, duration, dt=1e-3, integrator="rk4", tau=No
         SimulationError: the state would become non-finite.
     """
     if not (np.isfinite(duration) and duration >= 0):
-        raise ValueError("duration must be a finite time >= 0 [s], got %r" % (duration,))
+        raise InputError("duration must be a finite time >= 0 [s], got %r" % (duration,))
     if int(record_every) != record_every or record_every < 1:
-        raise ValueError("record_every must be an integer >= 1, got %r" % (record_every,))
+        raise InputError("record_every must be an integer >= 1, got %r" % (record_every,))
     sim = Simulator(model, dt=dt, integrator=integrator, forces=forces, constraints=constraints,
                     actuator=actuator, q0=q0, qd0=qd0)
     for link, w in (f_ext or {}).items():
@@ -388,7 +388,7 @@ def simulate(model, q0, qd0=None, *, duration, dt=1e-3, integrator="rk4", tau=No
                 try:
                     sim.set_command(control(sim.time, sim.q, sim.qd))
                 except ValueError as err:
-                    raise ValueError("tau(t = %.6f s): %s" % (sim.time, err)) from None
+                    raise InputError("tau(t = %.6f s): %s" % (sim.time, err)) from None
             if k == keep[j]:
                 T[j], Q[j], QD[j], TAU[j] = sim.time, sim.q, sim.qd, sim.effort
                 j += 1

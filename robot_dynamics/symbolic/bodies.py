@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from ..errors import InertiaWarning
+from ..errors import InertiaWarning, InputError
 from ..model import PRISMATIC, load_urdf
 from ..model.inertia import inertia_about_com
 from .exact import exact, exact_matrix, exact_unit, exact_vector
@@ -73,12 +73,12 @@ def parse_location(loc, what):
         factor = _number(f, what) if star else 1.0
         body, _, rest = loc.strip().rpartition(".")
         if not body:
-            raise ValueError("%s: location %r must be 'element.attribute' (e.g. 'link2.mass', "
+            raise InputError("%s: location %r must be 'element.attribute' (e.g. 'link2.mass', "
                              "'joint2.x', 'link1.com_x*0.5') or 'gravity'" % (what, loc))
         return Location(body, rest, factor)
     if isinstance(loc, tuple) and len(loc) in (2, 3) and all(isinstance(s, str) for s in loc[:2]):
         return Location(loc[0], loc[1], _number(loc[2], what) if len(loc) == 3 else 1.0)
-    raise ValueError("%s: a location is (element, attribute[, factor]) or 'element.attribute', got %r"
+    raise InputError("%s: a location is (element, attribute[, factor]) or 'element.attribute', got %r"
                      % (what, loc))
 
 
@@ -86,9 +86,9 @@ def _number(text, what):
     try:
         v = float(text)
     except (TypeError, ValueError):
-        raise ValueError("%s: factor must be a number, got %r" % (what, text)) from None
+        raise InputError("%s: factor must be a number, got %r" % (what, text)) from None
     if not np.isfinite(v) or v == 0:
-        raise ValueError("%s: factor must be finite and nonzero, got %r" % (what, text))
+        raise InputError("%s: factor must be finite and nonzero, got %r" % (what, text))
     return v
 
 
@@ -97,28 +97,28 @@ def parse_symbols(model, symbols):
     out = {}
     for name, locs in (symbols or {}).items():
         if not isinstance(name, str) or not name.isidentifier() or RESERVED.match(name):
-            raise ValueError("symbol name %r must be a Python identifier other than q<i>, qd<i>, qdd<i>, "
+            raise InputError("symbol name %r must be a Python identifier other than q<i>, qd<i>, qdd<i>, "
                              "c<i>, s<i> (those name the joint variables and sin/cos)" % (name,))
         if isinstance(locs, (str, tuple)):
             locs = [locs]
         parsed = [parse_location(l, "symbol %r" % name) for l in locs]
         if not parsed:
-            raise ValueError("symbol %r has no location" % name)
+            raise InputError("symbol %r has no location" % name)
         for loc in parsed:
             if loc.element == "gravity":
                 if not np.any(model.gravity):
-                    raise ValueError("symbol %r: the model's gravity is zero, it has no magnitude to name" % name)
+                    raise InputError("symbol %r: the model's gravity is zero, it has no magnitude to name" % name)
                 continue
             if loc.attr in JOINT_ATTRS:
                 if loc.element not in model.joints:
-                    raise ValueError("symbol %r: %r is not a joint of the robot (joint origin attributes "
+                    raise InputError("symbol %r: %r is not a joint of the robot (joint origin attributes "
                                      "x, y, z); joints: %s" % (name, loc.element, ", ".join(model.joints)))
             elif loc.attr in LINK_ATTRS:
                 if model.link_body[model.link_index(loc.element)] < 0:   # (ValueError listing the links)
-                    raise ValueError("symbol %r: link %r is fixed to the base, its parameters do not enter "
+                    raise InputError("symbol %r: link %r is fixed to the base, its parameters do not enter "
                                      "the dynamics" % (name, loc.element))
             else:
-                raise ValueError("symbol %r: unknown attribute %r; use one of %s (links) or %s (joint origin)"
+                raise InputError("symbol %r: unknown attribute %r; use one of %s (links) or %s (joint origin)"
                                  % (name, loc.attr, ", ".join(LINK_ATTRS), ", ".join(JOINT_ATTRS)))
         out[name] = parsed
     return out
@@ -144,7 +144,7 @@ def file_inertials(model, urdf):
         other = load_urdf(urdf)
     missing = set(model.link_names) - set(other.link_names)
     if missing:
-        raise ValueError("urdf does not match the model: links %s are missing from it" % ", ".join(sorted(missing)))
+        raise InputError("urdf does not match the model: links %s are missing from it" % ", ".join(sorted(missing)))
     return {n: (float(other.link_mass[l]), np.array(other.link_com[l]), _clean(other.link_inertia[l]))
             for l, n in enumerate(other.link_names)}
 
@@ -156,11 +156,11 @@ def body_inertial(model, link):
     l = model.link_index(link)
     b = int(model.link_body[l])
     if b < 0:
-        raise ValueError("link %r is fixed to the base: its parameters do not enter the dynamics" % link)
+        raise InputError("link %r is fixed to the base: its parameters do not enter the dynamics" % link)
     massive = [n for i, n in enumerate(model.link_names)
                if model.link_body[i] == b and model.link_masses[n] > 0]
     if massive != [link]:
-        raise ValueError("link %r shares its body with other links that have mass (%s): pass urdf= "
+        raise InputError("link %r shares its body with other links that have mass (%s): pass urdf= "
                          "(the file the model was loaded from) so that each link's own inertial is known"
                          % (link, ", ".join(n for n in massive if n != link) or "none, and it is massless"))
     m, cb = float(model.body_mass[b]), model.body_com[b]             # centre of mass, body frame
@@ -185,7 +185,7 @@ class _Parameters:
             for loc in ls:
                 key = (loc.element, loc.attr)
                 if key in self.by_location:
-                    raise ValueError("%s.%s is named twice (symbols %r and %r)"
+                    raise InputError("%s.%s is named twice (symbols %r and %r)"
                                      % (key + (self.by_location[key][0], name)))
                 self.by_location[key] = (name, loc.factor)
         self.values = {}                 # name -> (value, "element.attr" it was first read from)
@@ -197,7 +197,7 @@ class _Parameters:
         v = float(number) / factor
         seen = self.values.setdefault(name, (v, "%s.%s" % (element, attr)))
         if not np.isclose(seen[0], v, rtol=CHECK_RTOL, atol=1e-12):
-            raise ValueError("symbol %r stands for %s = %.12g and %s.%s = %.12g (x %g): the values differ; "
+            raise InputError("symbol %r stands for %s = %.12g and %s.%s = %.12g (x %g): the values differ; "
                              "give a factor, e.g. ('%s', '%s', 0.5)" % (name, seen[1], seen[0], element, attr,
                                                                        float(number), 1 / factor, element, attr))
         return exact_unit(factor) * self.symbol[name] if factor != 1.0 else self.symbol[name]
@@ -289,7 +289,7 @@ def symbolic_bodies(model, symbols, urdf):
         g = exact_vector(gravity)
     unused = [n for n in locations if n not in param.values]
     if unused:
-        raise ValueError("symbols %s name no parameter that enters the dynamics (a massless link, or the "
+        raise InputError("symbols %s name no parameter that enters the dynamics (a massless link, or the "
                          "origin of a joint that nothing with mass hangs from)" % ", ".join(unused))
     values = {param.symbol[n]: param.values[n][0] for n in locations}
     check_against_model(model, bodies, values)
@@ -311,6 +311,6 @@ def check_against_model(model, bodies, values):
             val = np.array(expr.subs(subs).evalf(), dtype=float).ravel()
             scale = max(1.0, float(np.max(np.abs(num))))
             if not np.allclose(val, num, rtol=CHECK_RTOL, atol=1e-9 * scale):
-                raise ValueError("the symbolic model does not match the numeric one at body %d (%s): %s vs %s; "
+                raise InputError("the symbolic model does not match the numeric one at body %d (%s): %s vs %s; "
                                  "is urdf= the file this model was loaded from (without payloads)?"
                                  % (b, what, np.array2string(val, precision=6), np.array2string(num, precision=6)))

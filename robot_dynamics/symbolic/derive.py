@@ -46,6 +46,7 @@ import sympy as sp
 from .bodies import symbolic_bodies
 from .exact import axis_rotation, reduce_trig, skew, tidy
 from .printers import as_latex, as_python, as_text
+from ..errors import InputError
 
 MAX_DOF = 6                  # default limit of derive(); see the module docstring for timings
 
@@ -191,9 +192,9 @@ def derive(model, symbols=None, *, urdf=None, max_dof=MAX_DOF):
             the model.
     """
     if model.nq == 0:
-        raise ValueError("%r has no moving joints: there are no equations of motion to derive" % model.name)
+        raise InputError("%r has no moving joints: there are no equations of motion to derive" % model.name)
     if model.nq > max_dof:
-        raise ValueError("symbolic derivation is limited to %d joints and %r has %d: the expressions grow "
+        raise InputError("symbolic derivation is limited to %d joints and %r has %d: the expressions grow "
                          "steeply with the number of joints (a 6-joint arm takes 5 s to a few minutes, "
                          "depending on its geometry); pass max_dof=%d (--max-dof on the command line) to try anyway"
                          % (max_dof, model.name, model.nq, model.nq))

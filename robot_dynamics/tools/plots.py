@@ -16,6 +16,7 @@ import numpy as np
 
 from ..algorithms.crba import mass_matrix
 from ..algorithms.rnea import gravity_torques
+from ..errors import InputError
 
 DEFAULT_PRISMATIC_SPAN = 0.5     # [m] half-range shown for a prismatic joint without limits
 
@@ -44,7 +45,7 @@ def _joint_indices(model, joints, what):
     idx = []
     for name in joints:
         if name not in model.joint_names:
-            raise ValueError("%s: unknown joint %r; the joints are: %s" % (what, name, ", ".join(model.joint_names)))
+            raise InputError("%s: unknown joint %r; the joints are: %s" % (what, name, ", ".join(model.joint_names)))
         idx.append(model.joint_names.index(name))
     return idx
 
@@ -54,7 +55,7 @@ def _base_q(model, q):
         return model.neutral()
     q = np.asarray(q, dtype=float)
     if q.shape != (model.nq,) or not np.all(np.isfinite(q)):
-        raise ValueError("q must be %d finite joint positions, got %r" % (model.nq, q))
+        raise InputError("q must be %d finite joint positions, got %r" % (model.nq, q))
     return q
 
 
@@ -81,7 +82,7 @@ def plot_gravity(model, path, q=None, *, joints=None, points=121):
     idx = _joint_indices(model, joints, "plot_gravity")
     points = int(points)
     if points < 2:
-        raise ValueError("points must be >= 2, got %r" % (points,))
+        raise InputError("points must be >= 2, got %r" % (points,))
     positions, torque, alltau, notes = [], [], [], []
     for j in idx:
         lo, hi, note = joint_range(model, j)
@@ -146,16 +147,16 @@ def plot_condition(model, path, q=None, *, joints=None, points=61):
         ``(x[c], y[r])``.
     """
     if model.nq < 2:
-        raise ValueError("plot_condition needs a robot with at least 2 joints; %r has %d" % (model.name, model.nq))
+        raise InputError("plot_condition needs a robot with at least 2 joints; %r has %d" % (model.name, model.nq))
     if joints is None:
         joints = model.joint_names[1:3] if model.nq >= 3 else model.joint_names[:2]
     idx = _joint_indices(model, joints, "plot_condition")
     if len(idx) != 2 or idx[0] == idx[1]:
-        raise ValueError("plot_condition needs two different joints, got %r" % (list(joints),))
+        raise InputError("plot_condition needs two different joints, got %r" % (list(joints),))
     q0 = _base_q(model, q)
     points = int(points)
     if points < 2:
-        raise ValueError("points must be >= 2, got %r" % (points,))
+        raise InputError("points must be >= 2, got %r" % (points,))
     (a, b) = idx
     lo_a, hi_a, _ = joint_range(model, a)
     lo_b, hi_b, _ = joint_range(model, b)
@@ -198,7 +199,7 @@ def plot_trajectory(result, path, *, joints=None):
     else:
         missing = [j for j in joints if j not in names]
         if missing:
-            raise ValueError("plot_trajectory: unknown joints %s; the run has: %s" % (missing, ", ".join(names)))
+            raise InputError("plot_trajectory: unknown joints %s; the run has: %s" % (missing, ", ".join(names)))
         idx = [names.index(j) for j in joints]
     data = dict(t=np.asarray(result.t), joints=tuple(names[i] for i in idx), q=np.asarray(result.q)[:, idx],
                 qd=np.asarray(result.qd)[:, idx], energy=np.asarray(result.energy))
