@@ -20,6 +20,11 @@ from robot_dynamics.simulation import simulate
 from robot_dynamics_interfaces.srv import SetState
 
 from conftest import PANDA, ROOT
+import pytest
+
+# Times DDS delivery to this test process on a 2-core machine, where a late
+# wake-up of this process can fail a run: one rerun, every assertion each time.
+pytestmark = pytest.mark.flaky(reruns=1)
 
 MODEL = rd.load_urdf(str(PANDA))
 NAMES = list(MODEL.joint_names)

@@ -30,6 +30,10 @@ from conftest import LATCHED, PANDA, RELIABLE, ROOT, UR5, wait_for
 from joint_state_publisher import positions
 from probes import Diagnostics
 
+# Times DDS delivery to this test process on a 2-core machine, where a late
+# wake-up of this process can fail a run: one rerun, every assertion each time.
+pytestmark = pytest.mark.flaky(reruns=1)
+
 PANDA_MODEL = rd.load_urdf(str(PANDA))
 UR5_MODEL = rd.load_urdf(str(UR5))
 NAMES = list(PANDA_MODEL.joint_names)

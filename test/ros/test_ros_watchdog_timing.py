@@ -43,6 +43,10 @@ from robot_dynamics.ros.model_node import DEFAULT_EXECUTOR, EXECUTORS
 from conftest import PANDA, ROOT, wait_for
 from probes import Diagnostics
 
+# Times DDS delivery to this test process on a 2-core machine, where a late
+# wake-up of this process can fail a run: one rerun, every assertion each time.
+pytestmark = pytest.mark.flaky(reruns=1)
+
 NAMES = list(rd.load_urdf(str(PANDA)).joint_names)
 Q = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
 RATE = 1000.0              # [Hz] of the joint-state stream
