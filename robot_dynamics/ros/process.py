@@ -49,8 +49,7 @@ import sys
 import tempfile
 import time
 
-from ..errors import NodeExited, NodeProcessError, NodeTimeout  # noqa: F401  (raised here)
-from ..errors import InputError
+from ..errors import InputError, NodeExited, NodeProcessError, NodeTimeout  # noqa: F401  (raised here)
 
 #: The folder that holds the robot_dynamics package: a checkout, or site-packages.
 PACKAGE_ROOT = pathlib.Path(__file__).resolve().parents[2]
