@@ -1,0 +1,497 @@
+"""Analytical derivatives of the inverse and forward dynamics.
+
+Carpentier and Mansard, "Analytical derivatives of rigid body dynamics
+algorithms", RSS 2018, sec. III (the RNEA derivatives, Algorithm 1) and
+sec. IV (the ABA derivatives as ``-M^-1`` times them), recursive and
+O(n^2); the spatial algebra and the recursions are Featherstone's, *Rigid
+Body Dynamics Algorithms*, sec. 2.9-2.10 (derivatives of spatial vectors)
+and 5.3 (the RNEA).
+
+Everything is expressed in the base frame. With ``S_j`` the motion
+subspace of joint j, ``v_j`` and ``a_j`` the body velocity and acceleration
+(gravity enters as ``a_0 = -g``), ``lambda(j)`` the parent:
+
+- ``Sdot_j = v_lambda(j) x S_j`` and ``Sddot_j = a_lambda(j) x S_j + v_lambda(j) x Sdot_j``;
+- moving coordinate j moves every body i in its subtree; in the body's
+  own frame (mapped to the base frame) ``dv_i/dq_j = Sdot_j``,
+  ``da_i/dq_j = Sddot_j - v_i x Sdot_j``, ``dv_i/dqd_j = S_j``,
+  ``da_i/dqd_j = 2 Sdot_j - v_i x S_j``;
+- so ``df_i/dq_j = I_i Sddot_j + B_i Sdot_j`` and
+  ``df_i/dqd_j = 2 I_i Sdot_j + B_i S_j`` with the body's
+  ``B_i = (v_i x*) I_i - I_i (v_i x) + (I_i v_i) xbar`` (``(h xbar) m = m x* h``);
+- with composites over subtrees ``IC_k``, ``BC_k`` and the subtree force
+  ``F_k`` (sums, as all are in the base frame), for j in the subtree of k
+  ``dtau_j/dq_k = S_j . (IC_j Sddot_k + BC_j Sdot_k)``,
+  ``dtau_j/dqd_k = S_j . (2 IC_j Sdot_k + BC_j S_k)``, and for j a strict
+  ancestor of k ``dtau_j/dq_k = S_j . (IC_k Sddot_k + BC_k Sdot_k + S_k x* F_k)``,
+  ``dtau_j/dqd_k = S_j . (2 IC_k Sdot_k + BC_k S_k)``; ``M_jk = S_j . IC S_k`` alike.
+
+Mimic joints: the recursion runs over bodies (the free tree), and the
+chain rule through ``q_body = multiplier * q[source] + offset`` folds each
+body entry into its coordinates: ``dtau/dq = G^T dtau_bodies/dq_bodies G``.
+External wrenches are fixed to their links, so they enter only through
+``F_k``.
+"""
+import numba as nb
+import numpy as np
+
+from . import checks
+from .aba import _aba, _fd_crb
+from .dispatch import Algorithm, run
+from .kernels import (TABLE, V, V_RO, XT_force_add, XT_I_X_add, I_matrix, I_times, all_finite, bad_length, chunks,
+                      crf_add, entry, finite1, jit, inline, joint_coordinate, nbodies, parallel, parent_row,
+                      set_base_acceleration, work, work_buffer, work_size, world_poses)
+from .rnea import _NO_FEXT
+from .wrench import body_wrenches
+from ..errors import SingularityError
+from ..model.packed import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
+
+OUT3 = nb.types.Array(nb.float64, 3, "C")       # (3, nq, nq): three matrices of one state
+
+
+@inline
+def _cross(x, s, y, t, out, o):
+    """out[o] = x[s] x y[t], the motion cross product (w x w', w x u' + u x w')."""
+    w0, w1, w2, u0, u1, u2 = x[s, 0], x[s, 1], x[s, 2], x[s, 3], x[s, 4], x[s, 5]
+    a0, a1, a2, b0, b1, b2 = y[t, 0], y[t, 1], y[t, 2], y[t, 3], y[t, 4], y[t, 5]
+    out[o, 0] = w1 * a2 - w2 * a1
+    out[o, 1] = w2 * a0 - w0 * a2
+    out[o, 2] = w0 * a1 - w1 * a0
+    out[o, 3] = w1 * b2 - w2 * b1 + u1 * a2 - u2 * a1
+    out[o, 4] = w2 * b0 - w0 * b2 + u2 * a0 - u0 * a2
+    out[o, 5] = w0 * b1 - w1 * b0 + u0 * a1 - u1 * a0
+
+
+@inline
+def _dot(x, s, y, t):
+    return (x[s, 0] * y[t, 0] + x[s, 1] * y[t, 1] + x[s, 2] * y[t, 2]
+            + x[s, 3] * y[t, 3] + x[s, 4] * y[t, 4] + x[s, 5] * y[t, 5])
+
+
+@inline
+def _motion_subspace(D, i, Rw, pw, S):
+    """S[i]: joint i's motion subspace in the base frame, (a, p x a) revolute, (0, a) prismatic."""
+    a0 = Rw[i, 0, 0] * D[i, AXIS] + Rw[i, 0, 1] * D[i, AXIS + 1] + Rw[i, 0, 2] * D[i, AXIS + 2]
+    a1 = Rw[i, 1, 0] * D[i, AXIS] + Rw[i, 1, 1] * D[i, AXIS + 1] + Rw[i, 1, 2] * D[i, AXIS + 2]
+    a2 = Rw[i, 2, 0] * D[i, AXIS] + Rw[i, 2, 1] * D[i, AXIS + 1] + Rw[i, 2, 2] * D[i, AXIS + 2]
+    if D[i, JTYPE] == PRISMATIC:
+        S[i, 0], S[i, 1], S[i, 2], S[i, 3], S[i, 4], S[i, 5] = 0.0, 0.0, 0.0, a0, a1, a2
+    else:
+        S[i, 0], S[i, 1], S[i, 2] = a0, a1, a2
+        S[i, 3] = pw[i, 1] * a2 - pw[i, 2] * a1
+        S[i, 4] = pw[i, 2] * a0 - pw[i, 0] * a2
+        S[i, 5] = pw[i, 0] * a1 - pw[i, 1] * a0
+
+
+@inline
+def _body_B(I, i, v, h, r, B):
+    """B[i] = (v_i x*) I_i - I_i (v_i x) + (h xbar), h = I_i v_i = h[r], I = I[i] (6, 6).
+
+    With P = -(v x)^T I: (v x*) I = P and I (v x) = -P^T (I symmetric), so
+    B = P + P^T + (h xbar), ``(h xbar) m = m x* h``."""
+    w0, w1, w2, u0, u1, u2 = v[i, 0], v[i, 1], v[i, 2], v[i, 3], v[i, 4], v[i, 5]
+    for c in range(6):                     # P[:, c] = v x* I[:, c]
+        n0, n1, n2, f0, f1, f2 = I[i, 0, c], I[i, 1, c], I[i, 2, c], I[i, 3, c], I[i, 4, c], I[i, 5, c]
+        B[i, 0, c] = w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1
+        B[i, 1, c] = w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2
+        B[i, 2, c] = w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0
+        B[i, 3, c] = w1 * f2 - w2 * f1
+        B[i, 4, c] = w2 * f0 - w0 * f2
+        B[i, 5, c] = w0 * f1 - w1 * f0
+    for r_ in range(6):                    # B = P + P^T
+        for c in range(r_, 6):
+            s = B[i, r_, c] + B[i, c, r_]
+            B[i, r_, c] = s
+            B[i, c, r_] = s
+    n0, n1, n2, f0, f1, f2 = h[r, 0], h[r, 1], h[r, 2], h[r, 3], h[r, 4], h[r, 5]
+    # + (h xbar): m x* h = (w x n + u x f, w x f) for m = (w, u)
+    B[i, 0, 1] += n2
+    B[i, 0, 2] -= n1
+    B[i, 1, 0] -= n2
+    B[i, 1, 2] += n0
+    B[i, 2, 0] += n1
+    B[i, 2, 1] -= n0
+    B[i, 0, 4] += f2
+    B[i, 0, 5] -= f1
+    B[i, 1, 3] -= f2
+    B[i, 1, 5] += f0
+    B[i, 2, 3] += f1
+    B[i, 2, 4] -= f0
+    B[i, 3, 1] += f2
+    B[i, 3, 2] -= f1
+    B[i, 4, 0] -= f2
+    B[i, 4, 2] += f0
+    B[i, 5, 0] += f1
+    B[i, 5, 1] -= f0
+
+
+@jit
+def _rnea_derivatives(D, q, qd, qdd, fext, gravity, dq, dqd, M, w):
+    """One state: dq = dtau/dq, dqd = dtau/dqd, M = dtau/dqdd (nq, nq), all
+    accumulated through the mimic map; gravity False drops a_0 = -g.
+
+    Work: R, p, Rw, pw poses; S, Sd, c = Sddot; v, a; f (then subtree
+    forces F_k); IC (13 inertia parameters in the base frame, then
+    composites); IA (the 6x6 body inertias); BC (B_i, then composites); F,
+    T scratch rows."""
+    R, p, Rw, pw, S, Sd, Sdd, v, a, f = w.R, w.p, w.Rw, w.pw, w.S, w.Sd, w.c, w.v, w.a, w.f
+    IC, I6, BC, F, T = w.IC, w.IA, w.BC, w.F, w.T
+    n = nbodies(D)
+    world_poses(D, q, R, p, Rw, pw)
+    v[n, :] = 0.0
+    if gravity:
+        set_base_acceleration(D, a)                       # a_0 = -g
+    else:
+        a[n, :] = 0.0
+    for i in range(n):                                    # forward pass (base frame)
+        par = parent_row(D, i)
+        qdi, qddi = joint_coordinate(D, i, qd), joint_coordinate(D, i, qdd)
+        _motion_subspace(D, i, Rw, pw, S)
+        _cross(v, par, S, i, Sd, i)                       # Sdot_i = v_p x S_i
+        _cross(v, par, Sd, i, Sdd, i)                     # Sddot_i = a_p x S_i + v_p x Sdot_i
+        _cross(a, par, S, i, F, 0)
+        for k in range(6):
+            Sdd[i, k] += F[0, k]
+            v[i, k] = v[par, k] + S[i, k] * qdi            # v_i = v_p + S_i qd_i
+            a[i, k] = a[par, k] + S[i, k] * qddi + Sd[i, k] * qdi   # a_i = a_p + S_i qdd_i + Sdot_i qd_i
+        IC[i, :] = 0.0                                    # I_i in the base frame
+        XT_I_X_add(Rw, pw, i, D, i, MASS, IC, i)
+        I_matrix(IC, i, 0, I6, i)
+        I_times(IC, i, 0, a, i, f, i)                     # f_i = I_i a_i + v_i x* I_i v_i - f_ext_i
+        I_times(IC, i, 0, v, i, F, 1)
+        crf_add(v, i, F, 1, f, i)
+        if fext.shape[0]:
+            F[2, :] = 0.0
+            XT_force_add(Rw, pw, i, fext, i, F, 2)          # the body-frame wrench in the base frame
+            for k in range(6):
+                f[i, k] -= F[2, k]
+        _body_B(I6, i, v, F, 1, BC)                       # B_i
+    dq[:, :] = 0.0
+    dqd[:, :] = 0.0
+    M[:, :] = 0.0
+    for k in range(n - 1, -1, -1):                        # backward pass: IC_k, BC_k, F_k complete
+        I_times(IC, k, 0, S, k, T, 0)                     # t = IC_k S_k
+        I_times(IC, k, 0, Sd, k, T, 1)
+        I_times(IC, k, 0, Sdd, k, T, 2)
+        T[4, :] = 0.0
+        crf_add(S, k, f, k, T, 4)                         # S_k x* F_k
+        for r in range(6):
+            b1 = 0.0
+            b2 = 0.0
+            u2 = 0.0
+            for c in range(6):
+                b1 += BC[k, r, c] * Sd[k, c]
+                b2 += BC[k, r, c] * S[k, c]
+                u2 += BC[k, c, r] * S[k, c]
+            T[3, r] = u2                                  # BC_k^T S_k
+            T[4, r] += T[2, r] + b1                       # column k, ancestor rows (dq)
+            T[5, r] = 2.0 * T[1, r] + b2                  # column k, ancestor rows (dqd)
+        qk, mk = int(D[k, QIDX]), D[k, QMUL]
+        m = k
+        while m >= 0:                                     # row k, columns m = k and its ancestors
+            qm, c = int(D[m, QIDX]), mk * D[m, QMUL]
+            dq[qk, qm] += c * (_dot(T, 0, Sdd, m) + _dot(T, 3, Sd, m))     # S_k . (IC_k Sddot_m + BC_k Sdot_m)
+            dqd[qk, qm] += c * (2.0 * _dot(T, 0, Sd, m) + _dot(T, 3, S, m))  # S_k . (2 IC_k Sdot_m + BC_k S_m)
+            M[qk, qm] += c * _dot(T, 0, S, m)
+            m = int(D[m, PARENT])
+        j = int(D[k, PARENT])
+        while j >= 0:                                     # column k, strict ancestor rows j
+            qj, c = int(D[j, QIDX]), mk * D[j, QMUL]
+            dq[qj, qk] += c * _dot(S, j, T, 4)
+            dqd[qj, qk] += c * _dot(S, j, T, 5)
+            M[qj, qk] += c * _dot(S, j, T, 0)
+            j = int(D[j, PARENT])
+        par = int(D[k, PARENT])
+        if par >= 0:                                      # composites: plain sums in the base frame
+            for c in range(13):
+                IC[par, c] += IC[k, c]
+            for r in range(6):
+                f[par, r] += f[k, r]
+                for c in range(6):
+                    BC[par, r, c] += BC[k, r, c]
+
+
+@jit
+def _cholesky(M):
+    """Lower Cholesky factor of M in place; False if M is not positive definite."""
+    n = M.shape[0]
+    for j in range(n):
+        s = M[j, j]
+        for k in range(j):
+            s -= M[j, k] * M[j, k]
+        if not s > 0.0:
+            return False
+        M[j, j] = np.sqrt(s)
+        for i in range(j + 1, n):
+            s = M[i, j]
+            for k in range(j):
+                s -= M[i, k] * M[j, k]
+            M[i, j] = s / M[j, j]
+    return True
+
+
+@jit
+def _solve_columns(L, X, x, scale):
+    """X <- scale * M^-1 X column by column, with L the Cholesky factor of M; x (n,) scratch."""
+    n = L.shape[0]
+    for col in range(X.shape[1]):
+        for i in range(n):                                # L y = X[:, col]
+            s = X[i, col]
+            for k in range(i):
+                s -= L[i, k] * x[k]
+            x[i] = s / L[i, i]
+        for i in range(n - 1, -1, -1):                    # L^T z = y
+            s = x[i]
+            for k in range(i + 1, n):
+                s -= L[k, i] * x[k]
+            x[i] = s / L[i, i]
+        for i in range(n):
+            X[i, col] = scale * x[i]
+
+
+@jit
+def _aba_derivatives(D, q, qd, tau, fext, out, w):
+    """One state: out[0] = dqdd/dq, out[1] = dqdd/dqd, out[2] = M^-1 at
+    qdd = FD(q, qd, tau). False if M(q) is singular.
+
+    qdd from the ABA (the CRBA route for coupled trees), then the RNEA
+    derivatives at (q, qd, qdd): tau = ID(q, qd, FD(q, qd, tau)) for all q,
+    qd gives dqdd/dq = -M^-1 dtau/dq and dqdd/dqd = -M^-1 dtau/dqd
+    (Carpentier and Mansard, sec. IV)."""
+    nq = q.shape[0]
+    qdd = out[2, 0]
+    if nbodies(D) == nq:
+        _aba(D, q, qd, tau, fext, qdd, w)
+    elif not _fd_crb(D, q, qd, tau, fext, qdd, w):
+        return False
+    x = w.u[:nq]                                          # qdd, kept out of the pass's arrays
+    for k in range(nq):
+        x[k] = qdd[k]
+    L = w.M
+    _rnea_derivatives(D, q, qd, x, fext, True, out[0], out[1], L, w)
+    if not _cholesky(L):
+        return False
+    _solve_columns(L, out[0], w.zero, -1.0)               # dqdd/dq = -M^-1 dtau/dq
+    _solve_columns(L, out[1], w.zero, -1.0)               # dqdd/dqd = -M^-1 dtau/dqd
+    Minv = out[2]
+    Minv[:, :] = 0.0
+    for k in range(nq):
+        Minv[k, k] = 1.0
+    _solve_columns(L, Minv, w.zero, 1.0)
+    return True
+
+
+@jit
+def rnea_derivative_states(D, Q, QD, QDD, FEXT, gravity, OUT, W):
+    """OUT[b] = (dtau/dq, dtau/dqd, M) for every row of one chunk."""
+    w = work(W, nbodies(D) + 1, Q.shape[1])
+    none = np.empty((0, 6))
+    for b in range(Q.shape[0]):
+        fext = FEXT[b] if FEXT.shape[0] > 0 else none
+        _rnea_derivatives(D, Q[b], QD[b], QDD[b], fext, gravity, OUT[b, 0], OUT[b, 1], OUT[b, 2], w)
+
+
+@parallel
+def rnea_derivatives_batch(D, Q, QD, QDD, FEXT, gravity, OUT):
+    """(B, nq) states -> OUT (B, 3, nq, nq) on all threads; FEXT (B, nb, 6) or (0, 0, 6).
+    False if a value is not finite."""
+    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), Q.shape[1])
+    for k in nb.prange(ranges.shape[0]):
+        lo, hi = ranges[k, 0], ranges[k, 1]
+        rnea_derivative_states(D, Q[lo:hi], QD[lo:hi], QDD[lo:hi], FEXT[lo:hi], gravity, OUT[lo:hi],
+                               np.empty(size))
+    return all_finite(OUT) and all_finite(Q) and all_finite(QD) and all_finite(QDD)
+
+
+@jit
+def aba_derivative_states(D, Q, QD, TAU, FEXT, OUT, W):
+    """OUT[b] = (dqdd/dq, dqdd/dqd, M^-1) for every row of one chunk (NaN where M is singular)."""
+    w = work(W, nbodies(D) + 1, Q.shape[1])
+    none = np.empty((0, 6))
+    for b in range(Q.shape[0]):
+        fext = FEXT[b] if FEXT.shape[0] > 0 else none
+        if not _aba_derivatives(D, Q[b], QD[b], TAU[b], fext, OUT[b], w):
+            OUT[b] = np.nan
+
+
+@parallel
+def aba_derivatives_batch(D, Q, QD, TAU, FEXT, OUT):
+    """(B, nq) states -> OUT (B, 3, nq, nq) on all threads; FEXT (B, nb, 6) or (0, 0, 6)."""
+    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), Q.shape[1])
+    for k in nb.prange(ranges.shape[0]):
+        lo, hi = ranges[k, 0], ranges[k, 1]
+        aba_derivative_states(D, Q[lo:hi], QD[lo:hi], TAU[lo:hi], FEXT[lo:hi], OUT[lo:hi], np.empty(size))
+    return all_finite(OUT) and all_finite(Q) and all_finite(QD) and all_finite(TAU)
+
+
+@inline
+def _bad_out(q, out):
+    return out.shape[0] != 3 or out.shape[1] != q.shape[0] or out.shape[2] != q.shape[0]
+
+
+@entry(TABLE, V_RO, V_RO, V_RO, OUT3, V)
+def rnea_derivatives_one(D, q, qd, qdd, out, W):
+    """Single-state entry point. Status 0, 1 (a size does not fit) or 2 (not finite)."""
+    if bad_length(D, q) or bad_length(D, qd) or bad_length(D, qdd) or _bad_out(q, out):
+        return 1
+    W = work_buffer(D, W, q.shape[0])
+    if W.shape[0] == 0:
+        return 1
+    _rnea_derivatives(D, q, qd, qdd, np.empty((0, 6)), True, out[0], out[1], out[2],
+                      work(W, nbodies(D) + 1, q.shape[0]))
+    return 0 if all_finite(out) and finite1(q) and finite1(qd) and finite1(qdd) else 2
+
+
+@entry(TABLE, V_RO, V_RO, V_RO, OUT3, V)
+def coriolis_derivatives_one(D, q, qd, qdd, out, W):
+    """As rnea_derivatives_one without gravity (a_0 = 0)."""
+    if bad_length(D, q) or bad_length(D, qd) or bad_length(D, qdd) or _bad_out(q, out):
+        return 1
+    W = work_buffer(D, W, q.shape[0])
+    if W.shape[0] == 0:
+        return 1
+    _rnea_derivatives(D, q, qd, qdd, np.empty((0, 6)), False, out[0], out[1], out[2],
+                      work(W, nbodies(D) + 1, q.shape[0]))
+    return 0 if all_finite(out) and finite1(q) and finite1(qd) and finite1(qdd) else 2
+
+
+@entry(TABLE, V_RO, V_RO, V_RO, OUT3, V)
+def aba_derivatives_one(D, q, qd, tau, out, W):
+    """Single-state entry point. Status 0, 1 (a size does not fit) or 2 (not finite or singular)."""
+    if bad_length(D, q) or bad_length(D, qd) or bad_length(D, tau) or _bad_out(q, out):
+        return 1
+    W = work_buffer(D, W, q.shape[0])
+    if W.shape[0] == 0:
+        return 1
+    if not _aba_derivatives(D, q, qd, tau, np.empty((0, 6)), out, work(W, nbodies(D) + 1, q.shape[0])):
+        return 2
+    return 0 if all_finite(out) and finite1(q) and finite1(qd) and finite1(tau) else 2
+
+
+RNEA_DERIVATIVES = Algorithm(rnea_derivatives_one, rnea_derivatives_batch, ("q", "qd", "qdd"),
+                             extra=(_NO_FEXT, True))
+RNEA_DERIVATIVES_FEXT = Algorithm(None, rnea_derivatives_batch, ("q", "qd", "qdd"))
+CORIOLIS_DERIVATIVES = Algorithm(coriolis_derivatives_one, rnea_derivatives_batch, ("q", "qd", "qdd"),
+                                 extra=(_NO_FEXT, False))
+ABA_DERIVATIVES = Algorithm(aba_derivatives_one, aba_derivatives_batch, ("q", "qd", "tau"), extra=(_NO_FEXT,))
+ABA_DERIVATIVES_FEXT = Algorithm(None, aba_derivatives_batch, ("q", "qd", "tau"))
+
+
+def _three(out):
+    return out[..., 0, :, :], out[..., 1, :, :], out[..., 2, :, :]
+
+
+def _fext(model, f_ext, **states):
+    shape, _ = checks.batch(model, **states)
+    return body_wrenches(model, f_ext, shape, int(np.prod(shape, dtype=np.int64)))
+
+
+def rnea_derivatives(model, q, qd, qdd, f_ext=None, *, data=None):
+    """Partial derivatives of the inverse dynamics ``tau = rnea(q, qd, qdd, f_ext)``.
+
+    Computed analytically by the recursive algorithm of Carpentier and
+    Mansard, "Analytical derivatives of rigid body dynamics algorithms"
+    (RSS 2018), sec. III, in O(n^2): exact to rounding, not finite
+    differences.
+
+    Args:
+        model: :class:`~robot_dynamics.Model`.
+        q, qd, qdd: (..., nq) joint positions [rad or m], velocities and
+            accelerations, in ``model.joint_names`` order.
+        f_ext: optional external wrenches on links, as in
+            :func:`~robot_dynamics.rnea` (fixed to their links: they turn
+            with them when q changes).
+        data: optional :class:`~robot_dynamics.Data` (its work arrays are used).
+
+    Returns:
+        ``(dtau_dq, dtau_dqd, M)``, each (..., nq, nq): ``dtau_dq[i, j] =
+        d tau_i / d q_j`` [N m/rad, N/m, ...], ``dtau_dqd`` [N m s/rad, ...]
+        and ``M = dtau/dqdd``, the mass matrix (equal to
+        :func:`~robot_dynamics.mass_matrix` to rounding). Rows and columns
+        follow ``model.joint_names``; with mimic joints the derivatives are
+        with respect to the independent coordinates (chain rule through
+        the multipliers). ``dtau_dqd`` is zero at ``qd = 0``.
+    """
+    nq = model.nq
+    if f_ext is None:
+        out = run(RNEA_DERIVATIVES, model, (q, qd, qdd), data, tail=(3, nq, nq))
+    else:
+        FEXT = _fext(model, f_ext, q=q, qd=qd, qdd=qdd)
+        out = run(RNEA_DERIVATIVES_FEXT, model, (q, qd, qdd), data, tail=(3, nq, nq), extra=(FEXT, True))
+    return _three(out)
+
+
+def gravity_derivatives(model, q, *, data=None):
+    """Jacobian of the generalized gravity, ``dg/dq`` with ``g(q) = rnea(q, 0, 0)``.
+
+    Args:
+        q: (..., nq) joint positions. data: as in :func:`rnea_derivatives`.
+
+    Returns:
+        (..., nq, nq) ``dg_i / dq_j`` [N m/rad, ...]; symmetric (g is the
+        gradient of the potential energy). Equal to ``rnea_derivatives(q, 0, 0)[0]``
+        (Carpentier and Mansard, RSS 2018, sec. III).
+    """
+    zero = np.zeros(model.nq)
+    out = run(RNEA_DERIVATIVES, model, (q, zero, zero), data, tail=(3, model.nq, model.nq))
+    return out[..., 0, :, :]
+
+
+def coriolis_derivatives(model, q, qd, *, data=None):
+    """Derivatives of the Coriolis and centrifugal torques ``c(q, qd) = C(q, qd) qd``.
+
+    ``c = rnea(q, qd, 0) - g(q)`` is computed as the RNEA without gravity,
+    differentiated analytically (Carpentier and Mansard, RSS 2018, sec. III).
+
+    Args:
+        q, qd: (..., nq) joint positions and velocities. data: as in
+            :func:`rnea_derivatives`.
+
+    Returns:
+        ``(dc_dq, dc_dqd)``, each (..., nq, nq): ``d(C qd)/dq`` and
+        ``d(C qd)/dqd``. Since c is quadratic in qd, ``dc_dqd @ qd == 2 C qd``;
+        ``dc_dqd = C + (dC/dqd) qd`` (not C itself) and is zero at ``qd = 0``.
+    """
+    zero = np.zeros(model.nq)
+    out = run(CORIOLIS_DERIVATIVES, model, (q, qd, zero), data, tail=(3, model.nq, model.nq))
+    return out[..., 0, :, :], out[..., 1, :, :]
+
+
+def aba_derivatives(model, q, qd, tau, f_ext=None, *, data=None):
+    """Partial derivatives of the forward dynamics ``qdd = aba(q, qd, tau, f_ext)``.
+
+    Analytical (Carpentier and Mansard, "Analytical derivatives of rigid
+    body dynamics algorithms", RSS 2018, sec. IV): with ``qdd = aba(q, qd,
+    tau)``, differentiating ``rnea(q, qd, qdd) = tau`` gives
+    ``dqdd/dq = -M^-1 dtau/dq``, ``dqdd/dqd = -M^-1 dtau/dqd`` and
+    ``dqdd/dtau = M^-1``, exact, with the RNEA derivatives of
+    :func:`rnea_derivatives` taken at that qdd and M^-1 from a Cholesky
+    factorisation of M.
+
+    Args:
+        q, qd: (..., nq) joint positions and velocities.
+        tau: (..., nq) applied joint torques [N m] / forces [N].
+        f_ext: optional external wrenches on links, as in :func:`~robot_dynamics.aba`.
+        data: optional :class:`~robot_dynamics.Data`.
+
+    Returns:
+        ``(dqdd_dq, dqdd_dqd, Minv)``, each (..., nq, nq) [1/s^2, 1/s,
+        1/(kg m^2) ...], rows and columns in ``model.joint_names`` order
+        (independent coordinates with mimic joints).
+
+    Raises:
+        SingularityError: M(q) is not invertible (a moving joint that carries no mass).
+    """
+    nq = model.nq
+    if f_ext is None:
+        out = run(ABA_DERIVATIVES, model, (q, qd, tau), data, tail=(3, nq, nq), on_error=_singular)
+    else:
+        FEXT = _fext(model, f_ext, q=q, qd=qd, tau=tau)
+        out = run(ABA_DERIVATIVES_FEXT, model, (q, qd, tau), data, tail=(3, nq, nq), extra=(FEXT,),
+                  on_error=_singular)
+    return _three(out)
+
+
+def _singular(model):
+    raise SingularityError("forward dynamics derivatives are singular: a moving joint of %r carries no mass or "
+                           "inertia (M(q) is not invertible)" % model.name)
