@@ -67,6 +67,12 @@ from .analysis.wrench import static_torques  # noqa: E402
 from .errors import (InertiaWarning, InputError, RobotDynamicsError, SingularityError, URDFError,  # noqa: E402
                      URDFWarning)
 from .model import Data, Joint, Model, load_urdf  # noqa: E402
+from .algorithms.regressor import (friction_parameter_names, friction_regressor, inertial_parameters,  # noqa: E402
+                                   parameter_names, regressor)
+from .identification.base import BaseParameters, base_parameters  # noqa: E402
+from .identification.identify import IdentificationResult, identify  # noqa: E402
+from .identification.observer import MomentumObserver  # noqa: E402
+from .identification.payload import PayloadEstimate, identify_payload  # noqa: E402
 
 __version__ = "0.2.0"
 
@@ -78,4 +84,7 @@ __all__ = [
     "kinetic_energy", "potential_energy",
     "configuration_space_form", "operational_space", "cartesian_dynamics", "jacobian_derivative_times_qd",
     "dynamically_consistent_inverse", "set_num_threads", "get_num_threads",
+    "regressor", "inertial_parameters", "parameter_names", "friction_regressor", "friction_parameter_names",
+    "base_parameters", "BaseParameters", "identify", "IdentificationResult", "identify_payload",
+    "PayloadEstimate", "MomentumObserver",
 ]

@@ -1,0 +1,121 @@
+"""Generalised-momentum observer of external joint torques and collisions.
+
+With the generalised momentum ``p = M(q) qd``, the equations of motion
+``M qdd + C qd + g = tau + tau_ext`` give ``pdot = tau + C^T qd - g +
+tau_ext`` (``Mdot = C + C^T``). The residual
+
+    r(t) = K_O [p(t) - p(0) - int_0^t (tau + C^T qd - g + r) ds]
+
+obeys ``rdot = K_O (tau_ext - r)``: each component is a first-order
+low-pass filter of the external torque with time constant ``1 / K_O,j``,
+and needs no joint acceleration (De Luca and Mattone, *Sensorless robot
+collision detection and hybrid force/motion control*, ICRA 2005;
+Haddadin, De Luca and Albu-Schaeffer, *Robot collisions: a survey on
+detection, isolation, and identification*, IEEE T-RO 2017, sec. IV-C).
+The integral is updated with the rectangle rule at each sample.
+
+Sign: ``tau_ext`` is the joint torque the environment applies (a wrench
+F on a link gives ``tau_ext = J^T F``), so the motors see ``tau = M qdd
++ C qd + g - tau_ext``, as :func:`~robot_dynamics.rnea` with ``f_ext``.
+"""
+import numpy as np
+
+from ..algorithms import checks
+from ..algorithms.coriolis import coriolis_matrix
+from ..algorithms.crba import mass_matrix
+from ..algorithms.kinematics import jacobian
+from ..algorithms.rnea import gravity_torques
+from ..errors import InputError
+
+
+class MomentumObserver:
+    """External joint torques from measured q, qd and motor torque, without qdd.
+
+    Args:
+        model: the :class:`~robot_dynamics.Model` of the arm (payload included).
+        gains: K_O [1/s], a number or (nq,) per joint; the residual follows
+            the external torque with time constant 1 / K_O (larger: faster
+            and noisier).
+        thresholds: optional (nq,) collision thresholds [N m or N] on |r|;
+            default: infinite (no collision flag).
+
+    Attributes:
+        residual: (nq,) the latest estimate of the external joint torque.
+        collision: True when some ``|residual_j| > thresholds_j``.
+        joints: indices of the joints over threshold at the last update.
+        time: seconds integrated since the first update (or :meth:`reset`).
+    """
+
+    def __init__(self, model, gains, thresholds=None):
+        self.model = model
+        nq = model.nq
+        K = np.broadcast_to(np.asarray(gains, dtype=float), (nq,)).copy()
+        if not np.all(np.isfinite(K)) or np.any(K <= 0):
+            raise InputError("gains must be positive finite numbers [1/s], one or %d, got %r" % (nq, gains))
+        self.gains = K
+        th = np.full(nq, np.inf) if thresholds is None else \
+            np.broadcast_to(np.asarray(thresholds, dtype=float), (nq,)).copy()
+        if np.any(np.isnan(th)) or np.any(th <= 0):
+            raise InputError("thresholds must be positive numbers [N m or N], one or %d, got %r" % (nq, thresholds))
+        self.thresholds = th
+        self.reset()
+
+    def reset(self):
+        """Forget the past: the next :meth:`update` starts the integral again (r = 0)."""
+        self.residual = np.zeros(self.model.nq)
+        self.collision = False
+        self.joints = np.zeros(0, dtype=np.int64)
+        self.time = 0.0
+        self._p0 = None
+        self._integral = np.zeros(self.model.nq)
+
+    def update(self, q, qd, tau, dt):
+        """Take one sample and return the external-torque estimate.
+
+        Args:
+            q, qd: (nq,) measured joint positions and velocities.
+            tau: (nq,) motor torque acting on the joints [N m or N]
+                (friction already removed if it matters).
+            dt: time since the previous sample [s] (ignored on the first).
+
+        Returns:
+            (nq,) the residual r, the estimate of ``tau_ext`` [N m or N].
+        """
+        _, (q, qd, tau) = checks.batch(self.model, q=q, qd=qd, tau=tau)
+        if q.shape[0] != 1:
+            raise InputError("update takes one sample (nq,), got %d" % q.shape[0])
+        q, qd, tau = q[0], qd[0], tau[0]
+        checks.check_finite(q=q, qd=qd, tau=tau)
+        M = mass_matrix(self.model, q)
+        p = M @ qd
+        if self._p0 is None:
+            self._p0 = p
+        else:
+            if not (np.isfinite(dt) and dt > 0):
+                raise InputError("dt must be a positive time step [s], got %r" % (dt,))
+            beta = gravity_torques(self.model, q) - coriolis_matrix(self.model, q, qd).T @ qd
+            self._integral += (tau - beta + self.residual) * dt      # pdot = tau + C^T qd - g + tau_ext
+            self.time += dt
+        self.residual = self.gains * (p - self._p0 - self._integral)
+        over = np.abs(self.residual) > self.thresholds
+        self.collision = bool(np.any(over))
+        self.joints = np.flatnonzero(over)
+        return self.residual.copy()
+
+    def wrench(self, q, link, point=(0.0, 0.0, 0.0), tau_ext=None):
+        """The wrench at ``link`` that explains the external torque: ``pinv(J^T) r``.
+
+        Args:
+            q: (nq,) joint positions.
+            link: the link the contact is assumed on.
+            point: (3,) contact point in the link frame [m].
+            tau_ext: (nq,) external torque (default: the latest residual).
+
+        Returns:
+            (6,) ``[fx, fy, fz, nx, ny, nz]`` in the base frame, moment about
+            the point [N, N m]: the least-squares wrench (minimum norm where
+            J^T has a null space; fewer than 6 joints determine only part of it).
+        """
+        r = self.residual if tau_ext is None else np.asarray(tau_ext, dtype=float)
+        J = jacobian(self.model, q, link, point)
+        return np.linalg.pinv(J.T) @ r
