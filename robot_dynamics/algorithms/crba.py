@@ -10,14 +10,15 @@ import numba as nb
 import numpy as np
 
 from .dispatch import Algorithm, run
-from .kernels import (MAT, TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work, work_crba, work_size, all_finite, bad_length, finite1, XT_force_add, I_times,
-                   XT_I_X_add, jit, ST_force, jcalc, joint_position, nbodies)
-from ..model.packed import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
+from .kernels import (MAT, TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work, work_crba, work_size, all_finite,
+                      bad_length, finite1, finite2, I_S, inline, jit, jcalc, joint_position, nbodies, ST_force6,
+                      XT_force, XT_I_X_add)
+from ..model.packed import MASS, PARENT, QIDX, QMUL
 
 
-@jit
+@inline
 def _crba(D, q, M, R, p, IC, F):
-    """One state. IC (nb, 13) composite inertias; F (2, 6) scratch forces."""
+    """One state. IC (nb, 13) composite inertias; F (2, 6) scratch."""
     n = nbodies(D)
     for i in range(n):
         jcalc(D, i, joint_position(D, i, q), R, p)
@@ -25,21 +26,14 @@ def _crba(D, q, M, R, p, IC, F):
             IC[i, c] = D[i, MASS + c]
     M[:, :] = 0.0
     for i in range(n - 1, -1, -1):
-        for c in range(6):                                # F = IC_i S_i
-            F[1, c] = 0.0
-        k = 3 if D[i, JTYPE] == PRISMATIC else 0
-        F[1, k], F[1, k + 1], F[1, k + 2] = D[i, AXIS], D[i, AXIS + 1], D[i, AXIS + 2]
-        I_times(IC, i, 0, F, 1, F, 0)
+        n0, n1, n2, f0, f1, f2 = I_S(D, i, IC, i)         # F = IC_i S_i
         qi, mi = int(D[i, QIDX]), D[i, QMUL]
-        M[qi, qi] += mi * mi * ST_force(D, i, F, 0)    # M_ii = S_i^T F
-        j, s = i, 0
+        M[qi, qi] += mi * mi * ST_force6(D, i, n0, n1, n2, f0, f1, f2)    # M_ii = S_i^T F
+        j = i
         while D[j, PARENT] >= 0:                          # F = X_j^T F; M_ij = S_j^T F
-            for c in range(6):
-                F[1 - s, c] = 0.0
-            XT_force_add(R, p, j, F, s, F, 1 - s)  # ping-pong between the two rows
-            s = 1 - s
+            n0, n1, n2, f0, f1, f2 = XT_force(R, p, j, n0, n1, n2, f0, f1, f2)
             j = int(D[j, PARENT])
-            Mij = mi * D[j, QMUL] * ST_force(D, j, F, s)
+            Mij = mi * D[j, QMUL] * ST_force6(D, j, n0, n1, n2, f0, f1, f2)
             qj = int(D[j, QIDX])
             M[qi, qj] += Mij
             M[qj, qi] += Mij
@@ -73,7 +67,7 @@ def crba_one(D, q, M, W):
         return 1
     R, p, IC, F = work_crba(W, nbodies(D) + 1, q.shape[0])
     _crba(D, q, M, R, p, IC, F)
-    return 0 if finite1(q) and all_finite(M) else 2
+    return 0 if finite1(q) and finite2(M) else 2
 
 
 CRBA = Algorithm(crba_one, crba_batch, ("q",), "matrix")
@@ -91,4 +85,10 @@ def mass_matrix(model, q, *, data=None, out=None):
         rows and columns in ``model.joint_names`` order. Mimic joints are
         folded in: ``M = G^T M_bodies G``.
     """
+    if out is not None and data is not None and data.model is model:         # the control loop (dispatch.run)
+        try:
+            if crba_one(data.table, q, out, data.work) == 0:
+                return out
+        except TypeError:
+            pass
     return run(CRBA, model, (q,), data, out)

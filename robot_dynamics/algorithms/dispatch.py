@@ -78,6 +78,11 @@ def run(algorithm, model, x, data=None, out=None, tail=None, extra=None, on_erro
     and takes the general path. A plain function with no keyword-only
     parameters, not ``Algorithm.__call__``: each of those costs 0.05 to
     0.2 us a call, a tenth of a whole RNEA.
+
+    The five functions of a control loop (rnea, gravity_torques,
+    nonlinear_effects, mass_matrix, aba) repeat this first branch in their
+    own body (five lines): the call to ``run`` alone costs about 0.1 us,
+    15 % of a gravity-torque call (numba 0.68, Python 3.11, bundled Panda).
     """
     if data is not None and out is not None and data.model is model:
         try:

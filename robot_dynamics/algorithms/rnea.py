@@ -12,7 +12,7 @@ import numpy as np
 from . import checks
 from .dispatch import Algorithm, run
 from .kernels import (TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work, work_rnea, work_size, S_add, add_torque, crm_S_add, all_finite,
-                   bad_length, crf_add, finite1, XT_force_add, I_times, jit,
+                   bad_length, crf_add, finite1, XT_force_add, I_times, inline, jit,
                    joint_coordinate, ST_force, jcalc, joint_position, X_motion,
                    nbodies, parent_row, set_base_acceleration)
 from ..model.packed import MASS, PARENT
@@ -21,7 +21,7 @@ from .wrench import body_wrenches
 _NO_FEXT = np.empty((0, 0, 6))      # no external forces
 
 
-@jit
+@inline
 def _rnea(D, q, qd, qdd, fext, tau, R, p, v, a, f):
     """One state. fext (nb, 6) body-frame [n; f] wrenches, or (0, 6) for none.
     Work rows: nb bodies + the base row (v = 0, a = -g)."""
@@ -50,7 +50,7 @@ def _rnea(D, q, qd, qdd, fext, tau, R, p, v, a, f):
             XT_force_add(R, p, i, f, i, f, parent_row(D, i))   # f_p += X_i^T f_i
 
 
-@jit
+@inline
 def _gravity(D, q, tau, R, p, a, f):
     """One state of rnea(q, 0, 0): only the base acceleration -g propagates."""
     n = nbodies(D)
@@ -184,6 +184,12 @@ def rnea(model, q, qd, qdd, f_ext=None, *, data=None, out=None):
     cores. See Featherstone sec. 5.3, Handbook Algorithm 3.1.
     """
     if f_ext is None:
+        if out is not None and data is not None and data.model is model:     # the control loop (dispatch.run)
+            try:
+                if rnea_one(data.table, q, qd, qdd, out, data.work) == 0:
+                    return out
+            except TypeError:
+                pass
         return run(RNEA, model, (q, qd, qdd), data, out)
     shape, _ = checks.batch(model, q=q, qd=qd, qdd=qdd)
     FEXT = body_wrenches(model, f_ext, shape, int(np.prod(shape, dtype=np.int64)))
@@ -200,6 +206,12 @@ def gravity_torques(model, q, *, data=None, out=None):
     Returns:
         (..., nq) torques [N m] / forces [N].
     """
+    if out is not None and data is not None and data.model is model:         # the control loop (dispatch.run)
+        try:
+            if gravity_one(data.table, q, out, data.work) == 0:
+                return out
+        except TypeError:
+            pass
     return run(GRAVITY, model, (q,), data, out)
 
 
@@ -213,4 +225,10 @@ def nonlinear_effects(model, q, qd, *, data=None, out=None):
     Returns:
         (..., nq) torques [N m] / forces [N].
     """
+    if out is not None and data is not None and data.model is model:         # the control loop (dispatch.run)
+        try:
+            if nle_one(data.table, q, qd, out, data.work) == 0:
+                return out
+        except TypeError:
+            pass
     return run(NONLINEAR_EFFECTS, model, (q, qd), data, out)
