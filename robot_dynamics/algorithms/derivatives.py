@@ -38,7 +38,7 @@ import numpy as np
 from . import checks
 from .aba import _aba, _fd_crb
 from .dispatch import Algorithm, run
-from .kernels import (TABLE, V, V_RO, XT_force_add, XT_I_X_add, I_matrix, I_times, all_finite, bad_length, chunks,
+from .kernels import (TABLE, V, V_RO, XT_force_add, XT_I_X_add, I_times, all_finite, bad_length, chunks,
                       crf_add, entry, finite1, jit, inline, joint_coordinate, nbodies, parallel, parent_row,
                       set_base_acceleration, work, work_buffer, work_size, world_poses)
 from .rnea import _NO_FEXT
@@ -84,45 +84,38 @@ def _motion_subspace(D, i, Rw, pw, S):
 
 
 @inline
-def _body_B(I, i, v, h, r, B):
-    """B[i] = (v_i x*) I_i - I_i (v_i x) + (h xbar), h = I_i v_i = h[r], I = I[i] (6, 6).
-
-    With P = -(v x)^T I: (v x*) I = P and I (v x) = -P^T (I symmetric), so
-    B = P + P^T + (h xbar), ``(h xbar) m = m x* h``."""
+def _body_A(D, i, IC, v, A):
+    """A[i]: the 6 numbers (00, 01, 02, 11, 12, 22) of the symmetric 3x3
+    ``A = [w x] J - J [w x] - [u x][s x] - [s x][u x]`` of body i, with v_i = (w, u)
+    and I_i = (m, s = m c, J) in the base frame (IC[i])."""
     w0, w1, w2, u0, u1, u2 = v[i, 0], v[i, 1], v[i, 2], v[i, 3], v[i, 4], v[i, 5]
-    for c in range(6):                     # P[:, c] = v x* I[:, c]
-        n0, n1, n2, f0, f1, f2 = I[i, 0, c], I[i, 1, c], I[i, 2, c], I[i, 3, c], I[i, 4, c], I[i, 5, c]
-        B[i, 0, c] = w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1
-        B[i, 1, c] = w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2
-        B[i, 2, c] = w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0
-        B[i, 3, c] = w1 * f2 - w2 * f1
-        B[i, 4, c] = w2 * f0 - w0 * f2
-        B[i, 5, c] = w0 * f1 - w1 * f0
-    for r_ in range(6):                    # B = P + P^T
-        for c in range(r_, 6):
-            s = B[i, r_, c] + B[i, c, r_]
-            B[i, r_, c] = s
-            B[i, c, r_] = s
-    n0, n1, n2, f0, f1, f2 = h[r, 0], h[r, 1], h[r, 2], h[r, 3], h[r, 4], h[r, 5]
-    # + (h xbar): m x* h = (w x n + u x f, w x f) for m = (w, u)
-    B[i, 0, 1] += n2
-    B[i, 0, 2] -= n1
-    B[i, 1, 0] -= n2
-    B[i, 1, 2] += n0
-    B[i, 2, 0] += n1
-    B[i, 2, 1] -= n0
-    B[i, 0, 4] += f2
-    B[i, 0, 5] -= f1
-    B[i, 1, 3] -= f2
-    B[i, 1, 5] += f0
-    B[i, 2, 3] += f1
-    B[i, 2, 4] -= f0
-    B[i, 3, 1] += f2
-    B[i, 3, 2] -= f1
-    B[i, 4, 0] -= f2
-    B[i, 4, 2] += f0
-    B[i, 5, 0] += f1
-    B[i, 5, 1] -= f0
+    s0, s1, s2 = IC[i, 1], IC[i, 2], IC[i, 3]
+    j00, j01, j02, j11, j12, j22 = IC[i, 4], IC[i, 5], IC[i, 6], IC[i, 8], IC[i, 9], IC[i, 12]
+    # K = [w x] J, rows k0, k1, k2 (J symmetric)
+    k00, k01, k02 = w1 * j02 - w2 * j01, w1 * j12 - w2 * j11, w1 * j22 - w2 * j12
+    k10, k11, k12 = w2 * j00 - w0 * j02, w2 * j01 - w0 * j12, w2 * j02 - w0 * j22
+    k20, k21, k22 = w0 * j01 - w1 * j00, w0 * j11 - w1 * j01, w0 * j12 - w1 * j02
+    us = 2.0 * (u0 * s0 + u1 * s1 + u2 * s2)
+    # A = K + K^T - s u^T - u s^T + 2 (u . s) 1
+    A[i, 0] = 2.0 * (k00 - s0 * u0) + us
+    A[i, 1] = k01 + k10 - s0 * u1 - u0 * s1
+    A[i, 2] = k02 + k20 - s0 * u2 - u0 * s2
+    A[i, 3] = 2.0 * (k11 - s1 * u1) + us
+    A[i, 4] = k12 + k21 - s1 * u2 - u1 * s2
+    A[i, 5] = 2.0 * (k22 - s2 * u2) + us
+
+
+@inline
+def _B_times(A, h, k, x, s, out, o):
+    """out[o] = B_k x[s] = (A xw + xw x n, 2 xw x f) for ``B = [[A - [n x], 0], [-2 [f x], 0]]``, h[k] = (n, f)."""
+    x0, x1, x2 = x[s, 0], x[s, 1], x[s, 2]
+    n0, n1, n2, f0, f1, f2 = h[k, 0], h[k, 1], h[k, 2], h[k, 3], h[k, 4], h[k, 5]
+    out[o, 0] = A[k, 0] * x0 + A[k, 1] * x1 + A[k, 2] * x2 + x1 * n2 - x2 * n1
+    out[o, 1] = A[k, 1] * x0 + A[k, 3] * x1 + A[k, 4] * x2 + x2 * n0 - x0 * n2
+    out[o, 2] = A[k, 2] * x0 + A[k, 4] * x1 + A[k, 5] * x2 + x0 * n1 - x1 * n0
+    out[o, 3] = 2.0 * (x1 * f2 - x2 * f1)
+    out[o, 4] = 2.0 * (x2 * f0 - x0 * f2)
+    out[o, 5] = 2.0 * (x0 * f1 - x1 * f0)
 
 
 @jit
@@ -130,12 +123,16 @@ def _rnea_derivatives(D, q, qd, qdd, fext, gravity, dq, dqd, M, w):
     """One state: dq = dtau/dq, dqd = dtau/dqd, M = dtau/dqdd (nq, nq), all
     accumulated through the mimic map; gravity False drops a_0 = -g.
 
+    ``B_i = (v_i x*) I_i - I_i (v_i x) + (I_i v_i) xbar`` is, with v = (w, u),
+    I = (m, s = m c, J) and I v = (n, f), the matrix ``[[A - [n x], 0], [-2 [f x], 0]]``
+    (the terms in u and m cancel), ``A = [w x] J - J [w x] - [u x][s x] - [s x][u x]``:
+    12 numbers that add up over subtrees like the inertias (A in U, I v in pA).
+
     Work: R, p, Rw, pw poses; S, Sd, c = Sddot; v, a; f (then subtree
     forces F_k); IC (13 inertia parameters in the base frame, then
-    composites); IA (the 6x6 body inertias); BC (B_i, then composites); F,
-    T scratch rows."""
+    composites); U (A, then composites); pA (I v, then composites); F, T scratch rows."""
     R, p, Rw, pw, S, Sd, Sdd, v, a, f = w.R, w.p, w.Rw, w.pw, w.S, w.Sd, w.c, w.v, w.a, w.f
-    IC, I6, BC, F, T = w.IC, w.IA, w.BC, w.F, w.T
+    IC, A, h, F, T = w.IC, w.U, w.pA, w.F, w.T
     n = nbodies(D)
     world_poses(D, q, R, p, Rw, pw)
     v[n, :] = 0.0
@@ -156,48 +153,47 @@ def _rnea_derivatives(D, q, qd, qdd, fext, gravity, dq, dqd, M, w):
             a[i, k] = a[par, k] + S[i, k] * qddi + Sd[i, k] * qdi   # a_i = a_p + S_i qdd_i + Sdot_i qd_i
         IC[i, :] = 0.0                                    # I_i in the base frame
         XT_I_X_add(Rw, pw, i, D, i, MASS, IC, i)
-        I_matrix(IC, i, 0, I6, i)
         I_times(IC, i, 0, a, i, f, i)                     # f_i = I_i a_i + v_i x* I_i v_i - f_ext_i
-        I_times(IC, i, 0, v, i, F, 1)
-        crf_add(v, i, F, 1, f, i)
+        I_times(IC, i, 0, v, i, h, i)
+        crf_add(v, i, h, i, f, i)
         if fext.shape[0]:
             F[2, :] = 0.0
             XT_force_add(Rw, pw, i, fext, i, F, 2)          # the body-frame wrench in the base frame
             for k in range(6):
                 f[i, k] -= F[2, k]
-        _body_B(I6, i, v, F, 1, BC)                       # B_i
+        _body_A(D, i, IC, v, A)                           # B_i
     dq[:, :] = 0.0
     dqd[:, :] = 0.0
     M[:, :] = 0.0
-    for k in range(n - 1, -1, -1):                        # backward pass: IC_k, BC_k, F_k complete
-        I_times(IC, k, 0, S, k, T, 0)                     # t = IC_k S_k
-        I_times(IC, k, 0, Sd, k, T, 1)
-        I_times(IC, k, 0, Sdd, k, T, 2)
-        T[4, :] = 0.0
-        crf_add(S, k, f, k, T, 4)                         # S_k x* F_k
+    for k in range(n - 1, -1, -1):                        # backward pass: composites of k complete
+        I_times(IC, k, 0, S, k, T, 0)                     # IC_k S_k
+        I_times(IC, k, 0, Sd, k, T, 1)                    # IC_k Sdot_k
+        I_times(IC, k, 0, Sdd, k, T, 2)                   # IC_k Sddot_k
+        _B_times(A, h, k, Sd, k, T, 3)                    # BC_k Sdot_k
+        _B_times(A, h, k, S, k, T, 5)                     # BC_k S_k
+        crf_add(S, k, f, k, T, 3)                         # + S_k x* F_k
         for r in range(6):
-            b1 = 0.0
-            b2 = 0.0
-            u2 = 0.0
-            for c in range(6):
-                b1 += BC[k, r, c] * Sd[k, c]
-                b2 += BC[k, r, c] * S[k, c]
-                u2 += BC[k, c, r] * S[k, c]
-            T[3, r] = u2                                  # BC_k^T S_k
-            T[4, r] += T[2, r] + b1                       # column k, ancestor rows (dq)
-            T[5, r] = 2.0 * T[1, r] + b2                  # column k, ancestor rows (dqd)
+            T[3, r] += T[2, r]                            # column k, ancestor rows: IC Sddot + BC Sdot + S x* F
+            T[5, r] += 2.0 * T[1, r]                      # column k, ancestor rows: 2 IC Sdot + BC S
+        # BC_k^T S_k = (A Sw + n x Sw + 2 f x Su, 0), the row vector of row k
+        s0, s1, s2, s3, s4, s5 = S[k, 0], S[k, 1], S[k, 2], S[k, 3], S[k, 4], S[k, 5]
+        n0, n1, n2, f0, f1, f2 = h[k, 0], h[k, 1], h[k, 2], h[k, 3], h[k, 4], h[k, 5]
+        b0 = A[k, 0] * s0 + A[k, 1] * s1 + A[k, 2] * s2 + n1 * s2 - n2 * s1 + 2.0 * (f1 * s5 - f2 * s4)
+        b1 = A[k, 1] * s0 + A[k, 3] * s1 + A[k, 4] * s2 + n2 * s0 - n0 * s2 + 2.0 * (f2 * s3 - f0 * s5)
+        b2 = A[k, 2] * s0 + A[k, 4] * s1 + A[k, 5] * s2 + n0 * s1 - n1 * s0 + 2.0 * (f0 * s4 - f1 * s3)
         qk, mk = int(D[k, QIDX]), D[k, QMUL]
         m = k
         while m >= 0:                                     # row k, columns m = k and its ancestors
             qm, c = int(D[m, QIDX]), mk * D[m, QMUL]
-            dq[qk, qm] += c * (_dot(T, 0, Sdd, m) + _dot(T, 3, Sd, m))     # S_k . (IC_k Sddot_m + BC_k Sdot_m)
-            dqd[qk, qm] += c * (2.0 * _dot(T, 0, Sd, m) + _dot(T, 3, S, m))  # S_k . (2 IC_k Sdot_m + BC_k S_m)
+            tS = _dot(T, 0, Sd, m)
+            dq[qk, qm] += c * (_dot(T, 0, Sdd, m) + b0 * Sd[m, 0] + b1 * Sd[m, 1] + b2 * Sd[m, 2])
+            dqd[qk, qm] += c * (2.0 * tS + b0 * S[m, 0] + b1 * S[m, 1] + b2 * S[m, 2])
             M[qk, qm] += c * _dot(T, 0, S, m)
             m = int(D[m, PARENT])
         j = int(D[k, PARENT])
         while j >= 0:                                     # column k, strict ancestor rows j
             qj, c = int(D[j, QIDX]), mk * D[j, QMUL]
-            dq[qj, qk] += c * _dot(S, j, T, 4)
+            dq[qj, qk] += c * _dot(S, j, T, 3)
             dqd[qj, qk] += c * _dot(S, j, T, 5)
             M[qj, qk] += c * _dot(S, j, T, 0)
             j = int(D[j, PARENT])
@@ -207,13 +203,14 @@ def _rnea_derivatives(D, q, qd, qdd, fext, gravity, dq, dqd, M, w):
                 IC[par, c] += IC[k, c]
             for r in range(6):
                 f[par, r] += f[k, r]
-                for c in range(6):
-                    BC[par, r, c] += BC[k, r, c]
+                h[par, r] += h[k, r]
+                A[par, r] += A[k, r]
 
 
 @jit
-def _cholesky(M):
-    """Lower Cholesky factor of M in place; False if M is not positive definite."""
+def _cholesky(M, r):
+    """Lower Cholesky factor L of M in place, r[j] = 1 / L[j, j]; False if M is
+    not positive definite."""
     n = M.shape[0]
     for j in range(n):
         s = M[j, j]
@@ -222,62 +219,76 @@ def _cholesky(M):
         if not s > 0.0:
             return False
         M[j, j] = np.sqrt(s)
+        r[j] = 1.0 / M[j, j]
         for i in range(j + 1, n):
             s = M[i, j]
             for k in range(j):
                 s -= M[i, k] * M[j, k]
-            M[i, j] = s / M[j, j]
+            M[i, j] = s * r[j]
     return True
 
 
 @jit
-def _solve_columns(L, X, x, scale):
-    """X <- scale * M^-1 X column by column, with L the Cholesky factor of M; x (n,) scratch."""
+def _inverse(L, r, Minv):
+    """Minv = M^-1 = L^-T L^-1 from the Cholesky factor L (r: its reciprocal
+    diagonal): L^-1 into Minv's lower triangle, then the product, lower
+    triangle first and mirrored."""
     n = L.shape[0]
-    for col in range(X.shape[1]):
-        for i in range(n):                                # L y = X[:, col]
-            s = X[i, col]
-            for k in range(i):
-                s -= L[i, k] * x[k]
-            x[i] = s / L[i, i]
-        for i in range(n - 1, -1, -1):                    # L^T z = y
-            s = x[i]
-            for k in range(i + 1, n):
-                s -= L[k, i] * x[k]
-            x[i] = s / L[i, i]
-        for i in range(n):
-            X[i, col] = scale * x[i]
+    for j in range(n):                                    # Linv column j: L Linv[:, j] = e_j
+        Minv[j, j] = r[j]
+        for i in range(j + 1, n):
+            s = 0.0
+            for k in range(j, i):
+                s -= L[i, k] * Minv[k, j]
+            Minv[i, j] = s * r[i]
+    for i in range(n):                                    # Minv[i, j] = sum_k Linv[k, i] Linv[k, j], j <= i
+        for j in range(i + 1):
+            s = 0.0
+            for k in range(i, n):
+                s += Minv[k, i] * Minv[k, j]
+            Minv[i, j] = s                                # Linv[k, *] for k >= i is still needed: k > i rows untouched
+    for i in range(n):
+        for j in range(i + 1, n):
+            Minv[i, j] = Minv[j, i]
 
 
 @jit
-def _aba_derivatives(D, q, qd, tau, fext, out, w):
+def _times_minus(Minv, X0, X1, Y0, Y1):
+    """Y0 = -Minv X0 and Y1 = -Minv X1 (one pass over Minv)."""
+    n = Minv.shape[0]
+    for i in range(n):
+        for c in range(n):
+            s0 = 0.0
+            s1 = 0.0
+            for k in range(n):
+                m = Minv[i, k]
+                s0 += m * X0[k, c]
+                s1 += m * X1[k, c]
+            Y0[i, c] = -s0
+            Y1[i, c] = -s1
+
+
+@jit
+def _aba_derivatives(D, q, qd, tau, fext, out, w, tmp):
     """One state: out[0] = dqdd/dq, out[1] = dqdd/dqd, out[2] = M^-1 at
-    qdd = FD(q, qd, tau). False if M(q) is singular.
+    qdd = FD(q, qd, tau); tmp (3, nq, nq) scratch. False if M(q) is singular.
 
     qdd from the ABA (the CRBA route for coupled trees), then the RNEA
     derivatives at (q, qd, qdd): tau = ID(q, qd, FD(q, qd, tau)) for all q,
     qd gives dqdd/dq = -M^-1 dtau/dq and dqdd/dqd = -M^-1 dtau/dqd
     (Carpentier and Mansard, sec. IV)."""
     nq = q.shape[0]
-    qdd = out[2, 0]
+    qdd = w.u[:nq]
     if nbodies(D) == nq:
         _aba(D, q, qd, tau, fext, qdd, w)
     elif not _fd_crb(D, q, qd, tau, fext, qdd, w):
         return False
-    x = w.u[:nq]                                          # qdd, kept out of the pass's arrays
-    for k in range(nq):
-        x[k] = qdd[k]
-    L = w.M
-    _rnea_derivatives(D, q, qd, x, fext, True, out[0], out[1], L, w)
-    if not _cholesky(L):
+    L, r = tmp[2], w.d
+    _rnea_derivatives(D, q, qd, qdd, fext, True, tmp[0], tmp[1], L, w)
+    if not _cholesky(L, r):
         return False
-    _solve_columns(L, out[0], w.zero, -1.0)               # dqdd/dq = -M^-1 dtau/dq
-    _solve_columns(L, out[1], w.zero, -1.0)               # dqdd/dqd = -M^-1 dtau/dqd
-    Minv = out[2]
-    Minv[:, :] = 0.0
-    for k in range(nq):
-        Minv[k, k] = 1.0
-    _solve_columns(L, Minv, w.zero, 1.0)
+    _inverse(L, r, out[2])
+    _times_minus(out[2], tmp[0], tmp[1], out[0], out[1])  # dqdd/dq = -M^-1 dtau/dq, dqdd/dqd = -M^-1 dtau/dqd
     return True
 
 
@@ -307,10 +318,11 @@ def rnea_derivatives_batch(D, Q, QD, QDD, FEXT, gravity, OUT):
 def aba_derivative_states(D, Q, QD, TAU, FEXT, OUT, W):
     """OUT[b] = (dqdd/dq, dqdd/dqd, M^-1) for every row of one chunk (NaN where M is singular)."""
     w = work(W, nbodies(D) + 1, Q.shape[1])
+    tmp = np.empty((3, Q.shape[1], Q.shape[1]))
     none = np.empty((0, 6))
     for b in range(Q.shape[0]):
         fext = FEXT[b] if FEXT.shape[0] > 0 else none
-        if not _aba_derivatives(D, Q[b], QD[b], TAU[b], fext, OUT[b], w):
+        if not _aba_derivatives(D, Q[b], QD[b], TAU[b], fext, OUT[b], w, tmp):
             OUT[b] = np.nan
 
 
@@ -363,7 +375,8 @@ def aba_derivatives_one(D, q, qd, tau, out, W):
     W = work_buffer(D, W, q.shape[0])
     if W.shape[0] == 0:
         return 1
-    if not _aba_derivatives(D, q, qd, tau, np.empty((0, 6)), out, work(W, nbodies(D) + 1, q.shape[0])):
+    tmp = np.empty((3, q.shape[0], q.shape[0]))
+    if not _aba_derivatives(D, q, qd, tau, np.empty((0, 6)), out, work(W, nbodies(D) + 1, q.shape[0]), tmp):
         return 2
     return 0 if all_finite(out) and finite1(q) and finite1(qd) and finite1(tau) else 2
 
@@ -378,6 +391,8 @@ ABA_DERIVATIVES_FEXT = Algorithm(None, aba_derivatives_batch, ("q", "qd", "tau")
 
 
 def _three(out):
+    if out.ndim == 3:                  # one state: plain indexing is the cheapest view
+        return out[0], out[1], out[2]
     return out[..., 0, :, :], out[..., 1, :, :], out[..., 2, :, :]
 
 
