@@ -55,12 +55,15 @@ _cache.configure()                     # before any kernel is defined
 from .algorithms.aba import aba  # noqa: E402
 from .algorithms.coriolis import coriolis_matrix  # noqa: E402
 from .algorithms.crba import mass_matrix  # noqa: E402
+from .algorithms.derivatives import (aba_derivatives, coriolis_derivatives, gravity_derivatives,  # noqa: E402
+                                     rnea_derivatives)
 from .algorithms.dispatch import get_num_threads, set_num_threads  # noqa: E402
 from .algorithms.energy import kinetic_energy, potential_energy  # noqa: E402
 from .algorithms.kinematics import forward_kinematics, jacobian, link_pose  # noqa: E402
 from .algorithms.rnea import gravity_torques, nonlinear_effects, rnea  # noqa: E402
 from .analysis.config_space import configuration_space_form  # noqa: E402
 from .analysis.friction import friction_torques  # noqa: E402
+from .analysis.linearization import linearize, lqr  # noqa: E402
 from .analysis.operational import (cartesian_dynamics, dynamically_consistent_inverse,  # noqa: E402
                                    jacobian_derivative_times_qd, operational_space)
 from .analysis.wrench import static_torques  # noqa: E402
