@@ -67,13 +67,21 @@ def _gravity(D, q, tau, R, p, a, f):
 
 
 @jit
-def rnea_states(D, Q, QD, QDD, FEXT, TAU, W):
-    """TAU[b] = rnea(Q[b], QD[b], QDD[b], FEXT[b]) for every row of one chunk."""
+def rnea_states(D, Q, QD, QDD, TAU, W):
+    """TAU[b] = rnea(Q[b], QD[b], QDD[b]) for every row of one chunk (its own
+    loop: a branch on external forces in it costs time per state)."""
     w = work(W, nbodies(D) + 1, Q.shape[1])
     none = np.empty((0, 6))
     for b in range(Q.shape[0]):
-        fext = FEXT[b] if FEXT.shape[0] > 0 else none
-        _rnea(D, Q[b], QD[b], QDD[b], fext, TAU[b], w.R, w.p, w.v, w.a, w.f)
+        _rnea(D, Q[b], QD[b], QDD[b], none, TAU[b], w.R, w.p, w.v, w.a, w.f)
+
+
+@jit
+def rnea_states_fext(D, Q, QD, QDD, FEXT, TAU, W):
+    """TAU[b] = rnea(Q[b], QD[b], QDD[b], FEXT[b]) for every row of one chunk."""
+    w = work(W, nbodies(D) + 1, Q.shape[1])
+    for b in range(Q.shape[0]):
+        _rnea(D, Q[b], QD[b], QDD[b], FEXT[b], TAU[b], w.R, w.p, w.v, w.a, w.f)
 
 
 @parallel
@@ -83,7 +91,10 @@ def rnea_batch(D, Q, QD, QDD, FEXT, TAU):
     ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), Q.shape[1])
     for k in nb.prange(ranges.shape[0]):
         lo, hi = ranges[k, 0], ranges[k, 1]
-        rnea_states(D, Q[lo:hi], QD[lo:hi], QDD[lo:hi], FEXT[lo:hi], TAU[lo:hi], np.empty(size))
+        if FEXT.shape[0] > 0:
+            rnea_states_fext(D, Q[lo:hi], QD[lo:hi], QDD[lo:hi], FEXT[lo:hi], TAU[lo:hi], np.empty(size))
+        else:
+            rnea_states(D, Q[lo:hi], QD[lo:hi], QDD[lo:hi], TAU[lo:hi], np.empty(size))
     return all_finite(TAU) and all_finite(Q) and all_finite(QD) and all_finite(QDD)
 
 
@@ -149,7 +160,7 @@ def nle_batch(D, Q, QD, TAU):
     for k in nb.prange(ranges.shape[0]):
         lo, hi = ranges[k, 0], ranges[k, 1]
         zero = np.zeros((hi - lo, Q.shape[1]))
-        rnea_states(D, Q[lo:hi], QD[lo:hi], zero, np.empty((0, 0, 6)), TAU[lo:hi], np.empty(size))
+        rnea_states(D, Q[lo:hi], QD[lo:hi], zero, TAU[lo:hi], np.empty(size))
     return all_finite(TAU) and all_finite(Q) and all_finite(QD)
 
 
