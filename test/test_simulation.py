@@ -639,3 +639,29 @@ def test_fused_step_keeps_the_state_when_it_blows_up(panda):
         for _ in range(50):
             sim.step()
     assert np.all(np.isfinite(sim.q)) and np.all(np.isfinite(sim.qd))
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "semi_implicit_euler"])
+def test_step_n_in_one_compiled_call_equals_n_single_steps(panda, integrator):
+    """step(n) on the fused path (no constraint) is bit for bit n calls of step()."""
+    one, many = (Simulator(panda, integrator=integrator, q0=READY, constraints=[]) for _ in range(2))
+    for sim in (one, many):
+        sim.set_command(READY + 0.2, mode="position")
+    for _ in range(300):
+        one.step()
+    many.step(300)
+    assert many.time == one.time
+    assert np.array_equal(many.q, one.q) and np.array_equal(many.qd, one.qd)
+
+
+def test_step_n_keeps_the_last_finite_state_when_it_blows_up(panda):
+    sim = Simulator(panda, forces=[], constraints=[], dt=50.0)       # absurd step: diverges
+    sim.set_command(np.full(panda.nq, 80.0))
+    with pytest.raises(SimulationError, match="non-finite"):
+        sim.step(50)
+    assert 0 < sim.time < 50 * 50.0
+    assert np.all(np.isfinite(sim.q)) and np.all(np.isfinite(sim.qd))
+    replay = Simulator(panda, forces=[], constraints=[], dt=50.0)
+    replay.set_command(np.full(panda.nq, 80.0))
+    replay.step(int(round(sim.time / 50.0)))                         # the same steps, all finite
+    assert np.array_equal(replay.q, sim.q)
