@@ -17,10 +17,11 @@ sec. 6.3):
   the log-Cholesky parametrisation of :mod:`.inertials` (Rucker and
   Wensing, *Smooth parameterization of rigid-body inertia*, IEEE RA-L
   2022), the same weighted residual minimised over the 10 nb parameters
-  with :func:`scipy.optimize.least_squares` from the nominal model, plus
-  a small pull towards the nominal parameters that only settles what the
-  data cannot (``regularization``); viscous and Coulomb friction are kept
-  >= 0. The result carries the corrected model.
+  with :func:`scipy.optimize.least_squares` (Levenberg-Marquardt) from
+  the nominal model, plus a small pull towards the nominal model's
+  log-Cholesky coordinates that only settles what the data cannot
+  (``regularization``); viscous and Coulomb friction are kept >= 0. The
+  result carries the corrected model.
 """
 from dataclasses import dataclass, field
 from typing import Optional
@@ -123,7 +124,7 @@ class IdentificationResult:
         return text
 
 
-def identify(model, q, qd, qdd, tau, *, friction=False, method="ols", base=None, regularization=1e-3):
+def identify(model, q, qd, qdd, tau, *, friction=False, method="ols", base=None, regularization=1e-2):
     """Identify the base parameters of ``model`` from measured motion and torques.
 
     Args:
@@ -222,17 +223,13 @@ def _consistent(model, base, Y, b, sigma_rows, friction, regularization):
     every body consistent (log-Cholesky) and viscous, Coulomb friction >= 0."""
     nb_, nq = model.nb, model.nq
     Aw, bw = Y / sigma_rows[:, None], b / sigma_rows
-    Qm, R = np.linalg.qr(Aw)                   # |Aw x - bw|^2 = |R x - Q^T bw|^2 + const
+    Qm, R = np.linalg.qr(Aw)                   # |Aw x - bw|^2 = |R x - c|^2 + rest^2
     c = Qm.T @ bw
+    rest = np.sqrt(max(float(bw @ bw - c @ c), 0.0))
     theta0 = np.concatenate([log_cholesky(p) for p in inertial_parameters(model).reshape(nb_, 10)])
     nf = 3 * nq if friction else 0
-    if friction:                               # start from the model's friction, offsets 0
-        phi0 = np.column_stack([model.damping, model.friction, np.zeros(nq)]).ravel()
-        lo = np.tile([0.0, 0.0, -np.inf], nq)
-    else:
-        phi0, lo = np.zeros(0), np.zeros(0)
-    z0 = np.concatenate([theta0, phi0])
-    lower = np.concatenate([np.full(10 * nb_, -np.inf), lo])
+    # start from the model's friction, offsets 0
+    phi0 = np.column_stack([model.damping, model.friction, np.zeros(nq)]).ravel() if friction else np.zeros(0)
     gamma = float(regularization)
 
     def unpack(z):
@@ -240,8 +237,10 @@ def _consistent(model, base, Y, b, sigma_rows, friction, regularization):
         return th, np.concatenate([np.concatenate([parameters_from_log_cholesky(t) for t in th]), z[10 * nb_:]])
 
     def residual(z):
+        # the constant rest keeps the whole weighted sum of squares in the cost, so that
+        # the relative tolerance below is relative to it (about N nq / 2 at the noise level)
         _, x = unpack(z)
-        return np.concatenate([R @ x - c, gamma * (z[:10 * nb_] - theta0)])
+        return np.concatenate([R @ x - c, gamma * (z[:10 * nb_] - theta0), [rest]])
 
     def jacobian(z):
         th, _ = unpack(z)
@@ -251,12 +250,21 @@ def _consistent(model, base, Y, b, sigma_rows, friction, regularization):
         D[10 * nb_:, 10 * nb_:] = np.eye(nf)
         reg = np.zeros((10 * nb_, 10 * nb_ + nf))
         reg[:, :10 * nb_] = gamma * np.eye(10 * nb_)
-        return np.vstack([R @ D, reg])
+        return np.vstack([R @ D, reg, np.zeros((1, 10 * nb_ + nf))])
 
-    z0 = np.maximum(z0, lower)
-    sol = scipy.optimize.least_squares(residual, z0, jac=jacobian, bounds=(lower, np.inf), method="trf",
-                                       x_scale="jac", xtol=1e-12, ftol=1e-12, gtol=1e-10, max_nfev=2000)
-    _, x = unpack(sol.x)
+    # Levenberg-Marquardt; a body whose best fit lies on the edge of the consistent set
+    # sends its theta slowly towards infinity (the edge of the log-Cholesky chart), so the
+    # stop is a relative change of 1e-8 of the whole cost, not of theta.
+    tol = dict(xtol=1e-8, ftol=1e-8, gtol=1e-8)
+    sol = scipy.optimize.least_squares(residual, np.concatenate([theta0, phi0]), jac=jacobian, method="lm",
+                                       max_nfev=200 * (10 * nb_ + nf), **tol)
+    z = sol.x
+    if friction and (np.any(z[10 * nb_::3] < 0) or np.any(z[10 * nb_ + 1::3] < 0)):
+        lower = np.concatenate([np.full(10 * nb_, -np.inf), np.tile([0.0, 0.0, -np.inf], nq)])
+        z = np.maximum(z, lower)               # viscous and Coulomb >= 0: bounded trust region from there
+        z = scipy.optimize.least_squares(residual, z, jac=jacobian, bounds=(lower, np.inf), method="trf",
+                                         x_scale="jac", max_nfev=200 * (10 * nb_ + nf), **tol).x
+    _, x = unpack(z)
     for i in range(nb_):
         problem = consistency_problem(x[10 * i:10 * i + 10])
         if problem:                            # only at the numerical edge (e^theta underflow)

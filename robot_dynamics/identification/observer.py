@@ -12,7 +12,8 @@ and needs no joint acceleration (De Luca and Mattone, *Sensorless robot
 collision detection and hybrid force/motion control*, ICRA 2005;
 Haddadin, De Luca and Albu-Schaeffer, *Robot collisions: a survey on
 detection, isolation, and identification*, IEEE T-RO 2017, sec. IV-C).
-The integral is updated with the rectangle rule at each sample.
+The integral is updated at each sample with the values at the start of
+the interval (the torque a sampled controller held during it).
 
 Sign: ``tau_ext`` is the joint torque the environment applies (a wrench
 F on a link gives ``tau_ext = J^T F``), so the motors see ``tau = M qdd
@@ -86,16 +87,17 @@ class MomentumObserver:
             raise InputError("update takes one sample (nq,), got %d" % q.shape[0])
         q, qd, tau = q[0], qd[0], tau[0]
         checks.check_finite(q=q, qd=qd, tau=tau)
-        M = mass_matrix(self.model, q)
-        p = M @ qd
+        p = mass_matrix(self.model, q) @ qd
         if self._p0 is None:
             self._p0 = p
         else:
             if not (np.isfinite(dt) and dt > 0):
                 raise InputError("dt must be a positive time step [s], got %r" % (dt,))
-            beta = gravity_torques(self.model, q) - coriolis_matrix(self.model, q, qd).T @ qd
-            self._integral += (tau - beta + self.residual) * dt      # pdot = tau + C^T qd - g + tau_ext
+            # pdot = tau + C^T qd - g + tau_ext, over the last interval with the values at its
+            # start (the torque applied during it; a sampled controller's zero-order hold)
+            self._integral += (self._drive + self.residual) * dt
             self.time += dt
+        self._drive = tau - gravity_torques(self.model, q) + coriolis_matrix(self.model, q, qd).T @ qd
         self.residual = self.gains * (p - self._p0 - self._integral)
         over = np.abs(self.residual) > self.thresholds
         self.collision = bool(np.any(over))
