@@ -665,3 +665,91 @@ def test_step_n_keeps_the_last_finite_state_when_it_blows_up(panda):
     replay.set_command(np.full(panda.nq, 80.0))
     replay.step(int(round(sim.time / 50.0)))                         # the same steps, all finite
     assert np.array_equal(replay.q, sim.q)
+
+
+# --- linearly implicit Euler --------------------------------------------------------
+
+ROTOR = ('<robot name="rotor"><link name="base"/><link name="disc"><inertial><mass value="2"/>'
+         '<inertia ixx="0.1" iyy="0.1" izz="%g" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+         '<joint name="spin" type="continuous"><parent link="base"/><child link="disc"/><axis xyz="0 0 1"/>'
+         '<limit effort="1000" velocity="1000"/></joint></robot>')
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_implicit_euler_on_a_damped_rotor_is_backward_euler(fused):
+    """A disc spinning about its vertical axis (inertia I, gravity along the axis: no torque)
+    with damping b: I qd' = -b qd is linear, so one linearly implicit step is backward Euler,
+    qd_k = qd_0 / (1 + dt b / I)^k and q_k = q_{k-1} + dt qd_k (derived by hand). With
+    dt b / I = 50 semi-implicit Euler multiplies qd by (1 - 50) each step and blows up."""
+    I, b, dt = 0.02, 1000.0, 1e-3
+    model = rd.load_urdf(ROTOR % I)
+    sim = Simulator(model, dt=dt, integrator="implicit_euler", q0=[0.0], qd0=[3.0],
+                    forces=[JointFriction(model, damping=b, friction=0.0)], constraints=[])
+    sim._fusable = sim._fusable and fused
+    assert (sim._fast_path() is not None) == fused
+    r, q = 1.0 / (1.0 + dt * b / I), 0.0
+    for k in range(1, 21):
+        sim.step()
+        q += dt * 3.0 * r ** k
+        assert sim.qd[0] == pytest.approx(3.0 * r ** k, rel=1e-6, abs=1e-300)
+        assert sim.q[0] == pytest.approx(q, rel=1e-6)
+    explicit = Simulator(model, dt=dt, integrator="semi_implicit_euler", q0=[0.0], qd0=[3.0],
+                         forces=[JointFriction(model, damping=b, friction=0.0)], constraints=[])
+    with pytest.raises(SimulationError):
+        explicit.step(400)
+
+
+def test_implicit_euler_holds_a_servo_too_stiff_for_semi_implicit_euler(panda):
+    """Position servos at 2500 rad/s (dt w = 2.5 > 2) on every Panda joint, 1e-5 rad from the
+    target (the efforts stay within the limits): semi-implicit Euler's error grows by about
+    9.7 per step (eigenvalue of its step matrix, see the test's comment), the implicit step
+    settles on the target."""
+    w, target = 2500.0, READY + 1e-5
+    errors = {}
+    for integrator in ("implicit_euler", "semi_implicit_euler"):
+        sim = Simulator(panda, dt=1e-3, integrator=integrator, q0=READY, forces=[], constraints=[],
+                        actuator=JointActuator(panda, kp=w * w, kd=2 * w))
+        sim.set_command(target, mode="position")
+        try:
+            sim.step(200)
+            errors[integrator] = np.abs(sim.q - target).max()
+        except SimulationError:
+            errors[integrator] = np.inf
+    assert errors["implicit_euler"] < 1e-12
+    assert not errors["semi_implicit_euler"] < 1e-4
+
+
+def test_implicit_euler_without_stiff_forces_is_semi_implicit_euler(panda):
+    """No force model, an effort command: the implicit step's matrix is M, so it is
+    semi-implicit Euler (CRBA and a solve instead of the ABA: equal to round-off)."""
+    runs = []
+    for integrator in ("implicit_euler", "semi_implicit_euler"):
+        sim = Simulator(panda, dt=1e-3, integrator=integrator, q0=READY, forces=[], constraints=[])
+        sim.set_command(0.3 * rd.gravity_torques(panda, READY))
+        sim.step(300)
+        runs.append((sim.q, sim.qd))
+    assert np.abs(runs[0][0] - runs[1][0]).max() < 1e-10 and np.abs(runs[0][1] - runs[1][1]).max() < 1e-8
+
+
+def test_implicit_euler_fused_and_plug_in_paths_agree_to_first_order_with_friction_and_stops():
+    """The compiled step (exact force-model derivatives, M and h held over the step) and the
+    plug-in step (forward differences of the whole acceleration) are two first-order schemes
+    for the same motion: on a random arm with friction and stops each stays within 1e-3 rad
+    of an RK4 reference over 0.2 s, and their difference halves when dt halves."""
+    model = rd.load_urdf(random_urdf(5, 4))
+    q0 = np.clip(np.full(model.nq, 0.2), model.lower_limit + 0.05, model.upper_limit - 0.05)
+    forces = lambda: [JointFriction(model, damping=2.0, friction=0.3), PositionLimits(model)]  # noqa: E731
+    reference = Simulator(model, dt=1e-4, integrator="rk4", q0=q0, forces=forces(), constraints=[])
+    reference.step(2000)
+    gaps = []
+    for dt in (1e-3, 5e-4):
+        out = []
+        for fused in (True, False):
+            sim = Simulator(model, dt=dt, integrator="implicit_euler", q0=q0, forces=forces(), constraints=[])
+            sim._fusable = sim._fusable and fused
+            assert (sim._fast_path() is not None) == fused
+            sim.step(int(round(0.2 / dt)))
+            assert np.abs(sim.q - reference.q).max() < 1e-3
+            out.append(sim.q)
+        gaps.append(np.abs(out[0] - out[1]).max())
+    assert 1.6 < gaps[0] / gaps[1] < 2.5

@@ -96,6 +96,7 @@ NODE_PARAMS = (
             check=P.positive),
     P.Param('integrator', 'rk4', 'Integration scheme (docs/SIMULATION.md): rk4 (4th order, energy-accurate), '
             'semi_implicit_euler (1 evaluation per step, for damped controlled arms), '
+            'implicit_euler (linearly implicit: stiff servos, high damping, stiff stops), '
             'explicit_euler (comparison only).',
             choices=tuple(sorted(INTEGRATORS))),
     P.Param('publish_rate', 1000.0, 'joint_states messages per simulated second [Hz], <= physics_rate. '

@@ -3,7 +3,8 @@
 Forward dynamics (:func:`robot_dynamics.aba`) integrated at a fixed physics
 step, with pluggable parts (the "physics plug-in"):
 
-- integrators (``integrators.py``): semi-implicit Euler, RK4, explicit Euler;
+- integrators (``integrators.py``): semi-implicit Euler, RK4, linearly implicit
+  Euler, explicit Euler;
   any object with the :class:`Integrator` interface;
 - force models (``forces.py``): joint damping and Coulomb friction,
   position-limit stops, external wrenches; any :class:`ForceModel`
@@ -21,13 +22,13 @@ from .commands import EFFORT, MODES, POSITION, VELOCITY, ActuatorCoefficients, C
 from .constraints import Constraint, VelocityLimits, project_velocity
 from .forces import (ExternalWrenches, ForceModel, FrictionCoefficients, JointFriction, JointInertia, PositionLimits,
                      StopCoefficients)
-from .integrators import INTEGRATORS, RK4, ExplicitEuler, Integrator, SemiImplicitEuler, get_integrator
+from .integrators import INTEGRATORS, RK4, ExplicitEuler, ImplicitEuler, Integrator, SemiImplicitEuler, get_integrator
 from .result import ProgressBar, SimulationResult
 from .simulator import SimState, SimulationError, Simulator, default_constraints, default_forces, simulate
 
 __all__ = [
     "Simulator", "simulate", "SimulationResult", "SimulationError", "SimState",
-    "Integrator", "SemiImplicitEuler", "RK4", "ExplicitEuler", "INTEGRATORS", "get_integrator",
+    "Integrator", "SemiImplicitEuler", "RK4", "ImplicitEuler", "ExplicitEuler", "INTEGRATORS", "get_integrator",
     "ForceModel", "JointFriction", "PositionLimits", "ExternalWrenches", "JointInertia",
     "FrictionCoefficients", "StopCoefficients", "ActuatorCoefficients",
     "Command", "JointActuator", "EFFORT", "POSITION", "VELOCITY", "MODES",

@@ -17,7 +17,8 @@ plug-ins hand over these coefficients through their public methods
 :meth:`PositionLimits.coefficients`), which the simulator packs into the
 rows of ``P`` below.
 
-The fast path applies when the integrator is RK4 or semi-implicit Euler,
+The fast path applies when the integrator is RK4, semi-implicit Euler or
+linearly implicit Euler (:func:`_implicit_euler`),
 the force models are (a subset of) ``[JointFriction, PositionLimits]`` in
 that order, the actuator is the built-in :class:`JointActuator`, no
 external wrench is applied and the model has no mimic joint; otherwise the
@@ -29,9 +30,13 @@ joints, 4 RNEA per step).
 import numpy as np
 
 from ..algorithms.aba import _aba
+from ..algorithms.crba import _crba
 from ..algorithms.kernels import jit, work, work_size
 from ..algorithms.rnea import _rnea
 from .forces import stop_torques
+
+# Integration methods of fused_step.
+SEMI_IMPLICIT_EULER, RK4, IMPLICIT_EULER = 0, 1, 2
 
 # Rows of the per-joint parameter array P (nrows, nq).
 (EFFORT, SERVO, A0, KQ, KQD, LO, HI, DAMPING, FRICTION, LOWER, UPPER, STIFF, DAMP_STOP) = range(13)
@@ -62,8 +67,107 @@ def _accel(D, q, qd, P, flags, smoothing, qdd, tau, tmp, a, w):
 
 
 @jit
-def fused_step(D, q, qd, dt, P, flags, smoothing, rk4, steps, q_out, qd_out):
-    """``steps`` physics steps of RK4 (``rk4``) or semi-implicit Euler from (q, qd).
+def _solve(A, b):
+    """b <- A^-1 b by Gaussian elimination with partial pivoting (A overwritten).
+    False if A is singular."""
+    n = A.shape[0]
+    for k in range(n):
+        piv, big = k, abs(A[k, k])
+        for r in range(k + 1, n):
+            if abs(A[r, k]) > big:
+                piv, big = r, abs(A[r, k])
+        if not big > 0.0:
+            return False
+        if piv != k:
+            for c in range(n):
+                A[k, c], A[piv, c] = A[piv, c], A[k, c]
+            b[k], b[piv] = b[piv], b[k]
+        for r in range(k + 1, n):
+            m = A[r, k] / A[k, k]
+            for c in range(k + 1, n):
+                A[r, c] -= m * A[k, c]
+            b[r] -= m * b[k]
+    for k in range(n - 1, -1, -1):
+        s = b[k]
+        for c in range(k + 1, n):
+            s -= A[k, c] * b[c]
+        b[k] = s / A[k, k]
+    return True
+
+
+@jit
+def _implicit_euler(D, q, qd, dt, P, flags, smoothing, q_out, qd_out, h, a, rhs, w):
+    """One linearly implicit Euler step (see :class:`.integrators.ImplicitEuler`):
+
+        (M + dt Dv + dt^2 Kq) dv = dt (tau - h) - dt^2 Kq qd,
+        qd_out = qd + dv,  q_out = q + dt qd_out,
+
+    with M = crba(q), h = rnea(q, qd, 0), tau the forces of :func:`_accel`,
+    and Dv = -dtau/dqd, Kq = -dtau/dq the exact derivatives of the built-in
+    force models: the servo (computed torque ``M a + h``, ``a = a0 - Kq q -
+    Kqd qd``, differentiated with M and h held; zero where the effort limit
+    clips), viscous and smoothed Coulomb friction, and the stops. The
+    derivatives of M and h themselves are left out, as in MuJoCo's
+    ``implicitfast``. False if the step's matrix is singular."""
+    n = q.shape[0]
+    M = w.M
+    _crba(D, q, M, w.R, w.p, w.IC, w.F)
+    for i in range(n):
+        a[i] = 0.0
+    _rnea(D, q, qd, a, np.empty((0, 6)), h, w.R, w.p, w.v, w.a, w.f)     # h = C qd + g
+    if flags[0]:
+        for j in range(n):
+            a[j] = P[A0, j] - P[KQ, j] * q[j] - P[KQD, j] * qd[j]
+    for i in range(n):
+        tau = P[EFFORT, i]
+        Kqd_i = 0.0                                            # (Kq qd)_i of the servo
+        if flags[0]:
+            s, kv = h[i], 0.0
+            for j in range(n):
+                s += M[i, j] * a[j]
+                kv += M[i, j] * P[KQ, j] * qd[j]
+            t = P[EFFORT, i] + P[SERVO, i] * s                 # the servo: M a + h, clipped
+            tau = min(max(t, P[LO, i]), P[HI, i])
+            g = P[SERVO, i]
+            if g != 0.0 and P[LO, i] <= t <= P[HI, i]:         # -dtau_i/d(q_j, qd_j) = g M_ij (Kq_j, Kqd_j)
+                Kqd_i = g * kv
+                for j in range(n):
+                    M[i, j] += g * M[i, j] * (dt * P[KQD, j] + dt * dt * P[KQ, j])
+        dv, kq = 0.0, 0.0                                      # diagonal derivatives
+        if flags[1]:
+            if smoothing > 0:
+                th = np.tanh(qd[i] / smoothing)
+                tau -= P[DAMPING, i] * qd[i] + P[FRICTION, i] * th
+                dv += P[DAMPING, i] + P[FRICTION, i] * (1.0 - th * th) / smoothing
+            else:
+                tau -= P[DAMPING, i] * qd[i] + P[FRICTION, i] * np.sign(qd[i])
+                dv += P[DAMPING, i]
+        if flags[2]:                                           # the stops of forces.stop_torques
+            f = 0.0
+            if q[i] > P[UPPER, i]:
+                f = P[STIFF, i] * (q[i] - P[UPPER, i]) + P[DAMP_STOP, i] * qd[i]
+                f = f if f > 0.0 else 0.0
+            elif q[i] < P[LOWER, i]:
+                f = P[STIFF, i] * (q[i] - P[LOWER, i]) + P[DAMP_STOP, i] * qd[i]
+                f = f if f < 0.0 else 0.0
+            if f != 0.0:
+                tau -= f
+                kq += P[STIFF, i]
+                dv += P[DAMP_STOP, i]
+        M[i, i] += dt * dv + dt * dt * kq
+        rhs[i] = dt * (tau - h[i]) - dt * dt * (Kqd_i + kq * qd[i])
+    if not _solve(M, rhs):
+        return False
+    for i in range(n):
+        qd_out[i] = qd[i] + rhs[i]
+        q_out[i] = q[i] + dt * qd_out[i]
+    return True
+
+
+@jit
+def fused_step(D, q, qd, dt, P, flags, smoothing, method, steps, q_out, qd_out):
+    """``steps`` physics steps of ``method`` (SEMI_IMPLICIT_EULER, RK4 or
+    IMPLICIT_EULER) from (q, qd).
 
     Writes the final state to q_out, qd_out (nq,). Returns the number of
     steps done: fewer than ``steps`` if a step gave a non-finite state (the
@@ -78,7 +182,12 @@ def fused_step(D, q, qd, dt, P, flags, smoothing, rk4, steps, q_out, qd_out):
     h = 0.5 * dt
     s = dt / 6.0
     for k in range(steps):
-        if rk4:                                     # same arithmetic as integrators.RK4
+        if method == IMPLICIT_EULER:
+            if not _implicit_euler(D, x, xd, dt, P, flags, smoothing, q_out, qd_out, tmp, a, tau, w):
+                q_out[:] = x
+                qd_out[:] = xd
+                return k
+        elif method == RK4:                         # same arithmetic as integrators.RK4
             _accel(D, x, xd, P, flags, smoothing, a1, tau, tmp, a, w)
             for i in range(n):
                 v2[i] = xd[i] + h * a1[i]

@@ -27,7 +27,7 @@ from .commands import Command, JointActuator
 from .constraints import VelocityLimits
 from . import fused as F
 from .forces import ExternalWrenches, ForceModel, JointFriction, PositionLimits
-from .integrators import RK4, SemiImplicitEuler, get_integrator
+from .integrators import RK4, ImplicitEuler, SemiImplicitEuler, get_integrator
 from .result import ProgressBar, SimulationResult
 from ..errors import InputError, SimulationError
 
@@ -293,7 +293,7 @@ class Simulator:
         that :mod:`.fused` implements (see its docstring)."""
         kinds = [type(f) for f in self.forces]
         return (not self.model.has_mimic
-                and type(self.integrator) in (RK4, SemiImplicitEuler)
+                and type(self.integrator) in (RK4, SemiImplicitEuler, ImplicitEuler)
                 and type(self.actuator) is JointActuator
                 and len(set(kinds)) == len(kinds)
                 and kinds in ([], [JointFriction], [PositionLimits], [JointFriction, PositionLimits]))
@@ -308,7 +308,7 @@ class Simulator:
         return self._fast
 
     def _fused_parameters(self):
-        """(P, flags, smoothing, rk4) of :func:`.fused.fused_step`: the plug-ins'
+        """(P, flags, smoothing, method) of :func:`.fused.fused_step`: the plug-ins'
         coefficients in the rows of P; the force rows are filled once, the
         actuator rows for each new command."""
         if self._fast is None:
@@ -329,7 +329,7 @@ class Simulator:
         P[F.EFFORT], P[F.SERVO], P[F.A0], P[F.KQ], P[F.KQD] = a.effort, a.servo, a.a0, a.Kq, a.Kqd
         P[F.LO], P[F.HI] = a.lower, a.upper
         flags[0] = a.servoed
-        return P, flags, float(smoothing), isinstance(self.integrator, RK4)
+        return P, flags, float(smoothing), _METHODS[type(self.integrator)]
 
     def _culprit(self, t):
         """Name the first force model with a non-finite output at the current state, if any."""
@@ -347,6 +347,9 @@ def _owner(method):
     """Class name of a bound method's object (the force model), else the callable's name."""
     owner = getattr(method, "__self__", None)
     return type(owner).__name__ if owner is not None else getattr(method, "__qualname__", repr(method))
+
+
+_METHODS = {SemiImplicitEuler: F.SEMI_IMPLICIT_EULER, RK4: F.RK4, ImplicitEuler: F.IMPLICIT_EULER}
 
 
 def simulate(model, q0, qd0=None, *, duration, dt=1e-3, integrator="rk4", tau=None, f_ext=None,
