@@ -18,7 +18,15 @@ nodes share (RViz's config names the root namespace's topics).
 use_sim_time:=true makes the simulator publish /clock and the other nodes
 follow it. For another arm, give a params_file whose `joints` and
 `initial_positions` fit it (and pick its root link as RViz's fixed frame).
+
+robot_state_publisher, rviz2 and xacro are optional dependencies of the
+package (a headless robot computer needs none of them, and rviz2 brings Qt):
+when one that this launch needs is missing, it stops and names the packages
+to install (docs/INSTALL.md).
 """
+import os
+
+from ament_index_python import has_resource
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
@@ -26,9 +34,29 @@ from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
 
+def _require(packages, why):
+    """Stop the launch with what to install when one of ``packages`` is not in the ament index."""
+    def installed(package):
+        try:
+            return bool(has_resource('packages', package))
+        except OSError:              # AMENT_PREFIX_PATH unset: no ROS environment at all
+            return False
+
+    missing = [p for p in packages if not installed(p)]
+    if missing:
+        distro = os.environ.get('ROS_DISTRO', 'jazzy')
+        raise RuntimeError(
+            'sim.launch.py needs %s (%s), not installed: an optional dependency of robot_dynamics, '
+            'left out so that a headless robot computer gets no Qt. Install with\n'
+            '    sudo apt install %s\n'
+            'or run rosdep install with ROBOT_DYNAMICS_VISUALIZATION=1 set (docs/INSTALL.md).'
+            % (' and '.join(missing), why, ' '.join('ros-%s-%s' % (distro, p.replace('_', '-')) for p in missing)))
+
+
 def _description(path):
     """The URDF text of ``path``; a .xacro file is expanded with xacro."""
     if path.endswith('.xacro'):
+        _require(['xacro'], 'to expand %s' % os.path.basename(path))
         import xacro
         return xacro.process_file(path).toxml()
     with open(path, encoding='utf-8') as f:
@@ -42,6 +70,10 @@ def launch_setup(context, *args, **kwargs):
     def share(*parts):
         return PathJoinSubstitution([FindPackageShare('robot_dynamics')] + list(parts)).perform(context)
 
+    if arg('rviz') == 'true':
+        _require(['robot_state_publisher', 'rviz2'], 'TF and RViz; rviz:=false starts no RViz')
+    else:
+        _require(['robot_state_publisher'], "TF from the simulator's joint states")
     description = _description(arg('urdf'))
     sim_time = arg('use_sim_time') == 'true'
     nodes = [

@@ -128,6 +128,17 @@ def install(monkeypatch):
         monkeypatch.setitem(sys.modules, name, mod)
 
 
+def ament_index(monkeypatch, prefix, packages):
+    """Make ``packages`` look installed to ament_index_python: their marker files in a
+    prefix of the ament index, first on AMENT_PREFIX_PATH (undone by monkeypatch)."""
+    index = os.path.join(str(prefix), 'share', 'ament_index', 'resource_index', 'packages')
+    os.makedirs(index, exist_ok=True)
+    for package in packages:
+        open(os.path.join(index, package), 'w').close()
+    rest = os.environ.get('AMENT_PREFIX_PATH')
+    monkeypatch.setenv('AMENT_PREFIX_PATH', str(prefix) + (os.pathsep + rest if rest else ''))
+
+
 def load(path):
     spec = importlib.util.spec_from_file_location('launch_file_%d' % abs(hash(str(path))), str(path))
     module = importlib.util.module_from_spec(spec)

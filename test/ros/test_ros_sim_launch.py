@@ -33,9 +33,13 @@ XACRO_NS = '{http://www.ros.org/wiki/xacro}'
 PLUGIN = 'joint_state_topic_hardware_interface/JointStateTopicSystem'
 
 
+VISUALIZATION = ['robot_state_publisher', 'rviz2', 'xacro']     # optional dependencies (package.xml)
+
+
 @pytest.fixture
-def standins(monkeypatch):
+def standins(monkeypatch, tmp_path):
     L.install(monkeypatch)
+    L.ament_index(monkeypatch, tmp_path / 'ament_prefix', VISUALIZATION)
 
 
 def params_of(node, context):
@@ -102,6 +106,34 @@ def test_sim_launch_arguments(standins):
     assert params_of(by['robot_state_publisher'], context)[1]['use_sim_time'] is True
     with pytest.raises(AssertionError):
         L.evaluate(LAUNCH, {'gravity_compensation': 'yes'}, SHARES)
+
+
+@pytest.mark.parametrize('arguments, installed, missing', [
+    ({}, ['xacro'], 'robot_state_publisher and rviz2'),
+    ({}, ['robot_state_publisher', 'xacro'], 'rviz2'),
+    ({'rviz': 'false'}, ['rviz2', 'xacro'], 'robot_state_publisher'),
+    ({'urdf': str(ROOT / 'urdf' / 'panda_arm.ros2_control.xacro')}, ['robot_state_publisher', 'rviz2'], 'xacro'),
+])
+def test_sim_launch_names_the_missing_visualisation_packages(monkeypatch, tmp_path, arguments, installed, missing):
+    """robot_state_publisher, rviz2 and xacro are optional (no Qt on a headless robot): the
+    launch that needs a missing one stops and says what to install."""
+    L.install(monkeypatch)
+    L.ament_index(monkeypatch, tmp_path, installed)
+    monkeypatch.setenv('ROS_DISTRO', 'jazzy')
+    with pytest.raises(RuntimeError) as error:
+        L.evaluate(LAUNCH, arguments, SHARES)
+    text = str(error.value)
+    assert text.startswith('sim.launch.py needs %s (' % missing)
+    packages = ['ros-jazzy-' + p.replace('_', '-') for p in missing.split(' and ')]
+    assert 'sudo apt install ' + ' '.join(packages) in text
+    assert 'ROBOT_DYNAMICS_VISUALIZATION=1' in text
+
+
+def test_sim_launch_without_rviz_needs_no_rviz2(monkeypatch, tmp_path):
+    L.install(monkeypatch)
+    L.ament_index(monkeypatch, tmp_path, ['robot_state_publisher'])
+    _, nodes, _ = L.evaluate(LAUNCH, {'rviz': 'false'}, SHARES)
+    assert {n.kwargs['executable'] for n in nodes} == {'simulator_node', 'robot_state_publisher'}
 
 
 def test_sim_launch_runs_the_simulator_with_gravity_compensation(ros, start_node, tmp_path, standins):
