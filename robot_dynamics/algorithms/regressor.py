@@ -6,9 +6,10 @@ The equations of motion are linear in each body's ten inertial parameters
 order of Pinocchio's ``Inertia.toDynamicParameters``), so that
 ``rnea(q, qd, qdd) == Y(q, qd, qdd) @ pi`` (Atkeson, An and Hollerbach,
 *Estimation of inertial parameters of manipulator loads and links*, IJRR
-1986; Siciliano and Khatib (eds.), *Springer Handbook of Robotics*, sec.
-6.3, eq. 6.8 and its recursive form; Khalil and Dombre, *Modeling,
-Identification and Control of Robots*, sec. 9.3.3).
+1986; Siciliano and Khatib (eds.), *Springer Handbook of Robotics*, ch. 6,
+*Model identification*, the inertial-parameter section; Khalil and Dombre,
+*Modeling, Identification and Control of Robots*, ch. 9, the dynamic model
+linear in the inertial parameters).
 
 A "body" is what the model calls one: the rigid union of a moving joint's
 child link and every link fixed to it (``model.nb`` bodies, in the order
@@ -203,8 +204,8 @@ def regressor(model, q, qd, qdd, *, data=None, out=None):
 
     Equal to Pinocchio's ``computeJointTorqueRegressor`` with the same
     parameter order (columns per joint of a Pinocchio model built from the
-    same URDF, mimic joints mapped onto their source). Recursive: Handbook
-    sec. 6.3; Khalil and Dombre sec. 9.3.3.
+    same URDF, mimic joints mapped onto their source). Recursive, as in the
+    module text.
     """
     return run(REGRESSOR, model, (q, qd, qdd), data, out, tail=(model.nq, 10 * model.nb))
 
@@ -240,8 +241,8 @@ def friction_regressor(model, qd):
     fc_j, fo_j)``: viscous [N m s/rad or N s/m], Coulomb [N m or N] and a
     constant offset [N m or N], in the model ``tau_f,j = fv_j qd_j + fc_j
     sgn(qd_j) + fo_j`` (Khalil and Dombre, *Modeling, Identification and
-    Control of Robots*, sec. 9.3.4, eq. 9.49 with the offset of the current
-    measurement). A mimic joint's friction is lumped into the joint it
+    Control of Robots*, ch. 9, friction model, with an offset for the bias
+    of the torque measurement). A mimic joint's friction is lumped into the joint it
     follows (the actuator sees one friction per coordinate).
 
     Args:

@@ -1,9 +1,9 @@
 """Identification of the base inertial (and friction) parameters from measured motion.
 
 With the base regressor stacked over N samples, ``tau = W beta + e``
-(Khalil and Dombre, *Modeling, Identification and Control of Robots*, sec.
-12.3-12.4; Siciliano and Khatib (eds.), *Springer Handbook of Robotics*,
-sec. 6.3):
+(Khalil and Dombre, *Modeling, Identification and Control of Robots*,
+ch. 12, identification of the dynamic parameters; Siciliano and Khatib
+(eds.), *Springer Handbook of Robotics*, ch. 6, *Model identification*):
 
 - ``"ols"``: ordinary least squares; covariance ``s^2 (W^T W)^-1`` with
   ``s^2 = |e|^2 / (N nq - p)``.

@@ -11,9 +11,9 @@ positive, rotational inertia positive definite and the triangle
 inequalities of its principal moments (Wensing, Kim and Slotine, *Linear
 matrix inequalities for physically consistent inertial parameter
 identification: a statistical perspective on the mass distribution*, IEEE
-RA-L 2018, sec. III). The log-Cholesky parametrisation (Rucker and
-Wensing, *Smooth parameterization of rigid-body inertia*, IEEE RA-L 2022,
-sec. III) writes ``J = U U^T`` with
+RA-L 2018). The log-Cholesky parametrisation (Rucker and
+Wensing, *Smooth parameterization of rigid-body inertia*, IEEE RA-L 2022)
+writes ``J = U U^T`` with
 
     U = e^alpha [[e^d1, s12, s13, t1], [0, e^d2, s23, t2], [0, 0, e^d3, t3], [0, 0, 0, 1]]
 

@@ -11,9 +11,21 @@ low-pass filter of the external torque with time constant ``1 / K_O,j``,
 and needs no joint acceleration (De Luca and Mattone, *Sensorless robot
 collision detection and hybrid force/motion control*, ICRA 2005;
 Haddadin, De Luca and Albu-Schaeffer, *Robot collisions: a survey on
-detection, isolation, and identification*, IEEE T-RO 2017, sec. IV-C).
-The integral is updated at each sample with the values at the start of
-the interval (the torque a sampled controller held during it).
+detection, isolation, and identification*, IEEE T-RO 2017, the
+momentum-observer section).
+
+Sampled form used here: over the interval from sample k-1 to k the
+momentum changes by ``M_{k-1} (qd_k - qd_{k-1}) + (M_k - M_{k-1}) qd_k``;
+the first part is ``int M qdd = int (tau - h + tau_ext)`` (h = C qd + g,
+values at the start of the interval, the torque a sampled controller
+held), the second is ``int Mdot qd``. So
+
+    r_k = K_O [sum_i M_{i-1} (qd_i - qd_{i-1}) - sum_i (tau_{i-1} - h_{i-1} + r_{i-1}) dt_i]
+
+which is the residual above with ``C^T qd - g = Mdot qd - h`` and the
+momentum integrated along the samples: only M and h are needed (no
+Coriolis matrix), and data from a semi-implicit Euler step are matched
+exactly up to the filter lag.
 
 Sign: ``tau_ext`` is the joint torque the environment applies (a wrench
 F on a link gives ``tau_ext = J^T F``), so the motors see ``tau = M qdd
@@ -22,10 +34,9 @@ F on a link gives ``tau_ext = J^T F``), so the motors see ``tau = M qdd
 import numpy as np
 
 from ..algorithms import checks
-from ..algorithms.coriolis import coriolis_matrix
 from ..algorithms.crba import mass_matrix
 from ..algorithms.kinematics import jacobian
-from ..algorithms.rnea import gravity_torques
+from ..algorithms.rnea import nonlinear_effects
 from ..errors import InputError
 
 
@@ -67,7 +78,7 @@ class MomentumObserver:
         self.collision = False
         self.joints = np.zeros(0, dtype=np.int64)
         self.time = 0.0
-        self._p0 = None
+        self._last = None                      # (M, qd, tau - h) of the previous sample
         self._integral = np.zeros(self.model.nq)
 
     def update(self, q, qd, tau, dt):
@@ -87,18 +98,16 @@ class MomentumObserver:
             raise InputError("update takes one sample (nq,), got %d" % q.shape[0])
         q, qd, tau = q[0], qd[0], tau[0]
         checks.check_finite(q=q, qd=qd, tau=tau)
-        p = mass_matrix(self.model, q) @ qd
-        if self._p0 is None:
-            self._p0 = p
-        else:
+        M = mass_matrix(self.model, q)
+        if self._last is not None:
             if not (np.isfinite(dt) and dt > 0):
                 raise InputError("dt must be a positive time step [s], got %r" % (dt,))
-            # pdot = tau + C^T qd - g + tau_ext, over the last interval with the values at its
-            # start (the torque applied during it; a sampled controller's zero-order hold)
-            self._integral += (self._drive + self.residual) * dt
+            M0, qd0, drive = self._last
+            # momentum gained minus the part tau - h + r explains (see the module text)
+            self._integral += M0 @ (qd - qd0) - (drive + self.residual) * dt
             self.time += dt
-        self._drive = tau - gravity_torques(self.model, q) + coriolis_matrix(self.model, q, qd).T @ qd
-        self.residual = self.gains * (p - self._p0 - self._integral)
+        self._last = (M, qd, tau - nonlinear_effects(self.model, q, qd))
+        self.residual = self.gains * self._integral
         over = np.abs(self.residual) > self.thresholds
         self.collision = bool(np.any(over))
         self.joints = np.flatnonzero(over)

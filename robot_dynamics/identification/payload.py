@@ -7,8 +7,9 @@ torque the payload needs is ``tau - rnea_model(q, qd, qdd) = Y_b T pi_p``,
 with ``Y_b`` the body's ten regressor columns and ``T`` the move: linear
 least squares in ``pi_p = (m, m c, I_O)`` about the link origin (Atkeson,
 An and Hollerbach, *Estimation of inertial parameters of manipulator
-loads and links*, IJRR 1986, sec. 3; Khalil and Dombre, *Modeling,
-Identification and Control of Robots*, sec. 13.2). At rest (qd = qdd = 0)
+loads and links*, IJRR 1986, load estimation; Khalil and Dombre,
+*Modeling, Identification and Control of Robots*, ch. 12, identification
+of the payload). At rest (qd = qdd = 0)
 only gravity acts, so only ``m`` and ``m c`` are determined (static mode).
 """
 from dataclasses import dataclass, field
