@@ -2,7 +2,7 @@
 # Create (or reuse) the checkout's .venv/ and install the pinned requirements.
 #
 # Usage: scripts/setup-venv.sh [--dev]
-#   --dev   also install requirements-dev.txt (pytest, hypothesis, Pinocchio).
+#   --dev   also install requirements-dev.txt (pytest, hypothesis, Pinocchio, colcon).
 # Environment: PYTHON  interpreter used to create the venv (default python3).
 #
 # Then builds the robot_dynamics_interfaces package (.msg/.srv) into .venv

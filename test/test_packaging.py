@@ -199,6 +199,14 @@ CMAKE_ARGS = ["-DCMAKE_PROJECT_INCLUDE=%s" % (ROOT / "scripts" / "cmake" / "whee
               "-DPython3_EXECUTABLE=%s" % sys.executable, "-DBUILD_TESTING=OFF"]
 
 
+def test_documented_commands_name_both_packages():
+    """The README and docs/INSTALL.md give rosdep and colcon the paths this test builds with."""
+    for doc in ("README.md", "docs/INSTALL.md"):
+        text = (ROOT / doc).read_text()
+        assert "colcon build --base-paths " + " ".join(BASE_PATHS) in text, doc
+        assert "rosdep install --from-paths " + " ".join(BASE_PATHS) in text, doc
+
+
 def copy_repository(dest):
     """The files of the checkout that a clone would hold (tracked, plus new ones not ignored)."""
     out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
