@@ -45,6 +45,7 @@ MODULE_KEYS = {
     "urdf_parser_py": "urdfdom_py",          # ROS 2's urdfdom-py; PyPI: urdfdom-py
     "sympy": "python3-sympy",
     "matplotlib": "python3-matplotlib",
+    "rosbags": "python3-rosbags-pip",        # rosbag2 reader/writer, pip-only like mujoco
     "yaml": "python3-yaml",
     "pytest": "python3-pytest",
     "hypothesis": "python3-hypothesis",
