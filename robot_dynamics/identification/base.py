@@ -71,7 +71,7 @@ class BaseParameters:
     def regressor(self, model, q, qd, qdd):
         """Base regressor ``(..., nq, count)``: the full regressor's columns
         ``independent`` (friction columns included when ``friction``)."""
-        self._check(model)
+        self.check_model(model)
         return full_regressor(model, q, qd, qdd, friction=self.friction)[..., self.independent]
 
     def values(self, pi):
@@ -81,7 +81,8 @@ class BaseParameters:
             raise InputError("parameters have shape %s, expected (..., %d)" % (pi.shape, self.K.shape[1]))
         return pi @ self.K.T
 
-    def _check(self, model):
+    def check_model(self, model):
+        """InputError unless ``model`` has the sizes these base parameters were computed for."""
         if model.nq != self.nq or model.nb != self.nb:
             raise InputError("base parameters were computed for a model with nq=%d, nb=%d; this model has "
                              "nq=%d, nb=%d" % (self.nq, self.nb, model.nq, model.nb))

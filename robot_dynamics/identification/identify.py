@@ -65,8 +65,10 @@ class IdentificationResult:
         inertial: ``"consistent"`` only: (10 nb,) the full body parameters
             of ``model`` (:func:`~robot_dynamics.inertial_parameters` order).
         friction: (nq, 3) identified (viscous, Coulomb, offset) per joint
-            (``"consistent"``: the fitted ones; otherwise the friction base
-            parameters, which are the friction parameters themselves), or None.
+            (``"consistent"``: the fitted ones; otherwise the base parameters
+            that are friction parameters on their own, NaN for one that is
+            not, e.g. the offset of a joint whose gravity torque is
+            constant), or None.
     """
     base: BaseParameters
     parameters: np.ndarray
@@ -155,7 +157,7 @@ def identify(model, q, qd, qdd, tau, *, friction=False, method="ols", base=None,
     elif base.friction != bool(friction):
         raise InputError("base was computed with friction=%s, identify was called with friction=%s"
                          % (base.friction, bool(friction)))
-    base._check(model)
+    base.check_model(model)
     N, nq, p = Q.shape[0], model.nq, base.count
     if N * nq <= p:
         raise InputError("%d samples of %d joints give %d equations for %d base parameters: need more samples"
@@ -209,11 +211,12 @@ def _least_squares(A, b, sigma, N, known_variance=False):
 
 
 def _friction_part(base, beta, nq):
-    """(nq, 3) friction values from the base parameters (friction columns are always independent)."""
+    """(nq, 3) friction values from the base parameters built on a friction column with no
+    other term (NaN where a friction column is combined with others)."""
     P = base.K.shape[1]
     fric = np.full(3 * nq, np.nan)
     for k, col in enumerate(base.independent):
-        if col >= P - 3 * nq:
+        if col >= P - 3 * nq and np.count_nonzero(base.K[k]) == 1:
             fric[col - (P - 3 * nq)] = beta[k]
     return fric.reshape(nq, 3)
 
