@@ -36,10 +36,10 @@ import numba as nb
 import numpy as np
 
 from . import checks
-from .aba import _aba, _fd_crb
+from .aba import _aba, forward_states, forward_states_crb, forward_states_fext
 from .dispatch import Algorithm, run
 from .kernels import (TABLE, V, V_RO, XT_force_add, XT_I_X_add, I_times, all_finite, bad_length, chunks,
-                      crf_add, entry, finite1, jit, inline, joint_coordinate, nbodies, parallel, parent_row,
+                      crf_add, entry, finite1, jit, joint_coordinate, nbodies, parallel, parent_row,
                       set_base_acceleration, work, work_buffer, work_size, world_poses)
 from .rnea import _NO_FEXT
 from .wrench import body_wrenches
@@ -49,7 +49,7 @@ from ..model.packed import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
 OUT3 = nb.types.Array(nb.float64, 3, "C")       # (3, nq, nq): three matrices of one state
 
 
-@inline
+@jit
 def _cross(x, s, y, t, out, o):
     """out[o] = x[s] x y[t], the motion cross product (w x w', w x u' + u x w')."""
     w0, w1, w2, u0, u1, u2 = x[s, 0], x[s, 1], x[s, 2], x[s, 3], x[s, 4], x[s, 5]
@@ -62,13 +62,13 @@ def _cross(x, s, y, t, out, o):
     out[o, 5] = w0 * b1 - w1 * b0 + u0 * a1 - u1 * a0
 
 
-@inline
+@jit
 def _dot(x, s, y, t):
     return (x[s, 0] * y[t, 0] + x[s, 1] * y[t, 1] + x[s, 2] * y[t, 2]
             + x[s, 3] * y[t, 3] + x[s, 4] * y[t, 4] + x[s, 5] * y[t, 5])
 
 
-@inline
+@jit
 def _motion_subspace(D, i, Rw, pw, S):
     """S[i]: joint i's motion subspace in the base frame, (a, p x a) revolute, (0, a) prismatic."""
     a0 = Rw[i, 0, 0] * D[i, AXIS] + Rw[i, 0, 1] * D[i, AXIS + 1] + Rw[i, 0, 2] * D[i, AXIS + 2]
@@ -83,7 +83,7 @@ def _motion_subspace(D, i, Rw, pw, S):
         S[i, 5] = pw[i, 0] * a1 - pw[i, 1] * a0
 
 
-@inline
+@jit
 def _body_A(D, i, IC, v, A):
     """A[i]: the 6 numbers (00, 01, 02, 11, 12, 22) of the symmetric 3x3
     ``A = [w x] J - J [w x] - [u x][s x] - [s x][u x]`` of body i, with v_i = (w, u)
@@ -105,7 +105,7 @@ def _body_A(D, i, IC, v, A):
     A[i, 5] = 2.0 * (k22 - s2 * u2) + us
 
 
-@inline
+@jit
 def _B_times(A, h, k, x, s, out, o):
     """out[o] = B_k x[s] = (A xw + xw x n, 2 xw x f) for ``B = [[A - [n x], 0], [-2 [f x], 0]]``, h[k] = (n, f)."""
     x0, x1, x2 = x[s, 0], x[s, 1], x[s, 2]
@@ -269,20 +269,13 @@ def _times_minus(Minv, X0, X1, Y0, Y1):
 
 
 @jit
-def _aba_derivatives(D, q, qd, tau, fext, out, w, tmp):
-    """One state: out[0] = dqdd/dq, out[1] = dqdd/dqd, out[2] = M^-1 at
+def _aba_derivatives(D, q, qd, qdd, fext, out, w, tmp):
+    """One state: out[0] = dqdd/dq, out[1] = dqdd/dqd, out[2] = M^-1, given
     qdd = FD(q, qd, tau); tmp (3, nq, nq) scratch. False if M(q) is singular.
 
-    qdd from the ABA (the CRBA route for coupled trees), then the RNEA
-    derivatives at (q, qd, qdd): tau = ID(q, qd, FD(q, qd, tau)) for all q,
-    qd gives dqdd/dq = -M^-1 dtau/dq and dqdd/dqd = -M^-1 dtau/dqd
+    tau = ID(q, qd, FD(q, qd, tau)) for all q, qd gives dqdd/dq = -M^-1 dtau/dq
+    and dqdd/dqd = -M^-1 dtau/dqd, the RNEA derivatives taken at that qdd
     (Carpentier and Mansard, sec. IV)."""
-    nq = q.shape[0]
-    qdd = w.u[:nq]
-    if nbodies(D) == nq:
-        _aba(D, q, qd, tau, fext, qdd, w)
-    elif not _fd_crb(D, q, qd, tau, fext, qdd, w):
-        return False
     L, r = tmp[2], w.d
     _rnea_derivatives(D, q, qd, qdd, fext, True, tmp[0], tmp[1], L, w)
     if not _cholesky(L, r):
@@ -316,13 +309,26 @@ def rnea_derivatives_batch(D, Q, QD, QDD, FEXT, gravity, OUT):
 
 @jit
 def aba_derivative_states(D, Q, QD, TAU, FEXT, OUT, W):
-    """OUT[b] = (dqdd/dq, dqdd/dqd, M^-1) for every row of one chunk (NaN where M is singular)."""
-    w = work(W, nbodies(D) + 1, Q.shape[1])
-    tmp = np.empty((3, Q.shape[1], Q.shape[1]))
+    """OUT[b] = (dqdd/dq, dqdd/dqd, M^-1) for every row of one chunk (NaN where M is singular).
+
+    The accelerations first, for the whole chunk, by the forward-dynamics
+    loops of :mod:`.aba` (the ABA, or the CRBA route for coupled trees),
+    called with the types :func:`.aba.aba_batch` gives them: their compiled
+    code is shared, not compiled again here."""
+    B, nq = Q.shape
+    QDD = np.empty((B, nq))
+    if nbodies(D) != nq:
+        forward_states_crb(D, Q, QD, TAU, FEXT, QDD, W)
+    elif FEXT.shape[0] > 0:
+        forward_states_fext(D, Q, QD, TAU, FEXT, QDD, W)
+    else:
+        forward_states(D, Q, QD, TAU, QDD, W)
+    w = work(W, nbodies(D) + 1, nq)
+    tmp = np.empty((3, nq, nq))
     none = np.empty((0, 6))
-    for b in range(Q.shape[0]):
+    for b in range(B):
         fext = FEXT[b] if FEXT.shape[0] > 0 else none
-        if not _aba_derivatives(D, Q[b], QD[b], TAU[b], fext, OUT[b], w, tmp):
+        if not _aba_derivatives(D, Q[b], QD[b], QDD[b], fext, OUT[b], w, tmp):
             OUT[b] = np.nan
 
 
@@ -336,9 +342,57 @@ def aba_derivatives_batch(D, Q, QD, TAU, FEXT, OUT):
     return all_finite(OUT) and all_finite(Q) and all_finite(QD) and all_finite(TAU)
 
 
-@inline
+@jit
 def _bad_out(q, out):
     return out.shape[0] != 3 or out.shape[1] != q.shape[0] or out.shape[2] != q.shape[0]
+
+
+@jit
+def _rows(q, qd, x):
+    """The state as three writable rows (3, nq), so that the single-state entry
+    points call the kernels with the batch loops' types (compiled once)."""
+    X = np.empty((3, q.shape[0]))
+    X[0, :] = q
+    X[1, :] = qd
+    X[2, :] = x
+    return X
+
+
+@jit
+def _aba_derivatives_single(D, X, out, W):
+    """One state X = (q, qd, tau): the ABA (a coupled tree: M and h from one
+    pass of :func:`_rnea_derivatives` at qdd = 0, then qdd = M^-1 (tau - h),
+    Featherstone sec. 6.1), then :func:`_aba_derivatives`. False if singular."""
+    q, qd, tau = X[0], X[1], X[2]
+    nq = q.shape[0]
+    w = work(W, nbodies(D) + 1, nq)
+    tmp = np.empty((3, nq, nq))
+    none = np.empty((0, 6))
+    qdd = np.zeros(nq)
+    if nbodies(D) == nq:
+        _aba(D, q, qd, tau, none, qdd, w)
+    else:
+        M, Minv, h = tmp[2], tmp[1], tmp[0]
+        _rnea_derivatives(D, q, qd, qdd, none, True, tmp[0], tmp[1], M, w)
+        if not _cholesky(M, w.d):
+            return False
+        _inverse(M, w.d, Minv)
+        _rnea_bias(D, w, h[0])                            # h = ID(q, qd, 0) from the same pass
+        for i in range(nq):
+            s = 0.0
+            for k in range(nq):
+                s += Minv[i, k] * (tau[k] - h[0, k])
+            qdd[i] = s
+    return _aba_derivatives(D, q, qd, qdd, none, out, w, tmp)
+
+
+@jit
+def _rnea_bias(D, w, h):
+    """h[source] += multiplier * S_k . F_k: the torques of the last
+    :func:`_rnea_derivatives` pass (its subtree forces F_k are left in w.f)."""
+    h[:] = 0.0
+    for k in range(nbodies(D)):
+        h[int(D[k, QIDX])] += D[k, QMUL] * _dot(w.S, k, w.f, k)
 
 
 @entry(TABLE, V_RO, V_RO, V_RO, OUT3, V)
@@ -349,20 +403,8 @@ def rnea_derivatives_one(D, q, qd, qdd, out, W):
     W = work_buffer(D, W, q.shape[0])
     if W.shape[0] == 0:
         return 1
-    _rnea_derivatives(D, q, qd, qdd, np.empty((0, 6)), True, out[0], out[1], out[2],
-                      work(W, nbodies(D) + 1, q.shape[0]))
-    return 0 if all_finite(out) and finite1(q) and finite1(qd) and finite1(qdd) else 2
-
-
-@entry(TABLE, V_RO, V_RO, V_RO, OUT3, V)
-def coriolis_derivatives_one(D, q, qd, qdd, out, W):
-    """As rnea_derivatives_one without gravity (a_0 = 0)."""
-    if bad_length(D, q) or bad_length(D, qd) or bad_length(D, qdd) or _bad_out(q, out):
-        return 1
-    W = work_buffer(D, W, q.shape[0])
-    if W.shape[0] == 0:
-        return 1
-    _rnea_derivatives(D, q, qd, qdd, np.empty((0, 6)), False, out[0], out[1], out[2],
+    X = _rows(q, qd, qdd)
+    _rnea_derivatives(D, X[0], X[1], X[2], np.empty((0, 6)), True, out[0], out[1], out[2],
                       work(W, nbodies(D) + 1, q.shape[0]))
     return 0 if all_finite(out) and finite1(q) and finite1(qd) and finite1(qdd) else 2
 
@@ -375,8 +417,7 @@ def aba_derivatives_one(D, q, qd, tau, out, W):
     W = work_buffer(D, W, q.shape[0])
     if W.shape[0] == 0:
         return 1
-    tmp = np.empty((3, q.shape[0], q.shape[0]))
-    if not _aba_derivatives(D, q, qd, tau, np.empty((0, 6)), out, work(W, nbodies(D) + 1, q.shape[0]), tmp):
+    if not _aba_derivatives_single(D, _rows(q, qd, tau), out, W):
         return 2
     return 0 if all_finite(out) and finite1(q) and finite1(qd) and finite1(tau) else 2
 
@@ -384,8 +425,8 @@ def aba_derivatives_one(D, q, qd, tau, out, W):
 RNEA_DERIVATIVES = Algorithm(rnea_derivatives_one, rnea_derivatives_batch, ("q", "qd", "qdd"),
                              extra=(_NO_FEXT, True))
 RNEA_DERIVATIVES_FEXT = Algorithm(None, rnea_derivatives_batch, ("q", "qd", "qdd"))
-CORIOLIS_DERIVATIVES = Algorithm(coriolis_derivatives_one, rnea_derivatives_batch, ("q", "qd", "qdd"),
-                                 extra=(_NO_FEXT, False))
+CORIOLIS_DERIVATIVES = Algorithm(None, rnea_derivatives_batch, ("q", "qd", "qdd"),    # the batch kernel only:
+                                 extra=(_NO_FEXT, False))                                  # one compiled loop less
 ABA_DERIVATIVES = Algorithm(aba_derivatives_one, aba_derivatives_batch, ("q", "qd", "tau"), extra=(_NO_FEXT,))
 ABA_DERIVATIVES_FEXT = Algorithm(None, aba_derivatives_batch, ("q", "qd", "tau"))
 
