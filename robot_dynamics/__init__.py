@@ -73,6 +73,8 @@ from .model import Data, Joint, Model, load_urdf  # noqa: E402
 from .algorithms.regressor import (friction_parameter_names, friction_regressor, inertial_parameters,  # noqa: E402
                                    parameter_names, regressor)
 from .identification.base import BaseParameters, base_parameters  # noqa: E402
+from .identification.data import JointData, ZeroPhaseFilter, load_joint_data  # noqa: E402
+from .identification.excitation import ExcitationTrajectory, excitation_trajectory  # noqa: E402
 from .identification.identify import IdentificationResult, identify  # noqa: E402
 from .identification.observer import MomentumObserver  # noqa: E402
 from .identification.payload import PayloadEstimate, identify_payload  # noqa: E402
@@ -89,5 +91,6 @@ __all__ = [
     "dynamically_consistent_inverse", "set_num_threads", "get_num_threads",
     "regressor", "inertial_parameters", "parameter_names", "friction_regressor", "friction_parameter_names",
     "base_parameters", "BaseParameters", "identify", "IdentificationResult", "identify_payload",
-    "PayloadEstimate", "MomentumObserver",
+    "PayloadEstimate", "MomentumObserver", "load_joint_data", "JointData", "ZeroPhaseFilter",
+    "excitation_trajectory", "ExcitationTrajectory",
 ]
