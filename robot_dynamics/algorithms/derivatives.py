@@ -470,6 +470,13 @@ def rnea_derivatives(model, q, qd, qdd, f_ext=None, *, data=None):
     """
     nq = model.nq
     if f_ext is None:
+        if data is not None and data.model is model:      # the control loop: straight to the compiled entry
+            out = np.empty((3, nq, nq))
+            try:
+                if rnea_derivatives_one(data.table, q, qd, qdd, out, data.work) == 0:
+                    return out[0], out[1], out[2]
+            except TypeError:                              # a batch, a list, another dtype: the dispatcher
+                pass
         out = run(RNEA_DERIVATIVES, model, (q, qd, qdd), data, tail=(3, nq, nq))
     else:
         FEXT = _fext(model, f_ext, q=q, qd=qd, qdd=qdd)
@@ -540,6 +547,13 @@ def aba_derivatives(model, q, qd, tau, f_ext=None, *, data=None):
     """
     nq = model.nq
     if f_ext is None:
+        if data is not None and data.model is model:      # the control loop: straight to the compiled entry
+            out = np.empty((3, nq, nq))
+            try:
+                if aba_derivatives_one(data.table, q, qd, tau, out, data.work) == 0:
+                    return out[0], out[1], out[2]
+            except TypeError:
+                pass
         out = run(ABA_DERIVATIVES, model, (q, qd, tau), data, tail=(3, nq, nq), on_error=_singular)
     else:
         FEXT = _fext(model, f_ext, q=q, qd=qd, tau=tau)
