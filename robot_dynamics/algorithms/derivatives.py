@@ -1,11 +1,11 @@
 """Analytical derivatives of the inverse and forward dynamics.
 
 Carpentier and Mansard, "Analytical derivatives of rigid body dynamics
-algorithms", RSS 2018, sec. III (the RNEA derivatives, Algorithm 1) and
-sec. IV (the ABA derivatives as ``-M^-1`` times them), recursive and
-O(n^2); the spatial algebra and the recursions are Featherstone's, *Rigid
-Body Dynamics Algorithms*, sec. 2.9-2.10 (derivatives of spatial vectors)
-and 5.3 (the RNEA).
+algorithms", RSS 2018, sec. III (the RNEA derivatives) and sec. IV
+(the ABA derivatives as ``-M^-1`` times them), recursive and O(n^2); the
+spatial algebra and the recursions are Featherstone's, *Rigid Body
+Dynamics Algorithms*, ch. 2 (spatial cross products and the
+differentiation of spatial vectors) and sec. 5.3 (the RNEA).
 
 Everything is expressed in the base frame. With ``S_j`` the motion
 subspace of joint j, ``v_j`` and ``a_j`` the body velocity and acceleration
