@@ -26,6 +26,7 @@ Three tables, on the bundled Panda (urdf/panda_arm.urdf, 7 DOF) and UR5
 
 Usage:
     .venv/bin/python bench/benchmark.py [--quick] [--write-docs] [--json PATH] [--threads N]
+    .venv/bin/python bench/benchmark.py --from-json PATH [--write-docs]     # tables of a saved run
 
 ``--write-docs`` replaces the text between ``<!-- bench:begin -->`` and
 ``<!-- bench:end -->`` in docs/PERFORMANCE.md with the tables (``make bench``
@@ -221,7 +222,16 @@ def main(argv=None):
     ap.add_argument("--write-docs", action="store_true", help="write the tables into docs/PERFORMANCE.md")
     ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     ap.add_argument("--threads", type=int, metavar="N", help="threads for the batches (default: all cores)")
+    ap.add_argument("--from-json", metavar="PATH", help="print (and with --write-docs write) the tables of an "
+                    "earlier run's JSON instead of measuring")
     args = ap.parse_args(argv)
+    if args.from_json:
+        saved = json.loads(Path(args.from_json).read_text())
+        text = markdown(saved["single"], saved["batch"], saved["cold"], saved["meta"])
+        print(text)
+        if args.write_docs:
+            write_docs(text)
+        return
     import numba
     import pinocchio as pin
 

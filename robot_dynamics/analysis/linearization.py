@@ -13,7 +13,6 @@ ch. 2-3 (the continuous and discrete algebraic Riccati equations, solved
 by ``scipy.linalg.solve_continuous_are`` / ``solve_discrete_are``).
 """
 import numpy as np
-import scipy.linalg
 
 from ..algorithms import checks
 from ..algorithms.derivatives import aba_derivatives
@@ -79,6 +78,7 @@ def linearize(model, q, qd, tau, dt=None, *, method="zoh"):
         return A, B
     E = np.zeros((3 * n, 3 * n))                # expm([[A, B], [0, 0]] dt) = [[Ad, Bd], [0, 1]]
     E[:2 * n, :2 * n], E[:2 * n, 2 * n:] = A * dt, B * dt
+    import scipy.linalg                    # here: scipy costs 0.2 s of import robot_dynamics
     E = scipy.linalg.expm(E)
     return E[:2 * n, :2 * n], E[:2 * n, 2 * n:]
 
@@ -125,6 +125,7 @@ def lqr(model, q, Q=None, R=None, *, dt=None, method="zoh"):
     R = _weight(R, n, "R", definite=True)
     tau = gravity_torques(model, q)
     A, B = linearize(model, q, np.zeros(n), tau, dt, method=method)
+    import scipy.linalg                    # here: scipy costs 0.2 s of import robot_dynamics
     if dt is None:
         S = scipy.linalg.solve_continuous_are(A, B, Q, R)
         K = np.linalg.solve(R, B.T @ S)                     # K = R^-1 B^T S

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Tuple
 
 import numpy as np
-import scipy.linalg
 
 from ..algorithms.regressor import (friction_parameter_names, friction_regressor, parameter_names,
                                     regressor)
@@ -150,6 +149,7 @@ def base_parameters(model, *, friction=False, samples=None, seed=0, tolerance=1e
     zero = norms <= tolerance * norms.max(initial=0.0)
     scale = np.where(zero, 1.0, norms)
     Ws = np.where(zero, 0.0, W / scale)
+    import scipy.linalg                    # here: scipy costs 0.2 s of import robot_dynamics
     _, R, piv = scipy.linalg.qr(Ws, mode="economic", pivoting=True)
     pivots = np.abs(np.diag(R))
     pivots = np.concatenate([pivots, np.zeros(p - pivots.size)])

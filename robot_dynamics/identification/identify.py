@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
-import scipy.optimize
 
 from ..algorithms import checks
 from ..algorithms.regressor import inertial_parameters
@@ -259,6 +258,7 @@ def _consistent(model, base, Y, b, sigma_rows, friction, regularization):
     # sends its theta slowly towards infinity (the edge of the log-Cholesky chart), so the
     # stop is a relative change of 1e-8 of the whole cost, not of theta.
     tol = dict(xtol=1e-8, ftol=1e-8, gtol=1e-8)
+    import scipy.optimize                  # here: scipy costs 0.2 s of import robot_dynamics
     sol = scipy.optimize.least_squares(residual, np.concatenate([theta0, phi0]), jac=jacobian, method="lm",
                                        max_nfev=200 * (10 * nb_ + nf), **tol)
     z = sol.x
