@@ -19,7 +19,7 @@ base regressor (:func:`~robot_dynamics.base_parameters`) stacked over
 ``samples`` points of one period, subject to the limits at ``4 samples``
 points (linear inequality constraints, :func:`scipy.optimize.minimize`
 with SLSQP, the objective's gradient by finite differences), from a random
-start scaled into the limits. Afterwards the limits are checked at 2000
+start scaled into the limits. Afterwards the limits are checked at 20000
 points per period and the harmonics scaled down if a peak fell between
 the constraint points, so the returned trajectory respects them.
 
@@ -49,7 +49,7 @@ from .base import base_parameters
 
 DEFAULT_ACCELERATION = 3.0      # rad/s^2 (m/s^2): URDF has no acceleration limits
 UNLIMITED_VELOCITY = 1.0        # rad/s (m/s) for a joint without a URDF velocity limit
-CHECK_POINTS = 2000             # per period, for the final limit check
+CHECK_POINTS = 20000            # per period, for the final limit check
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,7 @@ class ExcitationTrajectory:
         interrupted: True when Ctrl-C stopped the optimisation (the best
             trajectory found so far is returned).
         friction: whether the base parameters included friction.
+        parameters: their number.
     """
     joint_names: Tuple[str, ...]
     period: float
@@ -86,6 +87,7 @@ class ExcitationTrajectory:
     iterations: int = 0
     interrupted: bool = False
     friction: bool = False
+    parameters: int = 0
 
     @property
     def harmonics(self):
@@ -114,7 +116,7 @@ class ExcitationTrajectory:
         lines = ["# robot_dynamics excitation trajectory: period=%r harmonics=%d condition=%.6g"
                  % (self.period, self.harmonics, self.condition), ",".join(cols)]
         for row in np.column_stack([t, q, qd, qdd]):
-            lines.append(",".join("%.12g" % v for v in row))
+            lines.append(",".join("%.12g" % (0.0 if abs(v) < 1e-12 else v) for v in row))
         return _write("\n".join(lines) + "\n", path)
 
     def to_yaml(self, path=None, *, rate=50.0, cycles=1, start=2.0):
@@ -152,7 +154,8 @@ class ExcitationTrajectory:
 
 
 def _list(x):
-    return ", ".join("%.10g" % v for v in x)
+    scale = max(float(np.max(np.abs(x))), 1.0)
+    return ", ".join("%.10g" % (0.0 if abs(v) < 1e-12 * scale else v) for v in x)   # no rounding residue
 
 
 def _write(text, path):
@@ -367,7 +370,8 @@ def _optimise(model, base, unpack, condition, nq, L, M, w, period, lo, hi, vmax,
     # a peak between the constraint points may pass a limit by a little: scale the harmonics down
     qq, qqd, qqdd = _series(q0, a, b, w, np.arange(CHECK_POINTS) * period / CHECK_POINTS)
     r = _limit_ratio(qq - q0, qqd, qqdd, q0, lo, hi, vmax, amax)
-    if r > 1.0:
+    if r > 1.0 - 1e-6:
+        r *= 1.0 + 1e-6           # and a hair more for the peaks between even these points
         a, b = a / r, b / r
         x = best["x"].copy()
         x[:2 * nq * (L - 1)] /= r
@@ -375,4 +379,4 @@ def _optimise(model, base, unpack, condition, nq, L, M, w, period, lo, hi, vmax,
     return ExcitationTrajectory(joint_names=tuple(model.joint_names), period=float(period), offset=q0, a=a, b=b,
                                 lower=lo, upper=hi, velocity=vmax, acceleration=amax, condition=best["c"],
                                 initial_condition=start, samples=M, iterations=best["it"], interrupted=interrupted,
-                                friction=bool(friction))
+                                friction=bool(friction), parameters=base.count)

@@ -229,3 +229,44 @@ def plot_trajectory(result, path, *, joints=None):
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return data
+
+
+def plot_torques(t, measured, predicted, joint_names, path, *, title="measured and predicted joint torques"):
+    """Measured versus predicted torques of each joint over time, with the residual RMS; saves a PNG.
+
+    Args:
+        t: (N,) sample times [s].
+        measured, predicted: (N, nq) torques [N m | N], columns in ``joint_names`` order.
+        joint_names: the nq joint names.
+        path: output PNG file.
+        title: the figure's title.
+
+    Returns:
+        dict with ``t``, ``measured``, ``predicted``, ``joints`` and ``rms`` (nq,)
+        of measured - predicted, as plotted.
+    """
+    t, measured, predicted = np.asarray(t, float), np.asarray(measured, float), np.asarray(predicted, float)
+    names = tuple(joint_names)
+    if measured.shape != predicted.shape or measured.shape != (t.size, len(names)):
+        raise InputError("plot_torques: measured %s and predicted %s must both be (%d, %d) for t (%d,) and "
+                         "%d joints" % (measured.shape, predicted.shape, t.size, len(names), t.size, len(names)))
+    rms = np.sqrt(np.mean((measured - predicted) ** 2, axis=0))
+    data = dict(t=t, measured=measured, predicted=predicted, joints=names, rms=rms)
+    plt = _pyplot()
+    k = len(names)
+    fig, axes = plt.subplots(k, 1, figsize=(7.5, 1.5 + 1.45 * k), sharex=True, squeeze=False)
+    for j, name in enumerate(names):
+        ax = axes[j][0]
+        ax.plot(t, measured[:, j], color="0.55", lw=0.8, label="measured")
+        ax.plot(t, predicted[:, j], color="C0", lw=1.2, label="predicted")
+        ax.set_ylabel("%s\n[N m | N]" % name, fontsize=7)
+        ax.set_title("residual RMS %.3g" % rms[j], fontsize=7, loc="right")
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(loc="upper left", fontsize=7, ncol=2)
+    axes[-1][0].set_xlabel("time [s]")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return data
