@@ -350,7 +350,7 @@ DOCUMENTED = _documented_runs()
 
 def test_docs_show_every_command():
     commands = {cmd.split()[0] for cmd, _, _ in DOCUMENTED}
-    assert commands == {"info", "torques", "equations", "report", "simulate", "plot"}
+    assert commands == {"info", "torques", "equations", "report", "simulate", "plot", "excite", "identify"}
     assert {cmd.split()[1] for cmd, _, _ in DOCUMENTED if cmd.startswith("plot")} == {"gravity", "condition",
                                                                                       "trajectory"}
     assert sum(code == 2 for _, _, code in DOCUMENTED) >= 5
@@ -379,3 +379,53 @@ def test_documented_output_is_current(cmd, expected, code, docs_dir, monkeypatch
     assert got_code == code, err
     got = out.rstrip("\n").splitlines() if code == 0 else [l for l in err.splitlines() if not l.startswith("warning:")]
     assert _mask(got) == _mask(expected)
+
+
+# ---------------------------------------------------------------------------
+# excite and identify
+# ---------------------------------------------------------------------------
+
+def test_excite_writes_a_joint_trajectory_within_the_limits(tmp_path):
+    yaml = pytest.importorskip("yaml")
+    code, out, err = run("excite", TWO_LINK, "--gravity", "0,-9.81,0", "--period", "2", "--harmonics", "3",
+                         "--iterations", "5", "--acceleration", "2", "-o", str(tmp_path / "t.yaml"),
+                         "--csv", str(tmp_path / "t.csv"), "--rate", "20", "--no-progress")
+    assert code == 0, err
+    assert "condition number of the base regressor" in out and "wrote" in out
+    msg = yaml.safe_load((tmp_path / "t.yaml").read_text())
+    assert msg["joint_names"] == ["joint1", "joint2"] and len(msg["points"]) == 41
+    assert max(abs(a) for p in msg["points"] for a in p["accelerations"]) <= 2.0 + 1e-9
+    assert (tmp_path / "t.csv").read_text().splitlines()[1].startswith("t,q[joint1],q[joint2],qd[joint1]")
+    code, _, err = run("excite", TWO_LINK, "-o", str(tmp_path / "t.txt"))
+    assert code == 2 and "expected a file name ending in .yaml" in err
+
+
+def test_identify_from_a_rosbag_of_the_simulated_panda(tmp_path):
+    """The Panda simulated along a short excitation (true inertials differ from the URDF), recorded
+    as an MCAP rosbag2, identified by the command; the identified model fits to the noise level."""
+    yaml = pytest.importorskip("yaml")
+    from test_identification_data import PANDA, SIGMA_TAU, perturbed, run_excitation, write_bag
+    panda = rd.load_urdf(str(PANDA))
+    ex = rd.excitation_trajectory(panda, period=3.0, harmonics=4, max_iterations=4, progress=False)
+    rec = run_excitation(perturbed(panda, seed=4), panda, ex, 3.0, seed=5)
+    bag = write_bag(tmp_path / "bag", "mcap", rec["t"], panda.joint_names, *rec["noisy"])
+    code, out, err = run("identify", str(PANDA), str(bag), "--method", "wls", "-o", str(tmp_path / "p.yaml"),
+                         "--plot", str(tmp_path / "p.png"), "--no-progress")
+    assert code == 0, err
+    assert "Read 3001 samples of 7 joints" in out and "method wls: 43 base parameters" in out
+    params = yaml.safe_load((tmp_path / "p.yaml").read_text())
+    assert params["method"] == "wls" and len(params["base_parameters"]) == 43
+    assert max(params["residual_rms"].values()) < 2 * SIGMA_TAU
+    assert (tmp_path / "p.png").stat().st_size > 10000
+    code, _, err = run("identify", str(PANDA), str(bag), "--topic", "/nothing", "-o", str(tmp_path / "q.yaml"))
+    assert code == 2 and "has no topic '/nothing'" in err and not (tmp_path / "q.yaml").exists()
+
+
+def test_ctrl_c_ends_a_command_with_one_line(monkeypatch, capsys):
+    from robot_dynamics.tools import cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(cli, "_load", interrupted)
+    assert cli.main(["info", TWO_LINK]) == 130
+    assert capsys.readouterr().err.strip() == "robot-dynamics info: interrupted"
