@@ -19,7 +19,8 @@ Three tables, on the bundled Panda (urdf/panda_arm.urdf, 7 DOF) and UR5
    threads (``rneaInParallel`` / ``abaInParallel`` with a ``ModelPool``);
    gravity and mass matrix have no parallel call in Pinocchio, so they are
    compared with a Python loop of Pinocchio calls (marked "loop"). Target:
-   ratio <= 0.6, aim 0.5; states per second for both.
+   ratio <= 0.6, aim 0.5; states per second for both. OpenMP threads sleep
+   between batches (``OMP_WAIT_POLICY=PASSIVE`` unless set: see below).
 3. Cold start in fresh subprocesses (median of 9): ``import numba``,
    ``import robot_dynamics`` (with the kernel cache warm) and ``import
    pinocchio``. Target: robot_dynamics costs at most 0.2 s more than numba.
@@ -36,6 +37,7 @@ pair of calls is checked to give the same result.
 import argparse
 import datetime
 import json
+import os
 import platform
 import statistics
 import subprocess
@@ -44,6 +46,15 @@ import timeit
 from pathlib import Path
 
 import numpy as np
+
+# Both libraries run their batches on OpenMP threads (Pinocchio's ModelPool calls,
+# numba's "omp" threading layer). By default an OpenMP thread spins for a while after
+# its parallel region, and in the paired alternation below the spinning threads of one
+# library take the two cores from the other's next batch: measured here, every batch
+# of either library then took 7-15 ms instead of 2-8 ms. Sleeping threads (set before
+# either library is imported) let each batch have the machine, as in a real program
+# that runs one of them.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = {"panda_arm (7 DOF)": ROOT / "urdf" / "panda_arm.urdf", "ur5 (6 DOF)": ROOT / "urdf" / "ur5.urdf"}
@@ -166,7 +177,8 @@ def cold_import(repeats):
 def markdown(single, batch, cold, meta):
     ok = lambda r, t: "yes" if r <= t else "no"        # noqa: E731
     lines = ["Measured %(date)s on %(machine)s, Python %(python)s, numba %(numba)s, Pinocchio %(pinocchio)s; "
-             "%(threads)d threads for the batches (robot_dynamics and Pinocchio alike). "
+             "%(threads)d threads for the batches (robot_dynamics and Pinocchio alike; OpenMP threads "
+             "sleep between batches, OMP_WAIT_POLICY=%(omp_wait)s). "
              "Times are medians of alternating timing loops; a ratio is the median of the ratios of "
              "back-to-back pairs of loops." % meta, "",
              "Single calls with a reused `Data` and `out=` against Pinocchio with a reused `Data` "
@@ -227,6 +239,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.from_json:
         saved = json.loads(Path(args.from_json).read_text())
+        saved["meta"].setdefault("omp_wait", "default")
         text = markdown(saved["single"], saved["batch"], saved["cold"], saved["meta"])
         print(text)
         if args.write_docs:
@@ -246,7 +259,7 @@ def main(argv=None):
     cold = cold_import(3 if args.quick else 9)
     meta = dict(date=datetime.date.today().isoformat(), machine=_machine(),
                 python=platform.python_version(), numba=numba.__version__, pinocchio=pin.__version__,
-                threads=rd.get_num_threads())
+                threads=rd.get_num_threads(), omp_wait=os.environ.get("OMP_WAIT_POLICY", "default"))
     text = markdown(single, batch, cold, meta)
     print(text)
     if args.json:
