@@ -22,7 +22,7 @@ def main():
     coupled = rd.load_urdf(random_urdf(1, 6, mimic=True, p_massless=0.0))
     for model in (arm, coupled):
         exercise(rd, model)
-    for integrator in ("rk4", "semi_implicit_euler"):          # the simulator's compiled step
+    for integrator in ("rk4", "semi_implicit_euler", "implicit_euler"):   # the simulator's compiled step
         simulate(arm, np.zeros(arm.nq), duration=0.002, dt=0.001, integrator=integrator)
     print("robot_dynamics: kernels compiled into %s in %.0f s" % (cache_dir(), time.perf_counter() - t0))
 
@@ -45,11 +45,17 @@ def exercise(rd, model):
         rd.potential_energy(model, x)
         rd.forward_kinematics(model, x)
         rd.jacobian(model, x, link)
+        rd.rnea_derivatives(model, x, x, x)
+        rd.aba_derivatives(model, x, x, x)
+        rd.coriolis_derivatives(model, x, x)
+        rd.regressor(model, x, x, x)
     rd.rnea(model, one, one, one, data=data)
     rd.gravity_torques(model, one, data=data)
     rd.nonlinear_effects(model, one, one, data=data)
     rd.mass_matrix(model, one, data=data)
     rd.aba(model, one, one, one, data=data)
+    rd.rnea_derivatives(model, one, one, one, data=data)
+    rd.aba_derivatives(model, one, one, one, data=data)
 
 
 if __name__ == "__main__":
