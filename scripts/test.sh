@@ -3,7 +3,10 @@
 #
 # Usage: scripts/test.sh [pytest options, e.g. -k aba -x]
 # Creates/reuses .venv with the dev requirements, then runs pytest on test/
-# from the checkout. Each run gets its own ROS_DOMAIN_ID (1..101, from the
+# from the checkout. With no option: the library tests (test/, not test/ros)
+# in one pytest per core (pytest-xdist), then the ROS tests alone, since they
+# time DDS delivery and a busy core makes them late; with options: one
+# pytest run with those options. Each run gets its own ROS_DOMAIN_ID (1..101, from the
 # PID) unless the caller set one, and keeps DDS discovery on loopback, so
 # parallel runs on one machine do not see each other's nodes.
 # Exits non-zero when pytest collects no test (pytest exit code 5).
@@ -20,11 +23,21 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST
 echo "test.sh: ROS_DOMAIN_ID=$ROS_DOMAIN_ID ROS_AUTOMATIC_DISCOVERY_RANGE=$ROS_AUTOMATIC_DISCOVERY_RANGE" >&2
 
 cd "$root"
+run() {
+    local s=0
+    "$root/.venv/bin/python" -m pytest "$@" || s=$?
+    if [ "$s" -eq 5 ]; then
+        echo "test.sh: error: pytest collected no tests" >&2
+        s=1
+    fi
+    return "$s"
+}
 status=0
-# No path given: pytest.ini's testpaths (test/) applies.
-"$root/.venv/bin/python" -m pytest "$@" || status=$?
-if [ "$status" -eq 5 ]; then
-    echo "test.sh: error: pytest collected no tests" >&2
-    exit 1
+if [ "$#" -gt 0 ]; then
+    run "$@" || status=$?               # no path given: pytest.ini's testpaths (test/) applies
+else
+    workers="$(nproc 2>/dev/null || echo 2)"
+    run -n "$workers" --ignore=test/ros test || status=$?
+    run test/ros || { s=$?; [ "$status" -eq 0 ] && status=$s; }
 fi
 exit "$status"
