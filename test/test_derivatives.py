@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
+from reporting import write_lines
 from robot_dynamics.simulation import simulate
 from robot_dynamics.tools.sample import example_robot_data_dir, random_urdf
 
@@ -72,14 +73,7 @@ def _report(request):
         return
     lines = ["", "derivatives, max |ours - reference| / max |reference| (worst model):"]
     lines += ["  %-44s %.3e  (%s)" % (k, e, robot) for k, (e, robot) in sorted(MAX_REL.items())]
-    tr = request.config.pluginmanager.get_plugin("terminalreporter")
-    cm = request.config.pluginmanager.get_plugin("capturemanager")
-    if tr is None or cm is None:         # pragma: no cover
-        print("\n".join(lines))
-        return
-    with cm.global_and_fixture_disabled():
-        for line in lines:
-            tr.write_line(line)
+    write_lines(request, lines)
 
 
 def load(source):

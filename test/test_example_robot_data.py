@@ -43,6 +43,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
+from reporting import write_lines
 from robot_dynamics.tools.sample import example_robot_data_dir
 
 try:
@@ -90,14 +91,7 @@ def _report(request):
         return
     lines = ["", "example-robot-data vs Pinocchio, max |ours - pin| / max |pin| over all robots:"]
     lines += ["  %-24s %.3e  (%s)" % (k, e, robot) for k, (e, robot) in sorted(MAX_REL.items())]
-    tr = request.config.pluginmanager.get_plugin("terminalreporter")
-    cm = request.config.pluginmanager.get_plugin("capturemanager")
-    if tr is None or cm is None:         # pragma: no cover
-        print("\n".join(lines))
-        return
-    with cm.global_and_fixture_disabled():
-        for line in lines:
-            tr.write_line(line)
+    write_lines(request, lines)
 
 
 def load(path):

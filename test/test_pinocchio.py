@@ -42,6 +42,7 @@ else:
     pin = pytest.importorskip("pinocchio")
 import robot_dynamics as rd  # noqa: E402
 from robot_dynamics.tools.sample import example_robot_data_dir  # noqa: E402
+from reporting import write_lines  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 N_STATES = 25
@@ -91,14 +92,7 @@ def _report(request):
     lines = ["", "max relative error vs Pinocchio (max|ours-pin| / max|pin|, all models):"]
     for k in sorted(MAX_REL):
         lines.append(f"  {k:<40s} {MAX_REL[k]:.3e}")
-    tr = request.config.pluginmanager.get_plugin("terminalreporter")
-    cm = request.config.pluginmanager.get_plugin("capturemanager")
-    if tr is None or cm is None:  # pragma: no cover
-        print("\n".join(lines))
-        return
-    with cm.global_and_fixture_disabled():
-        for line in lines:
-            tr.write_line(line)
+    write_lines(request, lines)
 
 
 # --------------------------------------------------------------------------
