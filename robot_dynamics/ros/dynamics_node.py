@@ -305,8 +305,10 @@ class DynamicsNode(ModelNode):
 
     # --- references -----------------------------------------------------------
     def _set_reference(self, msg, stream):
-        if self.model is None:
-            self._warn('reference ignored: no robot model yet')
+        if self.model is None or not self.ready:
+            # Like a joint state then: not malformed, only unusable for now.
+            self._warn('reference ignored: %s' % ('no robot model yet' if self.model is None
+                                                   else 'the model does not fit the controller'))
             return
         if not msg.points:
             self.reference = None

@@ -480,6 +480,10 @@ def test_dynamics_node_survives_10000_malformed_messages(ros, start_node, capsys
                 # the node must publish nothing until the Panda comes back.
                 assert diag.wait(lambda v: int(v['descriptions_rejected']) == len(desc_sent), 10)
                 assert wait_for(lambda: len(commands.data) - n_cmd0 == len(expect_cmds), 10)
+                # Every trajectory taken first: one handled while the UR5 is the model
+                # would be judged against the UR5's joints.
+                assert diag.wait(lambda v: int(v['references_in']) - int(base['references_in'])
+                                 == sum(traj_sent.values()), 10), 'trajectories not taken before the UR5'
                 n_out = total.count
                 n_cmd = len(commands.data)
                 desc_pub.publish(String(data=UR5.read_text()))
@@ -492,7 +496,10 @@ def test_dynamics_node_survives_10000_malformed_messages(ros, start_node, capsys
                     pub.publish(joint_state_msg(fields, 'misfit%d' % k, k))
                     k += 1
                     misfit['sent'] += 1
-                time.sleep(0.3)
+                # Every misfit state handled before the Panda comes back.
+                assert diag.wait(lambda v: int(v['messages_in']) - int(base['messages_in']) == k, 10), \
+                    'the joint states sent while the model was UR5 were not all taken'
+                time.sleep(0.1)
                 misfit['outputs'] += total.count - n_out
                 misfit['commands'] += len(commands.data) - n_cmd
                 desc_pub.publish(String(data=PANDA.read_text()))
