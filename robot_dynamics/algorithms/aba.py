@@ -11,7 +11,7 @@ factorisation (Featherstone sec. 6.1, "FDcrb"), compiled as well.
 import numba as nb
 import numpy as np
 
-from . import checks
+from . import checks, floating
 from ..errors import SingularityError
 from .dispatch import Algorithm, run
 from .kernels import (TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work, work_size, S_add, crm_S_add, all_finite, bad_length,
@@ -318,6 +318,8 @@ def aba(model, q, qd, tau, f_ext=None, *, data=None, out=None):
         ValueError: bad shapes or non-finite values; a singular mass matrix
             (a moving joint that carries no mass) is reported as such.
     """
+    if model.root_joint is not None:
+        return floating.aba(model, q, qd, tau, f_ext, data, out)
     if f_ext is None:
         if out is not None and data is not None and data.model is model and not model.has_mimic:   # the control loop
             try:

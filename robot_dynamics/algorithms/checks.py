@@ -34,18 +34,20 @@ def as_float_array(x, name):
 
 
 def batch(model, **states):
-    """Broadcast named states of shape (..., nq) to (B, nq) blocks.
+    """Broadcast named states of shape (..., nv) (the kernels' coordinates;
+    nv == nq on a fixed base) to (B, nv) blocks.
 
-    Returns (batch_shape, [arrays (B, nq), in argument order]).
+    Returns (batch_shape, [arrays (B, nv), in argument order]).
     """
     arrays = []
     for name, x in states.items():
         a = as_float_array(x, name)
-        if a.ndim == 0 or a.shape[-1] != model.nq:
+        if a.ndim == 0 or a.shape[-1] != model.nv:
             got = "a scalar" if a.ndim == 0 else (
                 "%d values" % a.shape[-1] if a.ndim == 1 else "shape %s" % (a.shape,))
-            raise InputError("%s has %s, model nq is %d (expected shape (%d,) or (..., %d))"
-                             % (name, got, model.nq, model.nq, model.nq))
+            size = "nq" if model.nq == model.nv else "nv"
+            raise InputError("%s has %s, model %s is %d (expected shape (%d,) or (..., %d))"
+                             % (name, got, size, model.nv, model.nv, model.nv))
         arrays.append(a)
     shape = arrays[0].shape
     if any(a.shape != shape for a in arrays):
@@ -56,7 +58,7 @@ def batch(model, **states):
                 "%s %s" % (n, a.shape) for n, a in zip(states, arrays))) from None
         arrays = [np.broadcast_to(a, shape) for a in arrays]
     rows = int(np.prod(shape[:-1], dtype=np.int64))          # not -1: nq may be 0
-    blocks = [np.ascontiguousarray(a.reshape(rows, model.nq)) for a in arrays]
+    blocks = [np.ascontiguousarray(a.reshape(rows, model.nv)) for a in arrays]
     return shape[:-1], blocks
 
 

@@ -12,6 +12,7 @@ i ancestor of (or equal to) j and ``C_ji = S_j . (IC_j Sdot_i + BC_j S_i)``.
 import numba as nb
 import numpy as np
 
+from . import floating
 from .dispatch import Algorithm, run
 from .kernels import (chunks, parallel, work, work_size, all_finite, I_matrix, XT_I_X_add, jit, joint_coordinate, nbodies,
                    world_poses)
@@ -149,4 +150,5 @@ def coriolis_matrix(model, q, qd, *, data=None, out=None):
     Returns:
         (..., nq, nq).
     """
+    floating.require_fixed(model, "coriolis_matrix")
     return run(CORIOLIS, model, (q, qd), data, out)

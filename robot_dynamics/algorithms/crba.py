@@ -9,6 +9,7 @@ the parallel-axis rule; each column is the composite inertia's force
 import numba as nb
 import numpy as np
 
+from . import floating
 from .dispatch import Algorithm, run
 from .kernels import (MAT, TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work, work_crba, work_size, all_finite,
                       bad_length, finite1, finite2, I_S, inline, jit, jcalc, joint_position, nbodies, ST_force6,
@@ -85,6 +86,8 @@ def mass_matrix(model, q, *, data=None, out=None):
         rows and columns in ``model.joint_names`` order. Mimic joints are
         folded in: ``M = G^T M_bodies G``.
     """
+    if model.root_joint is not None:
+        return floating.mass_matrix(model, q, data, out)
     if out is not None and data is not None and data.model is model:         # the control loop (dispatch.run)
         try:
             if crba_one(data.table, q, out, data.work) == 0:

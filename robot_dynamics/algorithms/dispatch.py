@@ -45,7 +45,7 @@ class Algorithm:
     def _tail(self, model, tail):
         if tail is not None:
             return tail
-        return {"vector": (model.nq,), "matrix": (model.nq, model.nq), "scalar": ()}[self.shape]
+        return {"vector": (model.nv,), "matrix": (model.nv, model.nv), "scalar": ()}[self.shape]
 
     def _many(self, model, x, data, out, tail, extra, on_error):
         if data is not None:
@@ -114,9 +114,9 @@ def run(algorithm, model, x, data=None, out=None, tail=None, extra=None, on_erro
 def _check_data(model, data):
     if getattr(data, "model", None) is not model and hasattr(data, "bind"):
         data.bind(model)
-    if not isinstance(getattr(data, "work", None), np.ndarray) or data.work.shape[0] < work_size(model.nb, model.nq):
+    if not isinstance(getattr(data, "work", None), np.ndarray) or data.work.shape[0] < work_size(model.nb, model.nv):
         raise InputError("data does not fit the model: expected a Data built for a model with %d bodies and "
-                         "%d coordinates (rd.Data(model)), got %r" % (model.nb, model.nq, data))
+                         "%d coordinates (rd.Data(model)), got %r" % (model.nb, model.nv, data))
 
 
 def _output(out, shape, tail):

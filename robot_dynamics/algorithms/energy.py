@@ -7,6 +7,7 @@ so that ``g(q) = dU/dq``. The zero of U is the base origin.
 import numba as nb
 import numpy as np
 
+from . import floating
 from .dispatch import Algorithm, run
 from .kernels import (chunks, jcalc, joint_position, parallel, work, work_size, S_add, all_finite, I_times, jit, joint_coordinate, X_motion,
                    nbodies, parent_row, world_poses)
@@ -69,12 +70,17 @@ POTENTIAL = Algorithm(None, lambda D, Q, kinetic, E: energy_batch(D, Q, Q, kinet
 def kinetic_energy(model, q, qd, *, data=None, out=None):
     """Kinetic energy [J] ``1/2 qd^T M(q) qd``; (..., nq) states -> (...)
     (a float for one state; ``out``: a (...) array)."""
+    if model.root_joint is not None:
+        return floating.kinetic_energy(model, q, qd, data, out)
     return _scalar(run(KINETIC, model, (q, qd), data, out), out)
 
 
 def potential_energy(model, q, *, data=None, out=None):
     """Gravitational potential energy [J] ``-sum m_i g . c_i`` (zero at the
-    base origin); (..., nq) -> (...). Its gradient is ``gravity_torques``."""
+    base origin; the world origin for a floating or planar base); (..., nq)
+    -> (...). Its gradient is ``gravity_torques``."""
+    if model.root_joint is not None:
+        return floating.potential_energy(model, q, out)
     return _scalar(run(POTENTIAL, model, (q,), data, out), out)
 
 

@@ -9,6 +9,7 @@ import numba as nb
 import numpy as np
 
 from . import checks
+from . import floating
 from .dispatch import Algorithm, run
 from .kernels import all_finite, chunks, jit, nbodies, parallel, work, work_size, world_poses
 from ..model.packed import AXIS, JTYPE, PARENT, PRISMATIC, QIDX, QMUL
@@ -105,6 +106,8 @@ def forward_kinematics(model, q, *, data=None):
         dict ``{link: (..., 4, 4)}`` homogeneous transforms base <- link,
         for every name in ``model.link_names``.
     """
+    if model.root_joint is not None:
+        return floating.forward_kinematics(model, q, data)
     nl = len(model.link_names)
     T = run(FORWARD_KINEMATICS, model, (q,), data, tail=(nl, 4, 4), extra=(model.link_body, model.link_pose_rows))
     return {name: T[..., l, :, :] for l, name in enumerate(model.link_names)}
@@ -131,5 +134,7 @@ def jacobian(model, q, link, point=(0.0, 0.0, 0.0), *, data=None, out=None):
     """
     l = model.link_index(link)
     x = checks.point(point)
+    if model.root_joint is not None:
+        return floating.jacobian(model, q, l, x, data, out)
     return run(JACOBIAN, model, (q,), data, out, tail=(6, model.nq),
                     extra=(model.link_body, model.link_pose_rows, l, x))

@@ -10,6 +10,7 @@ import numba as nb
 import numpy as np
 
 from . import checks
+from . import floating
 from .dispatch import Algorithm, run
 from .kernels import (TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work, work_rnea, work_size, S_add, add_torque, crm_S_add, all_finite,
                    bad_length, crf_add, finite1, XT_force_add, I_times, inline, jit,
@@ -192,8 +193,12 @@ def rnea(model, q, qd, qdd, f_ext=None, *, data=None, out=None):
         order (``out`` when given).
 
     The states broadcast against each other; a batch (B, nq) runs on all
-    cores. See Featherstone sec. 5.3, Handbook Algorithm 3.1.
+    cores. See Featherstone sec. 5.3, Handbook Algorithm 3.1. A floating or
+    planar base: q (..., nq), the rest (..., nv), the base's wrench first
+    (:mod:`robot_dynamics.model.configuration`).
     """
+    if model.root_joint is not None:
+        return floating.rnea(model, q, qd, qdd, f_ext, data, out)
     if f_ext is None:
         if out is not None and data is not None and data.model is model:     # the control loop (dispatch.run)
             try:
@@ -217,6 +222,8 @@ def gravity_torques(model, q, *, data=None, out=None):
     Returns:
         (..., nq) torques [N m] / forces [N].
     """
+    if model.root_joint is not None:
+        return floating.gravity_torques(model, q, data, out)
     if out is not None and data is not None and data.model is model:         # the control loop (dispatch.run)
         try:
             if gravity_one(data.table, q, out, data.work) == 0:
@@ -236,6 +243,8 @@ def nonlinear_effects(model, q, qd, *, data=None, out=None):
     Returns:
         (..., nq) torques [N m] / forces [N].
     """
+    if model.root_joint is not None:
+        return floating.nonlinear_effects(model, q, qd, data, out)
     if out is not None and data is not None and data.model is model:         # the control loop (dispatch.run)
         try:
             if nle_one(data.table, q, qd, out, data.work) == 0:

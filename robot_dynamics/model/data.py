@@ -151,11 +151,11 @@ class Data:
     """
 
     def __init__(self, model):
-        self.nb, self.nq = model.nb, model.nq
+        self.nb, self.nq = model.nb, model.nv          # nq: the kernels' coordinates (nv)
         self.model, self.table = None, np.empty_like(model.packed)
         self.bind(model)
-        self.work = np.zeros(work_size(model.nb, model.nq))
-        views = work_views(self.work, model.nb + 1, model.nq)
+        self.work = np.zeros(work_size(model.nb, model.nv))
+        views = work_views(self.work, model.nb + 1, model.nv)
         for name in ("R", "p", "v", "a", "f", "IA", "pA", "IC"):
             setattr(self, name, getattr(views, name))
 

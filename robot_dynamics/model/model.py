@@ -101,17 +101,33 @@ class Model:
     """
 
     def __init__(self, *, name, base_link, link_names, joints, joint_names, packed, body_joint,
-                 link_body, link_placement, link_inertials, gravity, payload_masses=None):
+                 link_body, link_placement, link_inertials, gravity, payload_masses=None,
+                 root_joint=None, root_placement=None):
         self.name = name
         self.base_link = base_link
         self.link_names = tuple(link_names)
         self.joints = dict(joints)
         self.joint_names = tuple(joint_names)
-        self.nq = len(self.joint_names)
+        if root_joint not in ROOT_JOINTS:
+            raise InputError("root_joint must be None, 'floating' or 'planar', got %r" % (root_joint,))
+        self.root_joint = root_joint
+        self.root_nv = ROOT_NV[root_joint]
+        self.root_nq = ROOT_NQ[root_joint]
+        self.nv = self.root_nv + len(self.joint_names)
+        self.nq = self.root_nq + len(self.joint_names)
+        self.root_placement = _frozen(np.eye(4) if root_placement is None
+                                      else np.array(root_placement, dtype=float).reshape(4, 4))
         self.nb = packed.shape[0] - 1
         D = np.array(packed, dtype=np.float64, order="C")
-        D[self.nb, P.NQ] = self.nq
-        D[self.nb, P.GRAVITY:P.GRAVITY + 3] = _gravity(gravity)
+        D[self.nb, P.NQ] = self.nv
+        D[self.nb, P.ROOT] = ROOT_CODE[root_joint]
+        g = _gravity(gravity)
+        D[self.nb, P.WORLD_GRAVITY:P.WORLD_GRAVITY + 3] = g
+        # A moving root: the kernels work in the base frame, gravity enters
+        # through the base acceleration (robot_dynamics.model.configuration).
+        D[self.nb, P.GRAVITY:P.GRAVITY + 3] = g if root_joint is None else 0.0
+        if root_joint == "planar":          # the part along the plane's normal never rotates
+            D[self.nb, P.GRAVITY + 2] = (self.root_placement[:3, :3].T @ g)[2]
         self.packed = _frozen(D)
         self._link_index = {n: i for i, n in enumerate(self.link_names)}
         self._init_bodies(tuple(body_joint))
@@ -132,12 +148,12 @@ class Model:
         self.body_coordinate = _frozen(D[:, P.QIDX].astype(np.int64))
         self.body_multiplier = D[:, P.QMUL]
         self.body_offset = D[:, P.QOFF]
-        G = np.zeros((nb, self.nq))
+        G = np.zeros((nb, self.nv))
         G[np.arange(nb), self.body_coordinate] = self.body_multiplier
         self.coupling = _frozen(G)
         self.body_damping = D[:, P.DAMPING]
         self.body_friction = D[:, P.FRICTION]
-        self.has_mimic = bool(nb != self.nq or np.any(self.body_multiplier != 1.0)
+        self.has_mimic = bool(nb != self.nv or np.any(self.body_multiplier != 1.0)
                               or np.any(self.body_offset != 0.0))
         self.body_mass = D[:, P.MASS]
         h = D[:, P.MCOM:P.MCOM + 3]
@@ -173,8 +189,9 @@ class Model:
 
     @property
     def gravity(self):
-        """(3,) gravity acceleration in the base frame [m/s^2] (a copy)."""
-        return self.packed[self.nb, P.GRAVITY:P.GRAVITY + 3].copy()
+        """(3,) gravity acceleration [m/s^2] (a copy): in the base frame of a
+        fixed-base model, in the world frame of a floating or planar one."""
+        return self.packed[self.nb, P.WORLD_GRAVITY:P.WORLD_GRAVITY + 3].copy()
 
     @gravity.setter
     def gravity(self, value):
@@ -235,18 +252,30 @@ class Model:
                      link_placement=self.link_placement,
                      link_inertials=(self.link_mass, self.link_com, self.link_inertia),
                      gravity=self.gravity if gravity is None else gravity,
-                     payload_masses=self._payload_masses if payload_masses is None else payload_masses)
+                     payload_masses=self._payload_masses if payload_masses is None else payload_masses,
+                     root_joint=self.root_joint, root_placement=self.root_placement)
 
     def neutral(self):
-        """(nq,) a valid configuration: zeros, moved inside the position limits."""
-        return np.clip(np.zeros(self.nq), self.lower_limit, self.upper_limit)
+        """(nq,) a valid configuration: the root at the world origin (a floating
+        root's quaternion the identity, ``(0, 0, 0, 1)``) and the joints at
+        zero, moved inside their position limits."""
+        q = np.zeros(self.nq)
+        q[self.root_nq:] = np.clip(0.0, self.lower_limit, self.upper_limit)
+        if self.root_joint == "floating":
+            q[6] = 1.0
+        return q
 
     def __repr__(self):
-        return "Model(%r, nq=%d, links=%d, mass=%.3f kg)" % (
-            self.name, self.nq, len(self.link_names), self.total_mass)
+        root = "" if self.root_joint is None else ", root=%s, nv=%d" % (self.root_joint, self.nv)
+        return "Model(%r, nq=%d%s, links=%d, mass=%.3f kg)" % (
+            self.name, self.nq, root, len(self.link_names), self.total_mass)
 
 
 REVOLUTE, PRISMATIC = P.REVOLUTE, P.PRISMATIC
+ROOT_JOINTS = (None, "floating", "planar")
+ROOT_NV = {None: 0, "floating": 6, "planar": 3}
+ROOT_NQ = {None: 0, "floating": 7, "planar": 3}
+ROOT_CODE = {None: P.FIXED_ROOT, "floating": P.FLOATING_ROOT, "planar": P.PLANAR_ROOT}
 
 
 def add_body_inertia(row, T, mass, h, inertia_origin):

@@ -22,7 +22,12 @@ DAMPING = 33      # viscous coefficient [N m s/rad or N s/m]
 FRICTION = 34     # Coulomb friction [N m or N]
 NCOL = 35
 # Base row (index nb):
-GRAVITY = 0       # 0:3 gravity acceleration in the base frame [m/s^2]
-NQ = 3            # number of independent coordinates
+GRAVITY = 0       # 0:3 gravity acceleration the kernels apply, in their root frame [m/s^2]
+NQ = 3            # number of kernel coordinates (the model's nv)
+ROOT = 4          # root joint: FIXED_ROOT, FLOATING_ROOT or PLANAR_ROOT
+WORLD_GRAVITY = 5  # 5:8 gravity in the world frame [m/s^2] (a floating or planar root:
+#                   the kernels then see GRAVITY = 0, it enters through the base acceleration)
 # Joint types in JTYPE (and Model.joint_type).
 REVOLUTE, PRISMATIC = 0, 1
+# Root joints in the base row's ROOT column (and Model.root_joint).
+FIXED_ROOT, FLOATING_ROOT, PLANAR_ROOT = 0, 1, 2

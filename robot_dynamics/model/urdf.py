@@ -27,7 +27,7 @@ from .spatial import homogeneous, rpy_to_matrix
 
 MOVING = ("revolute", "continuous", "prismatic")
 MAX_BYTES = 16 * 1024 * 1024      # a URDF is kilobytes; meshes live in other files
-UNSUPPORTED = ("floating", "planar")
+ROOTS = ("floating", "planar")     # joint types allowed only between the world and the base
 # The elements dynamics reads, by parent; every other child of <robot> and
 # <link> is dropped before parsing. Inside <joint> and <inertial> an unknown
 # tag is left to the parser, which warns (it may be a misspelt <origin>).
@@ -37,13 +37,22 @@ JOINT_UNREAD = ("calibration", "safety_controller")
 log = logging.getLogger(__name__)
 
 
-def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), max_bytes=MAX_BYTES):
-    """Load a fixed-base robot from a URDF file path or URDF XML text.
+def load_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=MAX_BYTES):
+    """Load a robot from a URDF file path or URDF XML text.
 
     Args:
         source: path to a ``.urdf`` file (str or os.PathLike), or the XML text.
-        gravity: (3,) gravity acceleration in the base (root link) frame
-            [m/s^2]; ``model.with_gravity(g)`` gives a copy with another one.
+        root_joint: None (the default): the root link is fixed to the world,
+            unless the URDF attaches it through a ``floating`` or ``planar``
+            joint; ``"floating"`` or ``"planar"``: the root link moves
+            through that joint (as Pinocchio's root joint). A URDF whose
+            root link is a world link with one floating (planar) joint to
+            the base gives the same model as ``root_joint="floating"``
+            (``"planar"``) on the base. Conventions of q and v:
+            :mod:`robot_dynamics.model.configuration`.
+        gravity: (3,) gravity acceleration [m/s^2], in the base (root link)
+            frame of a fixed-base robot, in the world frame of a floating or
+            planar one; ``model.with_gravity(g)`` gives a copy with another one.
         max_bytes: larger descriptions are refused (16 MiB by default).
 
     The XML is untrusted input: a DTD (``<!DOCTYPE``, hence any entity
@@ -66,8 +75,10 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), max_bytes=MAX_BYTES):
             independently), or the parser met an unknown tag or attribute in
             the elements it reads (links, joints, inertials).
     """
+    if root_joint not in (None,) + ROOTS:
+        raise URDFError("root_joint must be None, 'floating' or 'planar', got %r" % (root_joint,))
     robot = _parse(_read(source, max_bytes))
-    return _build(robot, gravity)
+    return _build(robot, gravity, root_joint)
 
 
 def _read(source, max_bytes):
@@ -216,9 +227,9 @@ def _tree(robot):
 
 def _joint(j):
     """Validated :class:`Joint` (index and mimic resolved later)."""
-    if j.type in UNSUPPORTED:
-        raise URDFError("joint %r is %s: floating and planar joints are not supported yet "
-                        "(the base must be fixed)" % (j.name, j.type))
+    if j.type in ROOTS:
+        return _m.Joint(name=j.name, type=j.type, parent=j.parent, child=j.child, axis=(0.0, 0.0, 0.0),
+                        origin=_origin(j.origin, "joint %r" % j.name))
     if j.type not in MOVING + ("fixed",):
         raise URDFError("joint %r has unknown type %r" % (j.name, j.type))
     origin = _origin(j.origin, "joint %r" % j.name)
@@ -311,22 +322,62 @@ def _resolve_mimics(joints, moving):
     return coupling
 
 
-def _build(robot, gravity):
+def _root(root, children, joints, root_joint):
+    """(kind, the joint, placement) of the root joint: None, or the URDF's
+    floating/planar joint (its parent must be the root link and its siblings
+    fixed), or a joint ``root_joint`` added above the root link."""
+    deep = [j for j in joints.values() if j.type in ROOTS and j.parent != root]
+    if deep:
+        j = deep[0]
+        raise URDFError("joint %r is %s but its parent %r is not the root link %r: a floating or planar "
+                        "joint may only attach the base to the world" % (j.name, j.type, j.parent, root))
+    top = [joints[c.name] for c in children[root]]
+    free = [j for j in top if j.type in ROOTS]
+    if not free:
+        if root_joint is None:
+            return None, None, None
+        return root_joint, _m.Joint(name="root_joint", type=root_joint, parent="world", child=root,
+                                    axis=(0.0, 0.0, 0.0), origin=np.eye(4)), np.eye(4)
+    j = free[0]
+    others = [o.name for o in top if o is not j and o.type != "fixed"]
+    if len(free) > 1 or others:
+        raise URDFError("the root link %r attaches %r (%s) and also the moving joint(s) %s: with a floating "
+                        "or planar base every other joint of the world link must be fixed"
+                        % (root, j.name, j.type, ", ".join(repr(n) for n in [f.name for f in free[1:]] + others)))
+    if root_joint is not None and root_joint != j.type:
+        raise URDFError("root_joint=%r, but the URDF attaches the base %r through the %s joint %r"
+                        % (root_joint, j.child, j.type, j.name))
+    return j.type, j, j.origin
+
+
+def _build(robot, gravity, root_joint=None):
     root, children = _tree(robot)
     links = {l.name: l for l in robot.links}
     joints = {j.name: _joint(j) for j in robot.joints}
     _drop_missing_mimics(joints)
+    kind, free, placement = _root(root, children, joints, root_joint)
+    if free is not None:
+        joints[free.name] = free
+    nvr = _m.ROOT_NV[kind]
 
     # Depth-first walk, children in declaration order: body of every link
-    # (-1 = base) and the link's pose in that body's frame.
+    # (-1 = base) and the link's pose in that body's frame. A floating or
+    # planar root is nvr bodies (1-DOF joints at the base frame; the root's
+    # pose enters through robot_dynamics.model.configuration).
     link_order, body_of, pose_in_body = [], {}, {}
     bodies = []                       # (joint name, parent body, (4, 4) joint frame in parent body)
     stack = [(root, None)]
     while stack:
         name, j = stack.pop()
         link_order.append(name)
+        if j is None and free is not None and free.child == name:
+            j = free                                       # root_joint given: above the root link
         if j is None:
             body_of[name], pose_in_body[name] = -1, np.eye(4)
+        elif j is free:
+            for k in range(nvr):
+                bodies.append((free.name, k - 1, np.eye(4)))
+            body_of[name], pose_in_body[name] = nvr - 1, np.eye(4)
         else:
             T = pose_in_body[j.parent] @ j.origin
             if j.type == "fixed":
@@ -336,22 +387,28 @@ def _build(robot, gravity):
                 body_of[name], pose_in_body[name] = len(bodies) - 1, np.eye(4)
         stack.extend((c.child, joints[c.name]) for c in reversed(children[name]))
 
-    moving = [b[0] for b in bodies]
+    moving = [b[0] for b in bodies[nvr:]]
     coupling = _resolve_mimics(joints, moving)
     independent = [n for n in moving if coupling[n][0] == n]
     q_index = {n: i for i, n in enumerate(independent)}
     for n in independent:
-        joints[n] = _replace(joints[n], index=q_index[n])
+        joints[n] = _replace(joints[n], index=_m.ROOT_NQ[kind] + q_index[n])
 
     nb = len(bodies)
     data = np.zeros((nb + 1, P.NCOL))
-    for b, (jname, parent, T) in enumerate(bodies):
+    for k, (jtype, axis) in enumerate(ROOT_AXES[kind]):
+        row = data[k]
+        row[P.PARENT], row[P.JTYPE], row[P.QIDX] = k - 1, jtype, k
+        row[P.AXIS:P.AXIS + 3] = axis
+        row[P.ROT0:P.ROT0 + 9] = np.eye(3).ravel()
+        row[P.QMUL] = 1.0
+    for b, (jname, parent, T) in enumerate(bodies[nvr:], start=nvr):
         joint = joints[jname]
         src, mult, off = coupling[jname]
         row = data[b]
         row[P.PARENT] = parent
         row[P.JTYPE] = P.PRISMATIC if joint.type == "prismatic" else P.REVOLUTE
-        row[P.QIDX] = q_index[src]
+        row[P.QIDX] = nvr + q_index[src]
         row[P.AXIS:P.AXIS + 3] = joint.axis
         row[P.ROT0:P.ROT0 + 9] = T[:3, :3].ravel()
         row[P.POS0:P.POS0 + 3] = T[:3, 3]
@@ -370,7 +427,15 @@ def _build(robot, gravity):
                     link_body=[body_of[n] for n in link_order],
                     link_placement=[pose_in_body[n] for n in link_order],
                     link_inertials=tuple(zip(*inertials)) if inertials else ((), (), ()),
-                    gravity=gravity)
+                    gravity=gravity, root_joint=kind, root_placement=placement)
+
+
+_X, _Y, _Z = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
+# The root joint's 1-DOF bodies, in the order of its velocity (linear, then angular).
+ROOT_AXES = {None: (),
+             "floating": ((P.PRISMATIC, _X), (P.PRISMATIC, _Y), (P.PRISMATIC, _Z),
+                          (P.REVOLUTE, _X), (P.REVOLUTE, _Y), (P.REVOLUTE, _Z)),
+             "planar": ((P.PRISMATIC, _X), (P.PRISMATIC, _Y), (P.REVOLUTE, _Z))}
 
 
 def _replace(joint, **changes):
