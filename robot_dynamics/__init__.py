@@ -53,6 +53,8 @@ from . import cache as _cache
 _cache.configure()                     # before any kernel is defined
 
 from .algorithms.aba import aba  # noqa: E402
+from .algorithms.centroidal import (center_of_mass, centroidal_momentum, centroidal_momentum_matrix,  # noqa: E402
+                                     com_jacobian)
 from .algorithms.coriolis import coriolis_matrix  # noqa: E402
 from .algorithms.crba import mass_matrix  # noqa: E402
 from .algorithms.derivatives import (aba_derivatives, coriolis_derivatives, gravity_derivatives,  # noqa: E402
@@ -70,6 +72,7 @@ from .analysis.wrench import static_torques  # noqa: E402
 from .errors import (InertiaWarning, InputError, RobotDynamicsError, SingularityError, URDFError,  # noqa: E402
                      URDFWarning)
 from .model import Data, Joint, Model, load_urdf  # noqa: E402
+from .model.configuration import difference, integrate, neutral, normalize  # noqa: E402
 from .algorithms.regressor import (friction_parameter_names, friction_regressor, inertial_parameters,  # noqa: E402
                                    parameter_names, regressor)
 from .identification.base import BaseParameters, base_parameters  # noqa: E402
@@ -87,6 +90,8 @@ __all__ = [
     "rnea", "gravity_torques", "nonlinear_effects", "coriolis_matrix", "mass_matrix", "aba",
     "friction_torques", "forward_kinematics", "link_pose", "jacobian", "static_torques",
     "kinetic_energy", "potential_energy",
+    "center_of_mass", "com_jacobian", "centroidal_momentum_matrix", "centroidal_momentum",
+    "neutral", "integrate", "difference", "normalize",
     "configuration_space_form", "operational_space", "cartesian_dynamics", "jacobian_derivative_times_qd",
     "dynamically_consistent_inverse", "set_num_threads", "get_num_threads",
     "regressor", "inertial_parameters", "parameter_names", "friction_regressor", "friction_parameter_names",

@@ -222,11 +222,11 @@ def integrate(model, q, v, dt=1.0):
     out = np.empty(shape + (model.nq,))
     out[..., model.root_nq:] = q[..., model.root_nq:] + v[..., model.root_nv:]
     if model.root_joint == "floating":
-        R = quaternion_matrix(_unit_quaternions(q[..., 3:7], "q"))
-        dR, dp = _exp6(v[..., :3], v[..., 3:6])
-        out[..., :3] = q[..., :3] + np.einsum("...ij,...j->...i", R, dp)
-        out[..., 3:7] = matrix_quaternion(R @ dR)
-        out[..., 3:7] *= np.where(np.sum(out[..., 3:7] * q[..., 3:7], axis=-1, keepdims=True) < 0, -1.0, 1.0)
+        quat = _unit_quaternions(q[..., 3:7], "q")
+        _, dp = _exp6(v[..., :3], v[..., 3:6])
+        out[..., :3] = q[..., :3] + np.einsum("...ij,...j->...i", quaternion_matrix(quat), dp)
+        turned = _quaternion_product(quat, _quaternion_exp(v[..., 3:6]))
+        out[..., 3:7] = turned / np.linalg.norm(turned, axis=-1, keepdims=True)
     elif model.root_joint == "planar":
         c, s = np.cos(q[..., 2]), np.sin(q[..., 2])
         dx, dy = _exp2(v[..., 0], v[..., 1], v[..., 2])
@@ -312,6 +312,22 @@ def _log6(R, p):
     d = np.where(t < 1e-4, 1.0 / 12 + t * t / 720, (1 - a / (2 * b)) / ts ** 2)
     Vinv = np.eye(3) - 0.5 * W + d[..., None, None] * (W @ W)
     return np.einsum("...ij,...j->...i", Vinv, p), w
+
+
+def _quaternion_exp(w):
+    """(..., 4) the unit quaternion (x, y, z, w) of the rotation vector w."""
+    t = np.linalg.norm(w, axis=-1, keepdims=True)
+    small = t < 1e-8
+    ts = np.where(small, 1.0, t)
+    k = np.where(small, 0.5 - t * t / 48, np.sin(ts / 2) / ts)
+    return np.concatenate([k * w, np.cos(t / 2)], axis=-1)
+
+
+def _quaternion_product(a, b):
+    """Hamilton product a b of (..., 4) quaternions (x, y, z, w)."""
+    av, aw, bv, bw = a[..., :3], a[..., 3:], b[..., :3], b[..., 3:]
+    return np.concatenate([aw * bv + bw * av + np.cross(av, bv),
+                           aw * bw - np.sum(av * bv, axis=-1, keepdims=True)], axis=-1)
 
 
 def _V2(a):

@@ -1,0 +1,324 @@
+"""Floating and planar bases: against Pinocchio's free-flyer and planar root
+joints on the legged, humanoid and mobile robots of example-robot-data, and
+identities on random floating trees.
+
+Conventions (robot_dynamics.model.configuration) are Pinocchio's, except the
+planar angle: ours is theta, Pinocchio's (cos theta, sin theta).
+"""
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+import robot_dynamics as rd
+from robot_dynamics.model import configuration as C
+from robot_dynamics.tools.sample import example_robot_data_dir, random_urdf
+
+from reporting import write_lines
+from test_example_robot_data import mimic_coupling, require
+
+try:
+    import pinocchio as pin
+except ImportError:                                  # pragma: no cover - CI installs it
+    pin = None
+
+ERD = example_robot_data_dir()
+FLOATING = ["solo_description/robots/solo12.urdf", "anymal_c_simple_description/urdf/anymal.urdf",
+            "go1_description/urdf/go1.urdf", "go2_description/urdf/go2.urdf",
+            "hyq_description/robots/hyq_no_sensors.urdf", "talos_data/robots/talos_reduced.urdf",
+            "talos_data/robots/talos_full_v2.urdf", "icub_description/robots/icub.urdf",
+            "romeo_description/urdf/romeo.urdf", "g1_description/urdf/g1_29dof_rev_1_0.urdf",
+            "anymal_b_simple_description/robots/anymal-kinova.urdf", "b1_description/urdf/b1-z1.urdf",
+            "bolt_description/robots/bolt.urdf", "a1_description/urdf/a1.urdf"]
+PLANAR = ["tiago_description/robots/tiago.urdf", "tiago_description/robots/tiago_no_hand.urdf"]
+RTOL = 1e-9
+WORST = {}
+
+
+def close(robot, name, ours, ref):
+    ours, ref = np.asarray(ours, dtype=float), np.asarray(ref, dtype=float)
+    scale = max(1.0, float(np.max(np.abs(ref)))) if ref.size else 1.0
+    err = float(np.max(np.abs(ours - ref))) / scale if ref.size else 0.0
+    key = (robot, name)
+    WORST[key] = max(WORST.get(key, 0.0), err)
+    assert err <= RTOL, "%s %s: relative error %.2e > %.0e" % (robot, name, err, RTOL)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report(request):
+    yield
+    if WORST:
+        worst = sorted(WORST.items(), key=lambda kv: -kv[1])[:8]
+        write_lines(request, ["", "floating/planar bases vs Pinocchio: %d robot-quantity pairs, worst relative errors:"
+                              % len(WORST)] + ["  %-34s %-30s %.1e" % (r, n, e) for (r, n), e in worst])
+
+
+class Reference:
+    """Pinocchio with a free-flyer or planar root, in our coordinates."""
+
+    def __init__(self, path, model):
+        root = pin.JointModelFreeFlyer() if model.root_joint == "floating" else pin.JointModelPlanar()
+        self.pm = pin.buildModelFromUrdf(str(path), root)
+        self.pd = self.pm.createData()
+        self.model = model
+        ours = {n: i for i, n in enumerate(model.joint_names)}
+        coupling = mimic_coupling(path)
+        nr = model.root_nv
+        self.G = np.zeros((self.pm.nv, model.nv))
+        self.G[:nr, :nr] = np.eye(nr)
+        self.off = np.zeros(self.pm.nv)
+        for jid in range(2, self.pm.njoints):
+            name, jm = self.pm.names[jid], self.pm.joints[jid]
+            src, mul, off = coupling.get(name, (name, 1.0, 0.0))
+            self.G[jm.idx_v, nr + ours[src]] = mul
+            self.off[jm.idx_v] = off
+
+    def q(self, q):
+        m, pm = self.model, self.pm
+        qp = np.zeros(pm.nq)
+        if m.root_joint == "floating":
+            qp[:7] = q[:7]
+        else:
+            qp[:4] = q[0], q[1], np.cos(q[2]), np.sin(q[2])
+        qv = self.G[:, m.root_nv:] @ q[m.root_nq:] + self.off
+        for jid in range(2, pm.njoints):
+            jm = pm.joints[jid]
+            if jm.nq == 1:
+                qp[jm.idx_q] = qv[jm.idx_v]
+            else:
+                qp[jm.idx_q:jm.idx_q + 2] = np.cos(qv[jm.idx_v]), np.sin(qv[jm.idx_v])
+        return qp
+
+    def sym(self, M):
+        return np.triu(M) + np.triu(M, 1).T
+
+
+def random_state(model, rng):
+    n = len(model.joint_names)
+    lo = np.where(np.isfinite(model.lower_limit), model.lower_limit, -np.pi)
+    hi = np.where(np.isfinite(model.upper_limit), model.upper_limit, np.pi)
+    q = model.neutral()
+    q[model.root_nq:] = rng.uniform(lo, hi, n)
+    if model.root_joint == "floating":
+        q[:3] = rng.normal(size=3)
+        u = rng.normal(size=4)
+        q[3:7] = u / np.linalg.norm(u)
+    else:
+        q[:3] = rng.normal(size=3)
+    v, a, tau = rng.uniform(-2, 2, size=(3, model.nv))
+    return q, v, a, tau
+
+
+def robot_path(rel):
+    require("example-robot-data", ERD)
+    path = ERD / rel
+    require(rel, path.exists())
+    require("Pinocchio", pin is not None)
+    return path
+
+
+@pytest.mark.parametrize("rel", FLOATING + PLANAR)
+def test_agrees_with_pinocchio(rel):
+    path = robot_path(rel)
+    kind = "planar" if rel in PLANAR else "floating"
+    with _quiet():
+        model = rd.load_urdf(str(path), root_joint=kind)
+    ref = Reference(path, model)
+    pm, pd, G = ref.pm, ref.pd, ref.G
+    assert (model.nq, model.nv) == ((pm.nv + 1, pm.nv) if kind == "floating" else (pm.nv, pm.nv)) or ref.G.shape[1] < pm.nv
+    rng = np.random.default_rng(sum(map(ord, rel)))
+    robot = rel.split("/")[-1]
+    body = pin.FrameType.BODY
+    leaf = [l for l in model.link_names if pm.existFrame(l, body)][-1]
+    states = [random_state(model, rng) for _ in range(4)]
+    for q, v, a, tau in states[:2]:
+        qp = ref.q(q)
+        close(robot, "rnea", rd.rnea(model, q, v, a), G.T @ pin.rnea(pm, pd, qp, G @ v, G @ a))
+        close(robot, "gravity_torques", rd.gravity_torques(model, q),
+              G.T @ pin.computeGeneralizedGravity(pm, pd, qp))
+        close(robot, "nonlinear_effects", rd.nonlinear_effects(model, q, v),
+              G.T @ pin.nonLinearEffects(pm, pd, qp, G @ v))
+        M = G.T @ ref.sym(pin.crba(pm, pd, qp)) @ G
+        close(robot, "mass_matrix", rd.mass_matrix(model, q), M)
+        h = G.T @ pin.nonLinearEffects(pm, pd, qp, G @ v)
+        if singular(M):                            # a moving joint that carries nothing (Romeo's)
+            with pytest.raises(rd.SingularityError, match="carries no mass or inertia"):
+                rd.aba(model, q, v, tau)
+        else:
+            close(robot, "aba", rd.aba(model, q, v, tau), np.linalg.solve(M, tau - h))
+        pin.forwardKinematics(pm, pd, qp)
+        pin.updateFramePlacements(pm, pd)
+        fk = rd.forward_kinematics(model, q)
+        for name in model.link_names:
+            if pm.existFrame(name, body):
+                close(robot, "forward_kinematics", fk[name], pd.oMf[pm.getFrameId(name, body)].homogeneous)
+        J = pin.computeFrameJacobian(pm, pd, qp, pm.getFrameId(leaf, body), pin.LOCAL_WORLD_ALIGNED) @ G
+        close(robot, "jacobian", rd.jacobian(model, q, leaf), J)
+        close(robot, "center_of_mass", rd.center_of_mass(model, q), pin.centerOfMass(pm, pd, qp))
+        close(robot, "com_jacobian", rd.com_jacobian(model, q), pin.jacobianCenterOfMass(pm, pd, qp) @ G)
+        close(robot, "centroidal_momentum_matrix", rd.centroidal_momentum_matrix(model, q),
+              pin.computeCentroidalMap(pm, pd, qp) @ G)
+        close(robot, "kinetic_energy", rd.kinetic_energy(model, q, v), pin.computeKineticEnergy(pm, pd, qp, G @ v))
+        close(robot, "potential_energy", rd.potential_energy(model, q), pin.computePotentialEnergy(pm, pd, qp))
+    Q, V, A, T = (np.array(x) for x in zip(*states))
+    close(robot, "rnea (batch)", rd.rnea(model, Q, V, A), [rd.rnea(model, *s[:3]) for s in states])
+    close(robot, "mass_matrix (batch)", rd.mass_matrix(model, Q), [rd.mass_matrix(model, s[0]) for s in states])
+    if not singular(rd.mass_matrix(model, Q[0])):
+        close(robot, "aba (batch)", rd.aba(model, Q, V, T), [rd.aba(model, s[0], s[1], s[3]) for s in states])
+    close(robot, "centroidal_momentum_matrix (batch)", rd.centroidal_momentum_matrix(model, Q),
+          [pin.computeCentroidalMap(pm, pd, ref.q(s[0])) @ G for s in states])
+    close(robot, "jacobian (batch)", rd.jacobian(model, Q, leaf), [rd.jacobian(model, s[0], leaf) for s in states])
+
+
+def singular(M):
+    return not np.all(np.diag(M) > 0)
+
+
+class _quiet:
+    def __enter__(self):
+        import warnings
+        self._w = warnings.catch_warnings()
+        self._w.__enter__()
+        warnings.simplefilter("ignore")
+
+    def __exit__(self, *exc):
+        self._w.__exit__(*exc)
+
+
+@pytest.mark.parametrize("kind", ["floating", "planar"])
+def test_integrate_and_difference_are_pinocchios(kind):
+    require("Pinocchio", pin is not None)
+    model = rd.load_urdf("urdf/panda_arm.urdf", root_joint=kind)
+    pm = pin.buildModelFromUrdf("urdf/panda_arm.urdf",
+                                pin.JointModelFreeFlyer() if kind == "floating" else pin.JointModelPlanar())
+    ref = Reference("urdf/panda_arm.urdf", model)
+    rng = np.random.default_rng(3)
+    for scale in (1e-9, 0.3, 3.0):
+        q0, v, _, _ = random_state(model, rng)
+        v *= scale
+        q1 = rd.integrate(model, q0, v, 0.5)
+        q1p = pin.integrate(pm, ref.q(q0), 0.5 * v)
+        np.testing.assert_allclose(ref.q(q1), q1p, atol=1e-12, err_msg="scale %g" % scale)
+        assert abs(np.linalg.norm(q1[3:7]) - 1) < 1e-14 if kind == "floating" else True
+        q2, _, _, _ = random_state(model, rng)
+        d = rd.difference(model, q0, q2)
+        np.testing.assert_allclose(d, pin.difference(pm, ref.q(q0), ref.q(q2)), atol=1e-10)
+        back = rd.integrate(model, q0, d)
+        if kind == "floating" and back[3:7] @ q2[3:7] < 0:      # q and -q: the same rotation
+            back[3:7] *= -1
+        np.testing.assert_allclose(back, q2, atol=1e-10)
+
+
+BASE_INERTIAL = ('<link name="base"><inertial><origin xyz="0.05 -0.02 0.03" rpy="0.3 0.2 0.1"/><mass value="3.0"/>'
+                 '<inertia ixx="0.05" ixy="0" ixz="0" iyy="0.07" iyz="0" izz="0.09"/></inertial></link>')
+
+
+def _floating_tree(seed, kind="floating"):
+    """A random tree whose base carries mass (a massless floating base with a
+    moving joint at its root has a singular mass matrix, here and in Pinocchio)."""
+    text = random_urdf(seed, n_links=4 + seed % 7).replace('<link name="base"/>', BASE_INERTIAL)
+    return rd.load_urdf(text, root_joint=kind)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("kind", ["floating", "planar"])
+def test_identities_on_random_floating_trees(seed, kind):
+    model = _floating_tree(seed, kind)
+    rng = np.random.default_rng(seed)
+    q, v, a, tau = random_state(model, rng)
+    M = rd.mass_matrix(model, q)
+    np.testing.assert_allclose(M, M.T, atol=1e-12)
+    assert np.linalg.eigvalsh(M).min() > 0
+    np.testing.assert_allclose(rd.aba(model, q, v, rd.rnea(model, q, v, a)), a, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(rd.rnea(model, q, v, a),
+                               M @ a + rd.nonlinear_effects(model, q, v), rtol=1e-10, atol=1e-10)
+    # Kinetic energy and momentum from M; A_G v is the momentum; integrate(difference) round trip.
+    np.testing.assert_allclose(rd.kinetic_energy(model, q, v), 0.5 * v @ M @ v, rtol=1e-12)
+    q1, _, _, _ = random_state(model, rng)
+    np.testing.assert_allclose(C.base_pose(model, rd.integrate(model, q, rd.difference(model, q, q1)))[0],
+                               C.base_pose(model, q1)[0], atol=1e-10)
+    # The centre of mass moves with J_com v; finite difference along integrate.
+    eps = 1e-6
+    dc = (rd.center_of_mass(model, rd.integrate(model, q, v, eps))
+          - rd.center_of_mass(model, rd.integrate(model, q, v, -eps))) / (2 * eps)
+    np.testing.assert_allclose(rd.com_jacobian(model, q) @ v, dc, rtol=1e-6, atol=1e-7)
+    # Gravity torques are the gradient of the potential energy along the tangent space.
+    U = lambda d: rd.potential_energy(model, rd.integrate(model, q, d))  # noqa: E731
+    grad = np.array([(U(eps * e) - U(-eps * e)) / (2 * eps) for e in np.eye(model.nv)])
+    np.testing.assert_allclose(rd.gravity_torques(model, q), grad, rtol=1e-5, atol=1e-6)
+
+
+def test_free_fall_and_base_wrench_by_hand():
+    """One rigid body: in free fall a = R^T g (linear, base frame) and the base
+    wrench of a body held still is -m R^T g; a spinning body has the gyroscopic
+    torque w x I w."""
+    urdf = """<robot name="box"><link name="base"><inertial><mass value="2.0"/>
+      <inertia ixx="0.1" iyy="0.2" izz="0.3" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>"""
+    model = rd.load_urdf(urdf, root_joint="floating")
+    assert (model.nq, model.nv, model.joint_names) == (7, 6, ())
+    q = np.array([1.0, 2.0, 3.0, *C.matrix_quaternion(_rot_x(0.7)), ])
+    R = _rot_x(0.7)
+    g = np.array([0, 0, -9.81])
+    np.testing.assert_allclose(rd.aba(model, q, np.zeros(6), np.zeros(6))[:3], R.T @ g, atol=1e-14)
+    np.testing.assert_allclose(rd.gravity_torques(model, q), np.r_[-2.0 * R.T @ g, 0, 0, 0], atol=1e-13)
+    w = np.array([0.3, -1.0, 2.0])
+    I = np.diag([0.1, 0.2, 0.3])
+    tau = rd.rnea(model, q, np.r_[0, 0, 0, w], np.zeros(6))
+    np.testing.assert_allclose(tau[3:], np.cross(w, I @ w), atol=1e-14)
+    # linear part: m (w x v) with v = 0 and gravity
+    np.testing.assert_allclose(tau[:3], -2.0 * R.T @ g, atol=1e-13)
+    np.testing.assert_allclose(rd.potential_energy(model, q), -2.0 * g @ q[:3])
+
+
+def _rot_x(t):
+    c, s = np.cos(t), np.sin(t)
+    return np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+
+
+def test_a_urdf_floating_joint_gives_the_same_model_as_root_joint():
+    text = random_urdf(5, n_links=5).replace('<link name="base"/>', BASE_INERTIAL)
+    wrapped = re.sub(r'(<robot name="[^"]*">)', r'\1<link name="world"/><joint name="root" type="floating">'
+                     r'<parent link="world"/><child link="base"/></joint>', text)
+    a = rd.load_urdf(text, root_joint="floating")
+    b = rd.load_urdf(wrapped)
+    assert b.root_joint == "floating" and (a.nq, a.nv, a.joint_names) == (b.nq, b.nv, b.joint_names)
+    q, v, acc, _ = random_state(a, np.random.default_rng(0))
+    np.testing.assert_allclose(rd.rnea(b, q, v, acc), rd.rnea(a, q, v, acc), rtol=1e-13, atol=1e-13)
+    np.testing.assert_array_equal(rd.forward_kinematics(b, q)["world"], np.eye(4))
+    with pytest.raises(rd.URDFError, match="root_joint='planar'.*floating joint 'root'"):
+        rd.load_urdf(wrapped, root_joint="planar")
+
+
+def test_a_floating_joint_deeper_in_the_tree_is_refused_where_it_is():
+    text = random_urdf(2, n_links=4)
+    root = ET.fromstring(text)
+    j = [e for e in root.findall("joint") if e.find("parent").get("link") != "base"][0]
+    j.set("type", "floating")
+    with pytest.raises(rd.URDFError, match="joint %r is floating but its parent" % j.get("name")):
+        rd.load_urdf(ET.tostring(root).decode())
+
+
+def test_quaternions_are_normalised_within_the_tolerance_and_refused_beyond():
+    model = _floating_tree(1)
+    q, v, a, _ = random_state(model, np.random.default_rng(1))
+    off = q.copy()
+    off[3:7] *= 1 + 0.5 * C.QUATERNION_TOLERANCE
+    np.testing.assert_allclose(rd.rnea(model, off, v, a), rd.rnea(model, q, v, a), rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(rd.normalize(model, off), q, atol=1e-15)
+    for bad in (0.0, 2.0, np.nan):
+        wrong = q.copy()
+        wrong[3:7] *= bad
+        with pytest.raises(ValueError, match="unit quaternion"):
+            rd.rnea(model, wrong, v, a)
+    with pytest.raises(ValueError, match=r"model nq is %d \(q = \(x, y, z, qx, qy, qz, qw" % model.nq):
+        rd.gravity_torques(model, q[1:])
+    with pytest.raises(ValueError, match="model nv is %d" % model.nv):
+        rd.rnea(model, q, q, a)
+
+
+def test_functions_that_need_a_fixed_base_say_so():
+    model = _floating_tree(3)
+    q, v, _, _ = random_state(model, np.random.default_rng(3))
+    with pytest.raises(ValueError, match="coriolis_matrix needs a fixed-base model.*floating root joint"):
+        rd.coriolis_matrix(model, q, v)
