@@ -159,6 +159,8 @@ def test_agrees_with_pinocchio(rel):
         close(robot, "com_jacobian", rd.com_jacobian(model, q), pin.jacobianCenterOfMass(pm, pd, qp) @ G)
         close(robot, "centroidal_momentum_matrix", rd.centroidal_momentum_matrix(model, q),
               pin.computeCentroidalMap(pm, pd, qp) @ G)
+        close(robot, "coriolis_matrix", rd.coriolis_matrix(model, q, v),
+              G.T @ pin.computeCoriolisMatrix(pm, pd, qp, G @ v) @ G)
         close(robot, "kinetic_energy", rd.kinetic_energy(model, q, v), pin.computeKineticEnergy(pm, pd, qp, G @ v))
         close(robot, "potential_energy", rd.potential_energy(model, q), pin.computePotentialEnergy(pm, pd, qp))
     Q, V, A, T = (np.array(x) for x in zip(*states))
@@ -233,6 +235,21 @@ def test_identities_on_random_floating_trees(seed, kind):
     np.testing.assert_allclose(rd.aba(model, q, v, rd.rnea(model, q, v, a)), a, rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(rd.rnea(model, q, v, a),
                                M @ a + rd.nonlinear_effects(model, q, v), rtol=1e-10, atol=1e-10)
+    # Coriolis matrix: C v = h - g and dM/dt - 2 C skew (dM/dt along integrate).
+    Cm = rd.coriolis_matrix(model, q, v)
+    np.testing.assert_allclose(Cm @ v, rd.nonlinear_effects(model, q, v) - rd.gravity_torques(model, q),
+                               rtol=1e-10, atol=1e-10)
+    h = 1e-6
+    Mdot = (rd.mass_matrix(model, rd.integrate(model, q, v, h)) - rd.mass_matrix(model, rd.integrate(model, q, v, -h))) / (2 * h)
+    N = Mdot - 2 * Cm
+    np.testing.assert_allclose(N + N.T, 0, atol=1e-6 * max(1.0, np.abs(Mdot).max()))
+    # External wrenches: rnea(f_ext) == rnea - J^T F (F in the world frame at the link origin).
+    link = model.link_names[-1]
+    w = rng.normal(size=6)
+    R = rd.link_pose(model, q, link)[:3, :3]
+    F = np.r_[R @ w[:3], R @ w[3:]]
+    np.testing.assert_allclose(rd.rnea(model, q, v, a, {link: w}),
+                               rd.rnea(model, q, v, a) - rd.jacobian(model, q, link).T @ F, rtol=1e-10, atol=1e-10)
     # Kinetic energy and momentum from M; A_G v is the momentum; integrate(difference) round trip.
     np.testing.assert_allclose(rd.kinetic_energy(model, q, v), 0.5 * v @ M @ v, rtol=1e-12)
     q1, _, _, _ = random_state(model, rng)
@@ -317,8 +334,77 @@ def test_quaternions_are_normalised_within_the_tolerance_and_refused_beyond():
         rd.rnea(model, q, q, a)
 
 
-def test_functions_that_need_a_fixed_base_say_so():
+@pytest.mark.parametrize("call", [
+    lambda m, q, v: rd.rnea_derivatives(m, q, v, v), lambda m, q, v: rd.aba_derivatives(m, q, v, v),
+    lambda m, q, v: rd.regressor(m, q, v, v), lambda m, q, v: rd.linearize(m, q, v, v),
+    lambda m, q, v: rd.operational_space(m, q, m.link_names[-1]), lambda m, q, v: rd.base_parameters(m),
+    lambda m, q, v: rd.MomentumObserver(m, 10.0), lambda m, q, v: rd.configuration_space_form(m, q)])
+def test_functions_that_need_a_fixed_base_say_so(call):
     model = _floating_tree(3)
     q, v, _, _ = random_state(model, np.random.default_rng(3))
-    with pytest.raises(ValueError, match="coriolis_matrix needs a fixed-base model.*floating root joint"):
-        rd.coriolis_matrix(model, q, v)
+    with pytest.raises(ValueError, match="needs a fixed-base model.*has a floating root joint"):
+        call(model, q, v)
+
+
+@pytest.mark.parametrize("kind", ["floating", "planar"])
+def test_simulated_floating_tree_conserves_momentum_and_energy_over_10_s(kind):
+    """Zero gravity, no force: RK4 on the group keeps the momentum (world frame,
+    the components a planar joint leaves free) and the energy to round-off over
+    10 s at 1 kHz, and the quaternion unit. Semi-implicit Euler keeps the
+    quaternion unit and its energy error stays at the documented first order."""
+    from robot_dynamics.simulation import Simulator
+    model = _floating_tree(2, kind).with_gravity((0.0, 0.0, 0.0))
+    q, v, _, _ = random_state(model, np.random.default_rng(7))
+    free = [0, 1, 2, 3, 4, 5] if kind == "floating" else [0, 1, 5]
+    h0, e0 = rd.centroidal_momentum(model, q, v)[free], rd.kinetic_energy(model, q, v)
+    sim = Simulator(model, dt=1e-3, integrator="rk4", forces=[])
+    sim.reset(q, v)
+    worst_h = worst_e = 0.0
+    for _ in range(10):
+        sim.step(1000)
+        h = rd.centroidal_momentum(model, sim.q, sim.qd)[free]
+        worst_h = max(worst_h, float(np.max(np.abs(h - h0))) / float(np.max(np.abs(h0))))
+        worst_e = max(worst_e, abs(rd.kinetic_energy(model, sim.q, sim.qd) - e0) / e0)
+        if kind == "floating":
+            assert abs(np.linalg.norm(sim.q[3:7]) - 1.0) < 1e-14
+    assert sim.time == pytest.approx(10.0)
+    print("\n%s tree, rk4, 10 s at 1 kHz: momentum drift %.1e, energy drift %.1e (relative)"
+          % (kind, worst_h, worst_e))
+    assert worst_h < 1e-10 and worst_e < 1e-10
+    euler = Simulator(model, dt=1e-3, integrator="semi_implicit_euler", forces=[])
+    euler.reset(q, v)
+    euler.step(1000)
+    drift = abs(rd.kinetic_energy(model, euler.q, euler.qd) - e0) / e0
+    assert drift < 0.05 and (kind == "planar" or abs(np.linalg.norm(euler.q[3:7]) - 1.0) < 1e-14)
+
+
+def test_simulated_free_fall_moves_the_centre_of_mass_on_a_parabola():
+    """With gravity and no contact: l(t) = l0 + m g t and c(t) = c0 + v0 t + g t^2 / 2
+    exactly (RK4 integrates a quadratic exactly), k_G constant."""
+    from robot_dynamics.simulation import Simulator
+    model = _floating_tree(4)
+    q, v, _, _ = random_state(model, np.random.default_rng(4))
+    m = float(model.packed[:model.nb, 18].sum())
+    h0, c0 = rd.centroidal_momentum(model, q, v), rd.center_of_mass(model, q)
+    sim = Simulator(model, dt=1e-3, integrator="rk4", forces=[])
+    sim.reset(q, v)
+    sim.step(1000)
+    g = model.gravity
+    h1 = rd.centroidal_momentum(model, sim.q, sim.qd)
+    np.testing.assert_allclose(h1[:3], h0[:3] + m * g * 1.0, rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(h1[3:], h0[3:], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(rd.center_of_mass(model, sim.q), c0 + h0[:3] / m + 0.5 * g, rtol=1e-10, atol=1e-10)
+
+
+def test_simulator_actuates_the_joints_only():
+    from robot_dynamics.simulation import Simulator
+    model = _floating_tree(3)
+    sim = Simulator(model, dt=1e-3, integrator="rk4")
+    assert sim.q.shape == (model.nq,) and sim.qd.shape == (model.nv,)
+    sim.set_command(np.ones(len(model.joint_names)), mode="effort")
+    qdd = sim.acceleration()
+    tau = np.r_[np.zeros(6), np.ones(len(model.joint_names))]
+    expected = rd.aba(model, sim.q, sim.qd, tau)      # at rest and inside the limits: no friction, no stop
+    np.testing.assert_allclose(qdd, expected, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="integrator must be 'semi_implicit_euler' or 'rk4'"):
+        Simulator(model, integrator="implicit_euler")

@@ -150,5 +150,6 @@ def coriolis_matrix(model, q, qd, *, data=None, out=None):
     Returns:
         (..., nq, nq).
     """
-    floating.require_fixed(model, "coriolis_matrix")
+    if model.root_joint is not None:
+        return floating.coriolis_matrix(model, q, qd, data, out)
     return run(CORIOLIS, model, (q, qd), data, out)

@@ -88,6 +88,50 @@ def aba(model, q, qd, tau, f_ext, data, out):
     return qdd
 
 
+def coriolis_matrix(model, q, qd, data, out):
+    """The chain's C with its root columns corrected: the chain's Jacobians
+    change with the root's virtual angles, a 6-DOF joint's do not. In the body
+    factorisation ``C = sum_i J_i^T (I_i Jdot_i + (v_i x* I_i - I_i v_i x) J_i)``
+    that changes only ``Jdot`` of the root columns, by the same matrix for
+    every body: ``Jdot_chain - Jdot_joint = X_i<-base D(v)``, column k of D
+    ``-v_after_k x S_k`` (v_after_k the root velocity of the chain's joints
+    after k). So ``C = C_chain - M[:, :nr] D(v)``; ``D(v) v_root = b(v)``."""
+    from .coriolis import CORIOLIS
+    from .crba import CRBA
+    qk, _, _, (v,) = _states(model, q, qd=qd)
+    Cc = run(CORIOLIS, model, (qk, v), data, out)
+    M = run(CRBA, model, (qk,), data)
+    nr = model.root_nv
+    Cc[..., :, :nr] -= M[..., :, :nr] @ _root_jdot(model, v)
+    return Cc
+
+
+def _root_jdot(model, v):
+    """(..., nr, nr) D(v) of :func:`coriolis_matrix`, in the root's coordinates (linear first)."""
+    axes = _ROOT_AXES[model.root_joint]
+    nr = len(axes)
+    S = np.zeros((nr, 6))                     # Featherstone (angular; linear) of each chain joint
+    for k, (angular, e) in enumerate(axes):
+        S[k, (0 if angular else 3) + e] = 1.0
+    vr = v[..., :nr]
+    D = np.zeros(v.shape[:-1] + (nr, nr))
+    for k in range(nr):
+        after = vr[..., k + 1:] @ S[k + 1:]    # (..., 6) (w; u)
+        w, u = after[..., :3], after[..., 3:]
+        sw, su = S[k, :3], S[k, 3:]
+        ang = np.cross(w, sw)
+        lin = np.cross(w, su) + np.cross(u, sw)
+        col = -np.concatenate([lin, ang], axis=-1)          # spatial -> (linear; angular)
+        D[..., :, k] = col[..., _ROOT_COORDS[model.root_joint]]
+    return D
+
+
+# Chain joints: (angular?, axis index); the root coordinates as indices of (vx vy vz wx wy wz).
+_ROOT_AXES = {"floating": ((False, 0), (False, 1), (False, 2), (True, 0), (True, 1), (True, 2)),
+              "planar": ((False, 0), (False, 1), (True, 2))}
+_ROOT_COORDS = {"floating": [0, 1, 2, 3, 4, 5], "planar": [0, 1, 5]}
+
+
 def forward_kinematics(model, q, data):
     from .kinematics import FORWARD_KINEMATICS
     qk, R, p, _ = _states(model, q)

@@ -32,4 +32,4 @@ def friction_torques(model, qd, *, smoothing=0.0):
     qd_b = QD @ G.T                                       # body joint velocities
     sign = np.tanh(qd_b / smoothing) if smoothing > 0 else np.sign(qd_b)
     tau_b = model.body_damping * qd_b + model.body_friction * sign
-    return (tau_b @ G).reshape(shape + (model.nq,))
+    return (tau_b @ G).reshape(shape + (model.nv,))

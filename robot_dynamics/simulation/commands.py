@@ -194,9 +194,10 @@ class JointActuator:
         for name, value, default in (("kp", kp, w * w), ("kd", kd, 2.0 * w), ("kv", kv, 2.0 * w)):
             a = default if value is None else value
             try:
-                a = np.broadcast_to(np.asarray(a, dtype=float), (model.nq,)).copy()
+                a = np.broadcast_to(np.asarray(a, dtype=float), (len(model.joint_names),)).copy()
             except (TypeError, ValueError):
-                raise InputError("%s must be %d gains (or one), got %r" % (name, model.nq, value)) from None
+                raise InputError("%s must be %d gains (or one), got %r"
+                                 % (name, len(model.joint_names), value)) from None
             if not np.all(np.isfinite(a) & (a >= 0)):
                 raise InputError("%s must be finite gains >= 0, one per joint, got %r" % (name, value))
             gains[name] = a

@@ -69,8 +69,9 @@ class JointInertia:
     def __init__(self, model, samples=256, seed=0):
         lo = np.where(np.isfinite(model.lower_limit), model.lower_limit, -np.pi)
         hi = np.where(np.isfinite(model.upper_limit), model.upper_limit, np.pi)
-        Q = np.random.default_rng(seed).uniform(lo, hi, (samples, model.nq))
-        M = mass_matrix(model, Q)
+        Q = np.tile(model.neutral(), (samples, 1))         # a floating root: at its neutral pose, held
+        Q[:, model.root_nq:] = np.random.default_rng(seed).uniform(lo, hi, (samples, len(model.joint_names)))
+        M = mass_matrix(model, Q)[:, model.root_nv:, model.root_nv:]
         Minv = np.linalg.inv(M)
         self.smallest = 1.0 / np.einsum("bii->bi", Minv).max(axis=0)
         self.largest = np.einsum("bii->bi", M).max(axis=0)
@@ -101,7 +102,7 @@ def _coefficients(model, value, default, name):
     """(nq,) finite non-negative coefficients: ``default`` if value is None."""
     if value is None:
         return np.array(default, dtype=float)
-    a = np.broadcast_to(np.asarray(value, dtype=float), (model.nq,)).copy()
+    a = np.broadcast_to(np.asarray(value, dtype=float), (len(model.joint_names),)).copy()
     if not np.all(np.isfinite(a) & (a >= 0)):
         raise InputError("%s must be finite and >= 0 (one per joint: %s), got %r"
                          % (name, ", ".join(model.joint_names), value))
@@ -235,7 +236,7 @@ class PositionLimits:
         self.upper = np.array(model.upper_limit, dtype=float)
         self._active = bool(np.any(np.isfinite(self.lower) | np.isfinite(self.upper)))
         self._effort = np.array(model.effort_limit, dtype=float)
-        self._tau = np.empty(model.nq)
+        self._tau = np.empty(len(model.joint_names))
 
     @property
     def overshoot_at_full_effort(self):

@@ -12,6 +12,15 @@ One step from ``t`` to ``t + dt``:
 3. the new state is committed only if it is finite. Otherwise the step
    raises :class:`SimulationError` and the simulator keeps its previous
    state and time, so it never holds NaN.
+
+A floating or planar base (``model.root_joint``): q has nq entries and qd
+nv (:mod:`robot_dynamics.model.configuration`); the positions move on the
+manifold (:func:`.integrators.lie_step`: semi-implicit Euler or RK4 as
+Runge-Kutta-Munthe-Kaas, the quaternion kept unit). The root is not
+actuated: the actuator, the force models and commands see the joints only
+(``q[root_nq:]``, ``qd[root_nv:]``) and return joint torques; external
+wrenches act on any link (``frame='base'`` then means the world frame). No
+step constraint by default.
 """
 import sys
 import time
@@ -27,7 +36,7 @@ from .commands import Command, JointActuator
 from .constraints import VelocityLimits
 from . import fused as F
 from .forces import ExternalWrenches, ForceModel, JointFriction, PositionLimits
-from .integrators import RK4, ImplicitEuler, SemiImplicitEuler, get_integrator
+from .integrators import RK4, ImplicitEuler, SemiImplicitEuler, get_integrator, lie_step
 from .result import ProgressBar, SimulationResult
 from ..errors import InputError, SimulationError
 
@@ -35,7 +44,10 @@ from ..errors import InputError, SimulationError
 @jit
 def _finite(q, qd):
     for i in range(q.shape[0]):
-        if not (np.isfinite(q[i]) and np.isfinite(qd[i])):
+        if not np.isfinite(q[i]):
+            return False
+    for i in range(qd.shape[0]):
+        if not np.isfinite(qd[i]):
             return False
     return True
 
@@ -54,8 +66,9 @@ def default_forces(model, dt=1e-3):
 
 
 def default_constraints(model):
-    """The step constraints from the URDF: velocity limits (:class:`VelocityLimits`)."""
-    return [VelocityLimits(model)]
+    """The step constraints from the URDF: velocity limits (:class:`VelocityLimits`);
+    none on a floating or planar base."""
+    return [] if model.root_joint is not None else [VelocityLimits(model)]
 
 
 class Simulator:
@@ -97,6 +110,10 @@ class Simulator:
         self.model = model
         self.dt = float(dt)
         self.integrator = get_integrator(integrator)
+        self._root = model.root_joint is not None
+        if self._root and type(self.integrator) not in (SemiImplicitEuler, RK4):
+            raise InputError("a %s base moves on a manifold: the integrator must be 'semi_implicit_euler' or "
+                             "'rk4' (Lie-group versions), got %r" % (model.root_joint, self.integrator.name))
         self.actuator = JointActuator(model) if actuator is None else actuator
         self.forces = tuple(default_forces(model, self.dt) if forces is None else forces)
         self.constraints = tuple(default_constraints(model) if constraints is None else constraints)
@@ -111,8 +128,8 @@ class Simulator:
         models = (self.actuator,) + self.forces + (self.wrenches,)
         self._generalized = [f.generalized_force for f in models if f is not self.wrenches]
         self._wrench_models = [f.link_wrenches for f in models if callable(getattr(f, "link_wrenches", None))]
-        self._command = Command.zero(model.nq)
-        self._zero = np.zeros(model.nq)
+        self._command = Command.zero(len(model.joint_names))
+        self._zero = np.zeros(len(model.joint_names))
         self._fast_key, self._fast = None, None
         self._fusable = self._built_in_only()
         self.reset(q0, qd0)
@@ -128,16 +145,25 @@ class Simulator:
             t: time [s].
         """
         q = self.model.neutral() if q is None else self._vector(q, "q")
-        qd = np.zeros(self.model.nq) if qd is None else self._vector(qd, "qd")
+        qd = np.zeros(self.model.nv) if qd is None else self._vector(qd, "qd")
+        if self._root:
+            from ..model.configuration import normalize
+            q = normalize(self.model, q)
         if not np.isfinite(t):
             raise InputError("t must be a finite time [s], got %r" % (t,))
         self._q, self._qd = q, qd
         self._t0, self._k = float(t), 0
 
     def _vector(self, x, name):
-        shape, (a,) = checks.batch(self.model, **{name: x})
+        if self._root and name == "q":          # nq entries (checked), not nv
+            from ..model.configuration import _config
+            a = _config(self.model, x, "q")
+            shape, a = a.shape[:-1], a.reshape(1, -1)
+        else:
+            shape, (a,) = checks.batch(self.model, **{name: x})
         if shape:
-            raise InputError("%s must be one state (%d,), got shape %s" % (name, self.model.nq, np.shape(x)))
+            raise InputError("%s must be one state (%d,), got shape %s"
+                             % (name, self.model.nq if name == "q" else self.model.nv, np.shape(x)))
         checks.check_finite(**{name: a[0]})
         return a[0].copy()
 
@@ -170,7 +196,9 @@ class Simulator:
     def effort(self):
         """(nq,) motor torques the actuator applies at the current state [N m or N]
         (the ``effort`` state interface)."""
-        tau = self.actuator.generalized_force(self.model, self.time, self._q, self._qd, self._command)
+        m = self.model
+        tau = self.actuator.generalized_force(m, self.time, self._q[m.root_nq:], self._qd[m.root_nv:],
+                                              self._command)
         return self._zero.copy() if tau is None else np.array(tau, dtype=float)
 
     def energy(self):
@@ -220,10 +248,13 @@ class Simulator:
     def _accel(self, t, q, qd):
         """qdd = aba(q, qd, sum of generalized forces, sum of link wrenches)."""
         tau = None
+        qj, qdj = (q[self.model.root_nq:], qd[self.model.root_nv:]) if self._root else (q, qd)
         for gf in self._generalized:
-            f = gf(self.model, t, q, qd, self._command)
+            f = gf(self.model, t, qj, qdj, self._command)
             if f is not None:
                 tau = f if tau is None else tau + f
+        if self._root:
+            tau = np.concatenate([np.zeros(self.model.root_nv), self._zero if tau is None else tau])
         W = None
         for lw in self._wrench_models:
             w = lw(self.model, t, q, qd)
@@ -267,7 +298,9 @@ class Simulator:
         t = self.time
         try:
             fast = self._fast_path()
-            if fast is None:
+            if self._root:
+                q, qd = lie_step(self.integrator, self.model, self._accel, t, self._q, self._qd, self.dt)
+            elif fast is None:
                 q, qd = self.integrator.step(self._accel, t, self._q, self._qd, self.dt)
             else:
                 q, qd = np.empty_like(self._q), np.empty_like(self._qd)
@@ -275,7 +308,7 @@ class Simulator:
                     q[0] = np.nan                      # reported below, state kept
             for c in self.constraints:
                 q, qd = c.apply(self.model, t + self.dt, q, qd)
-            ok = q.shape == qd.shape == self._q.shape and _finite(q, qd)
+            ok = q.shape == self._q.shape and qd.shape == self._qd.shape and _finite(q, qd)
         except (ValueError, ArithmeticError) as err:
             raise SimulationError("step at t = %.6f s failed, state kept: %s%s"
                                   % (t, err, self._culprit(t))) from err
@@ -292,7 +325,7 @@ class Simulator:
         """True if integrator, actuator and force models are the built-in ones
         that :mod:`.fused` implements (see its docstring)."""
         kinds = [type(f) for f in self.forces]
-        return (not self.model.has_mimic
+        return (not self.model.has_mimic and self.model.root_joint is None
                 and type(self.integrator) in (RK4, SemiImplicitEuler, ImplicitEuler)
                 and type(self.actuator) is JointActuator
                 and len(set(kinds)) == len(kinds)
