@@ -45,6 +45,7 @@ from .rnea import _NO_FEXT
 from .wrench import body_wrenches
 from ..errors import SingularityError
 from ..model.packed import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
+from .floating import require_fixed
 
 OUT3 = nb.types.Array(nb.float64, 3, "C")       # (3, nq, nq): three matrices of one state
 
@@ -468,6 +469,7 @@ def rnea_derivatives(model, q, qd, qdd, f_ext=None, *, data=None):
         with respect to the independent coordinates (chain rule through
         the multipliers). ``dtau_dqd`` is zero at ``qd = 0``.
     """
+    require_fixed(model, "rnea_derivatives")
     nq = model.nq
     if f_ext is None:
         if data is not None and data.model is model:      # the control loop: straight to the compiled entry
@@ -495,6 +497,7 @@ def gravity_derivatives(model, q, *, data=None):
         gradient of the potential energy). Equal to ``rnea_derivatives(q, 0, 0)[0]``
         (Carpentier and Mansard, RSS 2018, sec. III).
     """
+    require_fixed(model, "gravity_derivatives")
     zero = np.zeros(model.nq)
     out = run(RNEA_DERIVATIVES, model, (q, zero, zero), data, tail=(3, model.nq, model.nq))
     return out[..., 0, :, :]
@@ -515,6 +518,7 @@ def coriolis_derivatives(model, q, qd, *, data=None):
         ``d(C qd)/dqd``. Since c is quadratic in qd, ``dc_dqd @ qd == 2 C qd``;
         ``dc_dqd = C + (dC/dqd) qd`` (not C itself) and is zero at ``qd = 0``.
     """
+    require_fixed(model, "coriolis_derivatives")
     zero = np.zeros(model.nq)
     out = run(CORIOLIS_DERIVATIVES, model, (q, qd, zero), data, tail=(3, model.nq, model.nq))
     return out[..., 0, :, :], out[..., 1, :, :]
@@ -545,6 +549,7 @@ def aba_derivatives(model, q, qd, tau, f_ext=None, *, data=None):
     Raises:
         SingularityError: M(q) is not invertible (a moving joint that carries no mass).
     """
+    require_fixed(model, "aba_derivatives")
     nq = model.nq
     if f_ext is None:
         if data is not None and data.model is model:      # the control loop: straight to the compiled entry

@@ -38,6 +38,7 @@ from .kernels import (MAT, TABLE, V_RO, S_add, ST_force, X_motion, XT_force_add,
                       work_buffer, work_size)
 from ..errors import InputError
 from ..model.packed import PARENT, QIDX, QMUL
+from .floating import require_fixed
 
 NPARAM = 10                  # inertial parameters per body
 PARAMETER_NAMES = ("m", "mc_x", "mc_y", "mc_z", "I_xx", "I_xy", "I_yy", "I_xz", "I_yz", "I_zz")
@@ -207,6 +208,7 @@ def regressor(model, q, qd, qdd, *, data=None, out=None):
     same URDF, mimic joints mapped onto their source). Recursive, as in the
     module text.
     """
+    require_fixed(model, "regressor")
     return run(REGRESSOR, model, (q, qd, qdd), data, out, tail=(model.nq, 10 * model.nb))
 
 
@@ -253,6 +255,7 @@ def friction_regressor(model, qd):
         ``3 j``, ``3 j + 1``, ``3 j + 2`` and zeros elsewhere (names:
         :func:`friction_parameter_names`).
     """
+    require_fixed(model, "friction_regressor")
     shape, (QD,) = checks.batch(model, qd=qd)
     if not np.all(np.isfinite(QD)):
         checks.raise_not_finite(qd=qd)

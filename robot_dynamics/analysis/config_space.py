@@ -23,6 +23,7 @@ from ..algorithms import checks
 from ..algorithms.crba import mass_matrix
 from ..algorithms.rnea import gravity_torques, nonlinear_effects
 from ..errors import InputError
+from ..algorithms.floating import require_fixed
 
 
 def velocity_pairs(n):
@@ -49,6 +50,7 @@ def configuration_space_form(model, q, *, symbolic=False, **derive_options):
         for the two velocity vectors. Units: B, C in kg m^2 (revolute rows
         and columns), like M.
     """
+    require_fixed(model, "configuration_space_form")
     if symbolic:
         if q is not None:
             raise InputError("configuration_space_form(symbolic=True) takes q=None: the result is a "

@@ -18,6 +18,7 @@ from ..algorithms import checks
 from ..algorithms.derivatives import aba_derivatives
 from ..algorithms.rnea import gravity_torques
 from ..errors import InputError
+from ..algorithms.floating import require_fixed
 
 METHODS = ("zoh", "euler")
 
@@ -61,6 +62,7 @@ def linearize(model, q, qd, tau, dt=None, *, method="zoh"):
         InputError: bad shapes, non-finite values, a bad dt or method.
         SingularityError: M(q) is not invertible.
     """
+    require_fixed(model, "linearize")
     q, qd, tau = _state(model, q=q, qd=qd, tau=tau)
     dt = _step(dt)
     if method not in METHODS:
@@ -119,6 +121,7 @@ def lqr(model, q, Q=None, R=None, *, dt=None, method="zoh"):
         numpy.linalg.LinAlgError: the Riccati equation has no stabilising
             solution (scipy's message).
     """
+    require_fixed(model, "lqr")
     q, = _state(model, q=q)
     n = model.nq
     Q = _weight(Q, 2 * n, "Q")

@@ -51,6 +51,7 @@ from ..model import PRISMATIC
 from ..algorithms.rnea import gravity_torques, nonlinear_effects
 from ..errors import SingularityError  # noqa: F401  (raised here, exported by the package)
 from ..errors import InputError
+from ..algorithms.floating import require_fixed
 
 MAX_CONDITION = 1e8      # default bound on cond(J M^-1 J^T) before a pose counts as singular
 ROW_NAMES = ("x", "y", "z", "wx", "wy", "wz")
@@ -202,6 +203,7 @@ def operational_space(model, q, link, point=(0.0, 0.0, 0.0), qd=None, *, frame="
     Returns:
         :class:`OperationalSpace`.
     """
+    require_fixed(model, "operational_space")
     if on_singular not in ("raise", "flag"):
         raise InputError("on_singular must be 'raise' or 'flag', got %r" % (on_singular,))
     if not (np.isfinite(max_condition) and max_condition > 1):
@@ -268,6 +270,7 @@ def jacobian_derivative_times_qd(model, q, qd, link, point=(0.0, 0.0, 0.0), *, f
     Base-frame derivative of the Jacobian's columns: ``d/dt a_k = w_k x a_k``
     and ``d/dt (a_k x (x - o_k)) = d/dt a_k x (x - o_k) + a_k x (v_x - v_ok)``.
     """
+    require_fixed(model, "jacobian_derivative_times_qd")
     idx, _ = _rows(rows)
     x = checks.point(point)
     frame_link = _frame_link(model, link, frame)
@@ -285,6 +288,7 @@ def dynamically_consistent_inverse(model, q, link, point=(0.0, 0.0, 0.0), *, fra
     """``Jbar = M^-1 J^T Lambda`` (Handbook eq. 3.60), (..., nq, m): the
     generalized inverse of J that maps task velocity changes to the joint
     velocity changes of least kinetic energy; ``J Jbar = 1``."""
+    require_fixed(model, "dynamically_consistent_inverse")
     return operational_space(model, q, link, point, frame=frame, rows=rows,
                              max_condition=max_condition).Jbar
 
@@ -308,6 +312,7 @@ def cartesian_dynamics(model, q, qd, link, point=(0.0, 0.0, 0.0), *, frame="base
     Raises:
         SingularityError: cond(J M^-1 J^T) above ``max_condition``.
     """
+    require_fixed(model, "cartesian_dynamics")
     idx, names = _rows(rows)
     if len(idx) != model.nq:
         raise InputError("Craig's Cartesian form needs a square Jacobian: %d rows (%s) for %d joints; "
@@ -358,6 +363,7 @@ def cartesian_configuration_space_form(model, q, link, point=(0.0, 0.0, 0.0), *,
     Returns:
         ``(M_x (n, n), B_x (n, n(n-1)/2), C_x (n, n), G (n,))`` for one state.
     """
+    require_fixed(model, "cartesian_configuration_space_form")
     from .config_space import velocity_pairs
     n = model.nq
     E = np.eye(n)

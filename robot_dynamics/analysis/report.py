@@ -26,6 +26,7 @@ from ..algorithms.crba import mass_matrix
 from ..algorithms.kinematics import jacobian
 from ..algorithms.rnea import gravity_torques
 from ..errors import InputError
+from ..algorithms.floating import require_fixed
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,7 @@ def dynamic_report(model, q, *, link=None, point=(0.0, 0.0, 0.0), wrench=None):
     Returns:
         :class:`DynamicReport`.
     """
+    require_fixed(model, "dynamic_report")
     q = checks.as_float_array(q, "q")
     if q.shape != (model.nq,):
         raise InputError("q must be one configuration of %d values, got shape %s" % (model.nq, q.shape))

@@ -31,6 +31,7 @@ import numpy as np
 from ..algorithms.regressor import (friction_parameter_names, friction_regressor, parameter_names,
                                     regressor)
 from ..errors import InputError
+from ..algorithms.floating import require_fixed
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,7 @@ def base_parameters(model, *, friction=False, samples=None, seed=0, tolerance=1e
     Returns:
         :class:`BaseParameters`.
     """
+    require_fixed(model, "base_parameters")
     p = 10 * model.nb + (3 * model.nq if friction else 0)
     if model.nq == 0:
         raise InputError("the model has no moving joint: no parameter can be identified")

@@ -46,6 +46,7 @@ import numpy as np
 from ..errors import InputError
 from ..algorithms.dispatch import get_num_threads, set_num_threads
 from .base import base_parameters
+from ..algorithms.floating import require_fixed
 
 DEFAULT_ACCELERATION = 3.0      # rad/s^2 (m/s^2): URDF has no acceleration limits
 UNLIMITED_VELOCITY = 1.0        # rad/s (m/s) for a joint without a URDF velocity limit
@@ -258,6 +259,7 @@ def excitation_trajectory(model, *, period=10.0, harmonics=5, samples=None, fric
         optimisation returns the best trajectory so far with
         ``interrupted=True`` instead of raising.
     """
+    require_fixed(model, "excitation_trajectory")
     if not (math.isfinite(period) and period > 0):
         raise InputError("period must be a time > 0 [s], got %r" % (period,))
     if int(harmonics) != harmonics or harmonics < 2:

@@ -34,6 +34,7 @@ from ..errors import InputError
 from .base import BaseParameters, base_parameters, full_regressor
 from .inertials import (body_inertials, consistency_problem, log_cholesky, log_cholesky_jacobian,
                         model_urdf, model_with_parameters, parameters_from_log_cholesky)
+from ..algorithms.floating import require_fixed
 
 METHODS = ("ols", "wls", "consistent")
 
@@ -147,6 +148,7 @@ def identify(model, q, qd, qdd, tau, *, friction=False, method="ols", base=None,
     Returns:
         :class:`IdentificationResult`.
     """
+    require_fixed(model, "identify")
     if method not in METHODS:
         raise InputError("method must be one of %s, got %r" % (", ".join(METHODS), method))
     shape, (Q, QD, QDD, TAU) = checks.batch(model, q=q, qd=qd, qdd=qdd, tau=tau)

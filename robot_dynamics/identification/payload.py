@@ -22,6 +22,7 @@ from ..algorithms.regressor import friction_regressor, regressor
 from ..algorithms.rnea import rnea
 from ..errors import InputError
 from ..model.inertia import transform_inertia
+from ..algorithms.floating import require_fixed
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,7 @@ def identify_payload(model, link, q, qd, qdd, tau, *, static=None, friction=Fals
         or data that do not determine the payload (e.g. static poses that
         never tilt the link).
     """
+    require_fixed(model, "identify_payload")
     l = model.link_index(link)
     b = int(model.link_body[l])
     if b < 0:

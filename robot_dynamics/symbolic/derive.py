@@ -47,6 +47,7 @@ from .bodies import symbolic_bodies
 from .exact import axis_rotation, reduce_trig, skew, tidy
 from .printers import as_latex, as_python, as_text
 from ..errors import InputError
+from ..algorithms.floating import require_fixed
 
 MAX_DOF = 6                  # default limit of derive(); see the module docstring for timings
 
@@ -191,6 +192,7 @@ def derive(model, symbols=None, *, urdf=None, max_dof=MAX_DOF):
             symbol whose locations disagree, or a URDF that does not match
             the model.
     """
+    require_fixed(model, "derive")
     if model.nq == 0:
         raise InputError("%r has no moving joints: there are no equations of motion to derive" % model.name)
     if model.nq > max_dof:
