@@ -38,6 +38,7 @@ from ..algorithms.crba import mass_matrix
 from ..algorithms.kinematics import jacobian
 from ..algorithms.rnea import nonlinear_effects
 from ..errors import InputError
+from ..algorithms.floating import require_fixed
 
 
 class MomentumObserver:
@@ -59,6 +60,7 @@ class MomentumObserver:
     """
 
     def __init__(self, model, gains, thresholds=None):
+        require_fixed(model, "MomentumObserver")
         self.model = model
         nq = model.nq
         K = np.broadcast_to(np.asarray(gains, dtype=float), (nq,)).copy()
@@ -98,20 +100,32 @@ class MomentumObserver:
             raise InputError("update takes one sample (nq,), got %d" % q.shape[0])
         q, qd, tau = q[0], qd[0], tau[0]
         checks.check_finite(q=q, qd=qd, tau=tau)
+        if self._last is not None and not (np.isfinite(dt) and dt > 0):
+            raise InputError("dt must be a positive time step [s], got %r" % (dt,))
+        return self.step(q, qd, tau, dt).copy()
+
+    def step(self, q, qd, tau, dt):
+        """:meth:`update` without its input checks, for a caller that made them (a node's hot path).
+
+        Args:
+            q, qd, tau: (nq,) finite float64 arrays (copied where kept).
+            dt: > 0 [s] (ignored on the first sample).
+
+        Returns:
+            :attr:`residual` itself (the next step replaces it).
+        """
         M = mass_matrix(self.model, q)
         if self._last is not None:
-            if not (np.isfinite(dt) and dt > 0):
-                raise InputError("dt must be a positive time step [s], got %r" % (dt,))
             M0, qd0, drive = self._last
             # momentum gained minus the part tau - h + r explains (see the module text)
             self._integral += M0 @ (qd - qd0) - (drive + self.residual) * dt
             self.time += dt
-        self._last = (M, qd, tau - nonlinear_effects(self.model, q, qd))
+        self._last = (M, np.array(qd, dtype=float), tau - nonlinear_effects(self.model, q, qd))
         self.residual = self.gains * self._integral
         over = np.abs(self.residual) > self.thresholds
-        self.collision = bool(np.any(over))
+        self.collision = bool(over.any())
         self.joints = np.flatnonzero(over)
-        return self.residual.copy()
+        return self.residual
 
     def wrench(self, q, link, point=(0.0, 0.0, 0.0), tau_ext=None):
         """The wrench at ``link`` that explains the external torque: ``pinv(J^T) r``.

@@ -29,7 +29,20 @@ Publishes (with the input joint state's header, so its stamp; names + effort):
         feedforward / computed_torque modes while a reference is active;
     <command_topic> (std_msgs/Float64MultiArray, reliable) if
         ``publish_command``: the command torque in the order of ``joints``;
+    ~/external_torque (sensor_msgs/JointState, effort = the external joint
+        torque the momentum observer estimates) if ``observer_gains``;
+    ~/external_wrench (geometry_msgs/WrenchStamped, frame_id the link) if
+        ``external_wrench_link``;
+    ~/collision (robot_dynamics_interfaces/Collision, reliable, latest kept)
+        if ``collision_thresholds``: one event when a joint goes over its
+        threshold and one when all are back under;
     /diagnostics (diagnostic_msgs/DiagnosticArray).
+
+The observer (:mod:`.external_torque`) takes a sample from each joint state
+that gives every model joint an effort (the motor torque), at the time of
+its stamp; a message without efforts is counted and warned about (throttled)
+and skipped. It starts again from zero with each new model (description or
+payload) and after a gap of more than ``joint_state_timeout``.
 
 Every published torque is finite and clamped to effort_limit_scale times the
 URDF effort limit. If no joint state that gives a torque comes for
@@ -41,27 +54,42 @@ longer fits ``joints``. The watchdog is a timer of period
 ``joint_state_timeout / 10`` (1 to 50 ms); /diagnostics reports its calls
 and the longest wall time between two of them, and
 test/ros/test_ros_watchdog_timing.py checks it keeps time under a 1 kHz
-stream. Services: see ``model_node``.
+stream. Services: see ``model_node``, and ``~/identify_payload``
+(robot_dynamics_interfaces/IdentifyPayload): a payload on a link from this
+node's joint states over a duration, or from given samples; the collection
+runs in the torque loop (one copy per message), the fit in a thread of its
+own, and the answer is sent from a timer when it is done
+(:mod:`.deferred`), so the torques never wait for it.
 """
 import array
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
+from geometry_msgs.msg import Point, Vector3, WrenchStamped
+from rclpy.clock import Clock, ClockType
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.parameter import Parameter
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
 from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory
 
+from robot_dynamics_interfaces.msg import Collision
+from robot_dynamics_interfaces.srv import IdentifyPayload
+
+from ..errors import InputError
 from ..ros import params as P
 from .compensation import (COMPUTED_TORQUE, FEEDFORWARD, GRAVITY_CORIOLIS, MODES, Compensation,
                            TorqueLimiter, computed_torque, feedforward)
+from .deferred import DeferredService
+from .external_torque import ExternalTorqueMonitor, warm_up as warm_up_observer
 from .joint_map import JointMapError, JointStateMerger, reorder_indices
-from .model_node import ModelNode, run
+from .model_node import ModelNode, run, warm_up_model
+from .payload_fit import PayloadJob, SampleBuffer, payload_entry
 from .trajectory import TrajectorySampler
 
 ON_TIMEOUT = ('zero', 'hold', 'stop')
@@ -110,7 +138,53 @@ NODE_PARAMS = (
             'the thread of the torque loop, about 0.4 us per byte (256 KiB, some 1,300 points of 7 '
             'joints with positions, velocities and accelerations: about 0.1 s without torques).',
             check=P.positive),
+    P.Param('observer_gains', [], 'Momentum observer of the external joint torques, fed by the efforts (motor '
+            'torques) in joint_states: its gain K_O [1/s], the inverse of the time constant with which the '
+            'estimate follows the external torque (larger: faster and noisier). One value for every joint, '
+            'or one per entry of `joints` (which must then name every model joint). Empty or 0: no observer.',
+            check=P.gains, ptype=Parameter.Type.DOUBLE_ARRAY),
+    P.Param('collision_thresholds', [], 'Collision thresholds [N m or N] on the estimated external torque, '
+            'as observer_gains: ~/collision gets one event when a joint goes over its threshold and one when '
+            'every joint is back under. Empty: no collision events. Needs observer_gains.',
+            check=P.positive_values, ptype=Parameter.Type.DOUBLE_ARRAY),
+    P.Param('external_wrench_link', '', 'Link whose external wrench is estimated from the external torque '
+            '(least squares, pinv(J^T) r) and published on ~/external_wrench, at the link origin in link '
+            'axes. Empty: none. Needs observer_gains.'),
+    P.Param('observer_friction', False, 'Subtract the URDF <dynamics> friction (with friction_smoothing) from '
+            'the measured efforts before the observer, so that joint friction is not taken for external torque.'),
+    P.Param('identify_max_duration', 60.0, 'Longest collection [s] ~/identify_payload accepts.',
+            check=P.positive),
+    P.Param('identify_rest_velocity', 0.01, '~/identify_payload with static_poses: a sample is at rest, and '
+            'used, when every joint is slower than this [rad/s or m/s].', check=P.positive),
 )
+
+#: QoS of ~/collision: reliable, and the latest event kept for late subscribers (the current state).
+COLLISION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                           durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+@dataclass
+class _Identification:
+    """A ~/identify_payload request in progress: the fit, whom to answer, what to do with the result."""
+    job: PayloadJob
+    ticket: object                  # deferred.Ticket
+    apply: bool
+    base: object                    # the base model at the request (applied only if it is still the same)
+    end_ns: int = 0                 # node clock time the collection ends [ns]
+
+
+def _per_joint(name, values, names, cmd_joints):
+    """(nq,) model-order values of parameter ``name``: one value for every joint, or one per
+    entry of ``cmd_joints``, which must then name every model joint."""
+    if len(values) == 1:
+        return np.full(len(names), float(values[0]))
+    missing = [n for n in names if n not in cmd_joints]
+    if missing:
+        raise InputError("parameter %r gives one value per entry of 'joints', which misses the model "
+                         "joint(s) %s" % (name, ', '.join(missing)))
+    out = np.empty(len(names))
+    out[reorder_indices(names, cmd_joints)] = values
+    return out
 
 
 def _view(msg, field, n):
@@ -154,6 +228,20 @@ class DynamicsNode(ModelNode):
         self._wd_gap_max = 0.0              # longest wall time between two calls this period [s]
         self._ref_start = 0
         self._ref_stream = False
+        # Momentum observer (None: off) and its outputs.
+        self.monitor = None
+        self.pub_ext = self.pub_wrench = self.pub_collision = None
+        self.n_no_effort = self.n_bad_effort = self.n_collisions = 0
+        self._obs_time = self._obs_max = 0.0
+        self._obs_n = 0
+        # ~/identify_payload: the running job, and the samples it collects.
+        self.job = None
+        self.collection = None
+
+    def warm_up(self):
+        super().warm_up()
+        if self.observer_on:
+            warm_up_observer(warm_up_model())
 
     def create_outputs(self):
         p = self.p
@@ -174,6 +262,17 @@ class DynamicsNode(ModelNode):
             # Reliable, volatile: what a forward_command_controller subscribes with.
             self.pub_cmd = self.create_publisher(Float64MultiArray, p.command_topic,
                                                  QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
+        if self.observer_on:
+            self.pub_ext = self.create_publisher(JointState, '~/external_torque', 10, event_callbacks=quiet)
+        if p.external_wrench_link:
+            self.pub_wrench = self.create_publisher(WrenchStamped, '~/external_wrench', 10, event_callbacks=quiet)
+        if p.collision_thresholds:
+            self.pub_collision = self.create_publisher(Collision, '~/collision', COLLISION_QOS,
+                                                       event_callbacks=quiet)
+
+    @property
+    def observer_on(self):
+        return any(g > 0 for g in self.p.observer_gains)
 
     def create_inputs(self):
         p = self.p
@@ -181,6 +280,9 @@ class DynamicsNode(ModelNode):
         self._wd_last = self._clock.now().nanoseconds
         self._wd_period = min(max(p.joint_state_timeout / 10.0, 0.001), 0.05)
         self.create_timer(self._wd_period, self._watchdog)
+        DeferredService(self, IdentifyPayload, '~/identify_payload', self._srv_identify)
+        # Steady clock: the answer must come even while simulated time stands still.
+        self.create_timer(0.05, self._identify_tick, clock=Clock(clock_type=ClockType.STEADY_TIME))
         quiet = SubscriptionEventCallbacks(use_default_callbacks=False)
         # Raw (serialized) messages: the size is checked before the costly
         # conversion to Python objects.
@@ -197,7 +299,7 @@ class DynamicsNode(ModelNode):
     # --- parameters -----------------------------------------------------------
     def validate_params(self):
         p = self.p
-        for name in ('kp', 'kd'):
+        for name in ('kp', 'kd', 'observer_gains', 'collision_thresholds'):
             gains = getattr(p, name)
             if len(gains) > 1 and p.joints and len(gains) != len(p.joints):
                 raise P.ParameterError("parameter %r has %d values; expected 1 or one per entry of "
@@ -211,6 +313,12 @@ class DynamicsNode(ModelNode):
                                       'plus compensation of the measured state')
         if len(set(p.joints)) != len(p.joints):
             raise P.ParameterError("parameter 'joints' names a joint more than once: %s" % p.joints)
+        if self.observer_on and not all(g > 0 for g in p.observer_gains):
+            raise P.ParameterError("parameter 'observer_gains' mixes 0 (no observer) and gains > 0: give every "
+                                   "joint a gain > 0, or [] for no observer")
+        if not self.observer_on and (p.collision_thresholds or p.external_wrench_link):
+            raise P.ParameterError("parameters 'collision_thresholds' and 'external_wrench_link' need the "
+                                   "momentum observer: set 'observer_gains'")
 
     def _on_set_parameters(self, parameters):
         changes = {}
@@ -265,6 +373,10 @@ class DynamicsNode(ModelNode):
         if self.merger is None or self.merger.joint_names != names:
             self.merger = JointStateMerger(names)
             self.reference = None
+            self._abort_identification('the model\'s joints changed while collecting joint states')
+        problem = self._build_monitor(model, names, cmd_joints)
+        if problem:
+            return problem
         # Preallocated messages; the torques are computed straight into views
         # of their effort arrays (array.array, what rclpy messages hold).
         views = {}
@@ -290,6 +402,35 @@ class DynamicsNode(ModelNode):
         self.kd = self._gains(p.kd, names, cmd_joints)
         self.mode = p.mode
         self.ready = True
+        return None
+
+    def _build_monitor(self, model, names, cmd_joints):
+        """The momentum observer of ``model`` (kept for the same model, so a parameter change does not
+        restart it), or None when off; returns None or the problem."""
+        p = self.p
+        old = self.monitor
+        if not self.observer_on or (old is not None and old.model is model):
+            return None
+        self.monitor = None
+        link = p.external_wrench_link or None
+        try:
+            gains = _per_joint('observer_gains', p.observer_gains, names, cmd_joints)
+            thresholds = (_per_joint('collision_thresholds', p.collision_thresholds, names, cmd_joints)
+                          if p.collision_thresholds else None)
+            if link is not None and link not in model.link_names:
+                raise InputError("parameter 'external_wrench_link' %r is not a link of the model (its links: %s)"
+                                 % (link, ', '.join(model.link_names)))
+            monitor = ExternalTorqueMonitor(model, gains, thresholds, link, max_gap=p.joint_state_timeout,
+                                            friction_smoothing=p.friction_smoothing if p.observer_friction else None)
+        except ValueError as exc:
+            return 'the momentum observer does not fit the model: %s' % exc
+        if old is not None:
+            monitor.in_collision = old.in_collision      # a collision then clears with an event
+        self.ext_msg = JointState(name=list(names))
+        self.ext_view = _view(self.ext_msg, 'effort', len(names))
+        self.wrench_msg = WrenchStamped()
+        self.wrench_msg.header.frame_id = link or ''
+        self.monitor = monitor
         return None
 
     @staticmethod
@@ -421,12 +562,158 @@ class DynamicsNode(ModelNode):
         self.n_out += 1
         # The watchdog's sign of life: a torque published for a message that
         # set a model joint (not a rejected one, nor one naming no model joint).
-        self.n_fresh += merger.updates != updates
+        fresh = merger.updates != updates
+        self.n_fresh += fresh
+        if fresh and (self.monitor is not None or self.collection is not None):
+            self._observe(msg, header)              # after the command: it never waits for the observer
         self.streaming = True
         dt = time.perf_counter() - t0
         self._cb_time += dt
         if dt > self._cb_max:
             self._cb_max = dt
+
+    # --- momentum observer and payload samples ----------------------------------
+    def _observe(self, msg, header):
+        """Feed the observer and a running payload collection with the joint state just merged."""
+        t0 = time.perf_counter()
+        merger = self.merger
+        effort = msg.effort
+        if not len(effort):
+            self.n_no_effort += 1
+            self._warn('joint_states without efforts: the momentum observer and ~/identify_payload need '
+                       'the motor torques (%d such messages)' % self.n_no_effort)
+            return
+        try:
+            if not merger.update_effort(effort):
+                return
+        except JointMapError as exc:
+            self.n_bad_effort += 1
+            self._warn('efforts of a joint state ignored: %s' % exc)
+            return
+        stamp = header.stamp
+        t_ns = stamp.sec * 1_000_000_000 + stamp.nanosec or self._clock.now().nanoseconds
+        if self.collection is not None:
+            self.collection.add(t_ns, merger.q, merger.qd, merger.effort)
+        monitor = self.monitor
+        if monitor is not None and monitor.update(t_ns, merger.q, merger.qd, merger.effort):
+            self._publish_observer(header, monitor)
+        dt = time.perf_counter() - t0
+        self._obs_time += dt
+        self._obs_n += 1
+        if dt > self._obs_max:
+            self._obs_max = dt
+
+    def _publish_observer(self, header, monitor):
+        """~/external_torque, ~/external_wrench and a ~/collision event of the latest (finite) residual."""
+        self.ext_view[:] = monitor.residual
+        self.ext_msg.header = header
+        self.pub_ext.publish(self.ext_msg)
+        if self.pub_wrench is not None:
+            w = monitor.wrench(self.merger.q)
+            if math.isfinite(w.sum()):
+                msg = self.wrench_msg
+                msg.header.stamp = header.stamp
+                f, n = msg.wrench.force, msg.wrench.torque
+                f.x, f.y, f.z, n.x, n.y, n.z = w.tolist()
+                self.pub_wrench.publish(msg)
+        if monitor.event is not None and self.pub_collision is not None:
+            self._publish_collision(header, monitor)
+
+    def _publish_collision(self, header, monitor):
+        names = self.merger.joint_names
+        over = [names[i] for i in monitor.over()]
+        event = Collision(collision=bool(monitor.event), name=list(names),
+                          external_torque=monitor.residual.tolist(), threshold=monitor.thresholds.tolist(),
+                          joints_over=over)
+        event.header.stamp = header.stamp
+        self.pub_collision.publish(event)
+        if monitor.event:
+            self.n_collisions += 1
+            self.get_logger().warning('collision: external torque over the threshold at %s (%s)' % (
+                ', '.join(over), ', '.join('%.3g' % monitor.residual[names.index(j)] for j in over)))
+        else:
+            self.get_logger().info('collision cleared')
+
+    # --- ~/identify_payload ---------------------------------------------------------
+    def _srv_identify(self, request, response, ticket):
+        """Start an identification; None: answered later by :meth:`_identify_tick`."""
+        if self.base_model is None:
+            return self._no_model(response)
+        problem = self._identify_problem(request)
+        if problem:
+            response.success, response.message = False, problem
+            return response
+        job = PayloadJob(self.model_without_payload(request.link), request.link,
+                         static=request.static_poses, rest_velocity=self.p.identify_rest_velocity)
+        self.job = _Identification(job, ticket, request.apply, self.base_model)
+        if request.duration > 0:
+            self.job.end_ns = self._clock.now().nanoseconds + int(request.duration * 1e9)
+            self.collection = SampleBuffer()
+            self.get_logger().info('identify_payload: collecting joint states for %.3g s' % request.duration)
+        else:
+            job.start(messages=list(request.samples))
+        return None
+
+    def _identify_problem(self, request):
+        link, d = request.link, request.duration
+        if self.job is not None:
+            return 'an identification is running already; call again when it has answered'
+        if link not in self.base_model.link_names:
+            return 'unknown link %r; the model\'s links are: %s' % (link, ', '.join(self.base_model.link_names))
+        if self.base_model.link_body[self.base_model.link_index(link)] < 0:
+            return 'link %r is fixed to the base: a payload on it exerts no joint torque' % link
+        if not (math.isfinite(d) and 0 <= d <= self.p.identify_max_duration):
+            return ('duration must be 0 (use samples) or up to identify_max_duration (%g s), got %r'
+                    % (self.p.identify_max_duration, d))
+        if d == 0 and not request.samples:
+            return 'no data: give a duration > 0 to collect joint states, or samples'
+        return None
+
+    def _identify_tick(self):
+        """Timer: end a collection when its time is up, answer when the fit is done."""
+        ident = self.job
+        if ident is None:
+            return
+        if self.collection is not None:
+            if self._clock.now().nanoseconds < ident.end_ns:
+                return
+            samples, self.collection = self.collection, None
+            ident.job.start(samples=samples.arrays())
+            return
+        if not ident.job.done.is_set():
+            return
+        self.job = None
+        ident.ticket.reply(self._identify_answer(ident))
+
+    def _identify_answer(self, ident):
+        response = IdentifyPayload.Response()
+        job = ident.job
+        if job.error is not None:
+            response.success, response.message = False, job.error
+            self.get_logger().warning('identify_payload failed: %s' % job.error)
+            return response
+        est = job.estimate
+        _fill_estimate(response, est, job.used, job.model.joint_names)
+        text = 'payload on %r: %.4g kg (std %.2g), com [%s] m, from %d samples' % (
+            est.link, est.mass, est.mass_std, ', '.join('%.4g' % c for c in est.com), job.used)
+        if ident.apply:
+            if self.base_model is not ident.base:
+                problem = 'the robot description changed during the identification'
+            else:
+                problem = self.set_payload(est.link, payload_entry(est))
+            response.applied = problem is None
+            text += '; applied' if problem is None else '; not applied: %s' % problem
+        response.success, response.message = True, text
+        self.get_logger().info('identify_payload: ' + text)
+        return response
+
+    def _abort_identification(self, problem):
+        """Answer a collecting identification with ``problem`` (a fit already running finishes)."""
+        ident = self.job
+        if ident is None or self.collection is None:
+            return
+        self.job = self.collection = None
+        ident.ticket.reply(IdentifyPayload.Response(success=False, message=problem))
 
     # --- watchdog -------------------------------------------------------------
     def _watchdog(self):
@@ -505,7 +792,7 @@ class DynamicsNode(ModelNode):
             ('command_joints', ', '.join(self.cmd_joints)),
             ('reference', 'none' if self.reference is None else
              ('set-point' if self._ref_stream else '%d points, %.3f s' % (len(self.reference.t), self.reference.duration))),
-        ]
+        ] + self._observer_values() + [('payload_identification', self._identification_state())]
         if self.ready and not self.merger.ready:
             values.append(('missing_joints', ', '.join(self.merger.missing())))
         status.values.extend(KeyValue(key=k, value=str(v)) for k, v in values)
@@ -513,6 +800,12 @@ class DynamicsNode(ModelNode):
         self._age_sum, self._age_n, self._age_max = 0.0, 0, 0.0
         self._wd_calls, self._wd_gap_max = 0, 0.0
         if status.level != DiagnosticStatus.OK:
+            return
+        monitor = self.monitor
+        if self.ready and monitor is not None and monitor.in_collision:
+            status.level = DiagnosticStatus.WARN
+            status.message = 'collision: %s over the threshold' % ', '.join(
+                self.merger.joint_names[i] for i in monitor.over())
             return
         if self.timed_out:
             status.level = DiagnosticStatus.ERROR if self.p.on_timeout != 'hold' else DiagnosticStatus.WARN
@@ -526,6 +819,30 @@ class DynamicsNode(ModelNode):
         else:
             status.message = 'publishing (%s)' % self.p.mode
 
+    def _observer_values(self):
+        """Diagnostic values of the momentum observer (the per-sample time is part of the callback time)."""
+        monitor = self.monitor
+        values = [('observer', 'off' if monitor is None else 'on'),
+                  ('joint_states_without_effort', self.n_no_effort), ('bad_efforts', self.n_bad_effort)]
+        if monitor is not None:
+            r = monitor.residual
+            values += [('observer_samples', monitor.samples), ('observer_skipped', monitor.skipped),
+                       ('observer_restarts', monitor.restarts),
+                       ('observer_time_mean_us', '%.1f' % (self._obs_time / max(self._obs_n, 1) * 1e6)),
+                       ('observer_time_max_us', '%.1f' % (self._obs_max * 1e6)),
+                       ('external_torque_max', '%.4g' % float(np.abs(r).max()) if r.size else '0'),
+                       ('collision', monitor.in_collision), ('collision_events', self.n_collisions)]
+        self._obs_time = self._obs_max = 0.0
+        self._obs_n = 0
+        return values
+
+    def _identification_state(self):
+        if self.job is None:
+            return 'idle'
+        if self.collection is not None:
+            return 'collecting (%d samples)' % len(self.collection)
+        return 'fitting'
+
     def _state(self):
         if not self.ready:
             return 'no model' if self.model is None else 'model error'
@@ -534,6 +851,19 @@ class DynamicsNode(ModelNode):
         if not self.merger.ready:
             return 'waiting for joint states'
         return 'running'
+
+
+def _fill_estimate(response, est, used, names):
+    """IdentifyPayload response fields of a PayloadEstimate."""
+    response.mass, response.mass_std = float(est.mass), float(est.mass_std)
+    response.com = Point(x=float(est.com[0]), y=float(est.com[1]), z=float(est.com[2]))
+    response.com_std = Vector3(x=float(est.com_std[0]), y=float(est.com_std[1]), z=float(est.com_std[2]))
+    if est.inertia is not None:
+        response.inertia = est.inertia.ravel().tolist()
+        response.inertia_std = est.inertia_std.ravel().tolist()
+    response.samples_used = int(used)
+    response.name = list(names)
+    response.residual_rms = est.residual_rms.tolist()
 
 
 def main(args=None):

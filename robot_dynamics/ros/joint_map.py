@@ -7,8 +7,8 @@ This module does that conversion with plain numpy, so it is unit-tested
 without DDS and costs a few microseconds per message:
 
 - :class:`JointStateMerger` merges a stream of partial ``JointState``-like
-  messages into one state (positions, velocities) and says when every model
-  joint has a known position. The name -> index map of a message layout is
+  messages into one state (positions, velocities, and efforts on request)
+  and says when every model joint has a known position (effort). The name -> index map of a message layout is
   built once and cached; it is rebuilt only when a new layout of names comes.
 - :func:`state_from_names` converts one complete request (services) and says
   exactly what is wrong with it.
@@ -80,6 +80,8 @@ class JointStateMerger:
         updates: number of accepted messages that set at least one model
             joint (a watchdog's sign of life; rejected messages and messages
             naming no model joint do not count).
+        effort: (nq,) last known efforts in model order (:meth:`update_effort`).
+        efforts_ready: True once every model joint has a known effort.
 
     A message's velocities may be empty: the joints it names then get zero
     velocity. Names the model does not have are ignored.
@@ -94,6 +96,10 @@ class JointStateMerger:
         self.known = np.zeros(self.nq, dtype=bool)
         self.ready = self.nq == 0
         self.updates = 0
+        self.effort = np.zeros(self.nq)
+        self.effort_known = np.zeros(self.nq, dtype=bool)
+        self.efforts_ready = self.nq == 0
+        self._used = None                    # layout of the last message update() accepted
         self._layouts = {}
         self._last_names = None
         self._last_layout = None
@@ -108,6 +114,9 @@ class JointStateMerger:
         self.qd[:] = 0.0
         self.known[:] = False
         self.ready = self.nq == 0
+        self.effort[:] = 0.0
+        self.effort_known[:] = False
+        self.efforts_ready = self.nq == 0
 
     def _layout(self, names):
         if names is self._last_names or names == self._last_names:
@@ -161,12 +170,14 @@ class JointStateMerger:
             else:
                 self.qd[:] = 0.0
             self.q[:] = p
+            self._used = layout
             self.updates += 1
             if not self.ready:
                 self.known[:] = True
                 self.ready = True
             return True
         if not layout.dst.size:
+            self._used = layout
             return self.ready
         p = _as_float_array(position)[layout.src]
         if not math.isfinite(p.sum()):
@@ -179,11 +190,43 @@ class JointStateMerger:
         else:
             self.qd[layout.dst] = 0.0
         self.q[layout.dst] = p
+        self._used = layout
         self.updates += 1
         if not self.ready:
             self.known[layout.dst] = True
             self.ready = bool(self.known.all())
         return self.ready
+
+    def update_effort(self, effort):
+        """Merge the efforts of the message :meth:`update` accepted last; returns ``efforts_ready``.
+
+        Args:
+            effort: one effort per name of that message [N m or N].
+
+        Raises:
+            JointMapError: no accepted message yet, a length that does not
+                match the names, or a non-finite effort of a model joint. The
+                merged efforts are left unchanged.
+        """
+        layout = self._used
+        if layout is None:
+            raise JointMapError('no joint state accepted yet')
+        if len(effort) != layout.n:
+            raise JointMapError('effort has %d values for %d names' % (len(effort), layout.n))
+        e = _as_float_array(effort)
+        if not layout.identity:
+            e = e[layout.src]
+        if not math.isfinite(e.sum()):
+            names = self.joint_names if layout.identity else [self.joint_names[i] for i in layout.dst]
+            raise JointMapError(_non_finite('effort', names, e))
+        if layout.identity:
+            self.effort[:] = e
+        else:
+            self.effort[layout.dst] = e
+        if not self.efforts_ready:
+            self.effort_known[layout.dst] = True
+            self.efforts_ready = bool(self.effort_known.all())
+        return self.efforts_ready
 
 
 def _non_finite(what, names, values):

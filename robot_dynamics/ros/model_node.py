@@ -79,9 +79,14 @@ _WARMUP_URDF = """<robot name="warmup">
 </robot>"""
 
 
+def warm_up_model():
+    """The two-link robot (with a payload on ``l2``) the warm-ups run on."""
+    return rd.load_urdf(_WARMUP_URDF).with_payload('l2', 0.5, (0.0, 0.0, 0.1))
+
+
 def warm_up():
     """Compile or load every kernel the nodes use (seconds on a cold numba cache)."""
-    model = rd.load_urdf(_WARMUP_URDF).with_payload('l2', 0.5, (0.0, 0.0, 0.1))
+    model = warm_up_model()
     q = np.full(model.nq, 0.1)
     rd.gravity_torques(model, q)
     rd.nonlinear_effects(model, q, q)
@@ -380,15 +385,11 @@ class ModelNode(Node):
             inertia = request.payload.inertia
             c = inertia.com
             entry = (float(inertia.m), np.array([c.x, c.y, c.z]), _inertia_matrix(inertia))
-            try:
-                with np.errstate(over='ignore', invalid='ignore'):
-                    candidate = self.base_model.with_payload(link, *entry)  # checks link, mass, com
-                _check_payload(candidate, entry[2])
-            except ValueError as exc:
-                response.total_payload_mass = self.payload_mass()
-                return _fail(response, exc)
-            self.payloads[link] = entry
-            text = 'payload of %.4g kg on %r' % (entry[0], link)
+            problem = self.set_payload(link, entry)
+            response.total_payload_mass = self.payload_mass()
+            if problem:
+                return _fail(response, problem)
+            return _ok(response, 'payload of %.4g kg on %r' % (entry[0], link))
         problem = self._rebuild(joints_changed=False)
         if problem:
             self.payloads = old
@@ -398,6 +399,41 @@ class ModelNode(Node):
         self.get_logger().info(text)
         response.total_payload_mass = self.payload_mass()
         return _ok(response, text)
+
+    def set_payload(self, link, entry):
+        """Set or replace the payload on ``link`` (what ``~/set_payload`` does).
+
+        Args:
+            link: a link of the model.
+            entry: (mass [kg], com (3,) in the link frame [m], inertia (3, 3)
+                about the com in link axes [kg m^2]).
+
+        Returns:
+            None, or the problem (then nothing changed).
+        """
+        try:
+            with np.errstate(over='ignore', invalid='ignore'):
+                candidate = self.base_model.with_payload(link, *entry)  # checks link, mass, com
+            _check_payload(candidate, entry[2])
+        except ValueError as exc:
+            return str(exc)
+        old = dict(self.payloads)
+        self.payloads[link] = entry
+        problem = self._rebuild(joints_changed=False)
+        if problem:
+            self.payloads = old
+            self._rebuild(joints_changed=False)
+            return problem
+        self.get_logger().info('payload of %.4g kg on %r' % (entry[0], link))
+        return None
+
+    def model_without_payload(self, link):
+        """The base model with every payload but the one on ``link`` (what identifies a new one there)."""
+        model = self.base_model
+        for other, (m, com, inertia) in self.payloads.items():
+            if other != link:
+                model = model.with_payload(other, m, com, inertia)
+        return model
 
     # --- diagnostics ------------------------------------------------------------
     def _publish_diagnostics(self):

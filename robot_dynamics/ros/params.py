@@ -119,3 +119,10 @@ def gains(value):
     if not all(math.isfinite(x) and x >= 0 for x in value):
         return 'must hold finite gains >= 0'
     return None
+
+
+def positive_values(value):
+    import math
+    if not all(math.isfinite(x) and x > 0 for x in value):
+        return 'must hold finite values > 0'
+    return None
