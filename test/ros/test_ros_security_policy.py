@@ -1,7 +1,8 @@
 """config/sros2_policy.xml grants each node exactly what it uses.
 
 Each node runs (default name, every optional input and output on:
-publish_command, use_sim_time, the description from its topic) and its
+publish_command, use_sim_time, the momentum observer with collision events
+and a wrench link, the description from its topic) and its
 publishers, subscriptions and services are read from the ROS graph; the
 policy's profile for it, with the SROS2 name rules (absolute "/x", private
 "~/x", else relative to the namespace), must list exactly those, with the
@@ -19,7 +20,8 @@ POLICY = ROOT / 'config' / 'sros2_policy.xml'
 
 #: module, node name, parameters that switch every optional entity on.
 TARGETS = [
-    ('dynamics_node', 'dynamics_node', {'publish_command': True, 'use_sim_time': True}),
+    ('dynamics_node', 'dynamics_node', {'publish_command': True, 'use_sim_time': True, 'observer_gains': [20.0],
+                                        'collision_thresholds': [5.0], 'external_wrench_link': 'panda_link8'}),
     ('dynamics_services', 'dynamics_services', {'use_sim_time': True}),
 ]
 
