@@ -18,8 +18,35 @@ its namesake and returns what it returns.
 import numpy as np
 
 from .dispatch import run
+
+_NO_WORK = np.empty(0)
 from ..errors import InputError
 from ..model import configuration as C
+
+
+_K = []          # the compiled entry points (root_kernels), imported on first use
+
+
+def _one(name, model, args, data, out, shape):
+    """One state through root_kernels' compiled entry ``name``: the result, or
+    None when the call does not fit (the Python path then checks and says why)."""
+    if type(args[0]) is not np.ndarray or args[0].ndim != 1:
+        return None
+    if not _K:
+        from . import root_kernels
+        _K.append(root_kernels)
+    if data is None:
+        table, W = model.packed, _NO_WORK
+    else:
+        if data.model is not model:
+            data.bind(model)
+        table, W = data.table, data.work
+    res = out if out is not None else np.empty(shape)
+    try:
+        status = getattr(_K[0], name)(table, *args, res, W)
+    except TypeError:                      # lists, other dtypes, non-contiguous
+        return None
+    return res if status == 0 else None
 
 
 def _states(model, q, **velocities):
@@ -44,6 +71,10 @@ def _root_shift(model, R, v):
 
 
 def rnea(model, q, qd, qdd, f_ext, data, out):
+    if f_ext is None:
+        res = _one("rnea_root_one", model, (q, qd, qdd), data, out, model.nv)
+        if res is not None:
+            return res
     from .rnea import RNEA, RNEA_FEXT
     from .wrench import body_wrenches
     qk, R, p, (v, a) = _states(model, q, qd=qd, qdd=qdd)
@@ -56,6 +87,9 @@ def rnea(model, q, qd, qdd, f_ext, data, out):
 
 
 def gravity_torques(model, q, data, out):
+    res = _one("gravity_root_one", model, (q,), data, out, model.nv)
+    if res is not None:
+        return res
     from .rnea import RNEA
     qk, R, p, _ = _states(model, q)
     zero = np.zeros_like(qk)
@@ -63,18 +97,28 @@ def gravity_torques(model, q, data, out):
 
 
 def nonlinear_effects(model, q, qd, data, out):
+    res = _one("nle_root_one", model, (q, qd), data, out, model.nv)
+    if res is not None:
+        return res
     from .rnea import RNEA
     qk, R, p, (v,) = _states(model, q, qd=qd)
     return run(RNEA, model, (qk, v, -_root_shift(model, R, v)), data, out)
 
 
 def mass_matrix(model, q, data, out):
+    res = _one("crba_root_one", model, (q,), data, out, (model.nv, model.nv))
+    if res is not None:
+        return res
     from .crba import CRBA
     qk, _, _, _ = _states(model, q)
     return run(CRBA, model, (qk,), data, out)
 
 
 def aba(model, q, qd, tau, f_ext, data, out):
+    if f_ext is None:
+        res = _one("aba_root_one", model, (q, qd, tau), data, out, model.nv)
+        if res is not None:
+            return res
     from .aba import ABA, ABA_FEXT, FD_CRB, _NO_FEXT, _singular
     from .wrench import body_wrenches
     qk, R, p, (v, t) = _states(model, q, qd=qd, tau=tau)

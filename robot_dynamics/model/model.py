@@ -126,6 +126,7 @@ class Model:
         # A moving root: the kernels work in the base frame, gravity enters
         # through the base acceleration (robot_dynamics.model.configuration).
         D[self.nb, P.GRAVITY:P.GRAVITY + 3] = g if root_joint is None else 0.0
+        D[self.nb, P.ROOT_ROT:P.ROOT_ROT + 9] = self.root_placement[:3, :3].ravel()
         if root_joint == "planar":          # the part along the plane's normal never rotates
             D[self.nb, P.GRAVITY + 2] = (self.root_placement[:3, :3].T @ g)[2]
         self.packed = _frozen(D)

@@ -27,6 +27,7 @@ NQ = 3            # number of kernel coordinates (the model's nv)
 ROOT = 4          # root joint: FIXED_ROOT, FLOATING_ROOT or PLANAR_ROOT
 WORLD_GRAVITY = 5  # 5:8 gravity in the world frame [m/s^2] (a floating or planar root:
 #                   the kernels then see GRAVITY = 0, it enters through the base acceleration)
+ROOT_ROT = 8      # 8:17 rotation world <- root joint frame (Model.root_placement), row-major
 # Joint types in JTYPE (and Model.joint_type).
 REVOLUTE, PRISMATIC = 0, 1
 # Root joints in the base row's ROOT column (and Model.root_joint).

@@ -1,0 +1,239 @@
+"""Compiled single-state entry points of the algorithms on a floating or planar base.
+
+The same arithmetic as :mod:`.floating` (read it first) in one compiled
+call: the root's pose from q, the kernels' coordinates (the root chain at
+zero, then the joints), the root's acceleration shift ``b(v) + g_root(q)``,
+then the fixed-base kernel. Status as every entry point: 0 done, 1 a length
+does not fit, 2 a value is not finite or the quaternion is not unit within
+:data:`~robot_dynamics.model.configuration.QUATERNION_TOLERANCE` (the
+Python path then says which).
+"""
+import numpy as np
+
+from .aba import _aba, _fd_crb
+from .kernels import (MAT, TABLE, V, V_RO, I_S, I_times, ST_force6, XT_force, XT_I_X_add, ST_force, X_motion, XT_force_add, add_torque, entry, finite1,
+                      finite2, inline, jcalc, joint_position, nbodies, parent_row, work, work_buffer, work_crba,
+                      work_rnea)
+from .rnea import _rnea
+from ..model.configuration import QUATERNION_TOLERANCE
+from ..model.packed import FLOATING_ROOT, MASS, NQ, PARENT, QIDX, QMUL, ROOT, ROOT_ROT, WORLD_GRAVITY
+
+_NONE = np.empty((0, 6))
+
+
+@inline
+def root_sizes(D):
+    """(nv, nv of the root, nq of the root)."""
+    n = D.shape[0] - 1
+    if int(D[n, ROOT]) == FLOATING_ROOT:
+        return int(D[n, NQ]), 6, 7
+    return int(D[n, NQ]), 3, 3
+
+
+@inline
+def bad_sizes(D, q):
+    """q does not have the model's nq entries."""
+    nv, nr, nrq = root_sizes(D)
+    return q.shape[0] != nv - nr + nrq
+
+
+@inline
+def root_state(D, q, qd, qk, s, bias):
+    """qk (nv,) <- the kernels' coordinates; s (6,) <- the root's shift g_root
+    (+ b(v) when ``bias``). False if the quaternion is not unit within tolerance."""
+    n = D.shape[0] - 1
+    nv, nr, nrq = root_sizes(D)
+    R = np.empty((3, 3))
+    if nr == 6:
+        x, y, z, w = q[3], q[4], q[5], q[6]
+        norm = np.sqrt(x * x + y * y + z * z + w * w)
+        if not abs(norm - 1.0) <= QUATERNION_TOLERANCE:
+            return False
+        x, y, z, w = x / norm, y / norm, z / norm, w / norm
+        R[0, 0], R[0, 1], R[0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)
+        R[1, 0], R[1, 1], R[1, 2] = 2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)
+        R[2, 0], R[2, 1], R[2, 2] = 2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)
+    else:
+        c, si = np.cos(q[2]), np.sin(q[2])
+        R[0, 0], R[0, 1], R[0, 2] = c, -si, 0.0
+        R[1, 0], R[1, 1], R[1, 2] = si, c, 0.0
+        R[2, 0], R[2, 1], R[2, 2] = 0.0, 0.0, 1.0
+    for k in range(3):                            # g_base = (Rp R)^T g = R^T (Rp^T g)
+        s[k] = 0.0
+        s[3 + k] = 0.0
+    for r in range(3):
+        gp = 0.0
+        for c in range(3):
+            gp += D[n, ROOT_ROT + 3 * c + r] * D[n, WORLD_GRAVITY + c]
+        for k in range(3):
+            s[k] += R[r, k] * gp
+    if nr == 3:
+        s[2] = 0.0                                # the normal part: the kernels' own gravity
+    for k in range(nr):
+        qk[k] = 0.0
+    for k in range(nv - nr):
+        qk[nr + k] = q[nrq + k]
+    if bias:
+        if nr == 6:
+            u0, u1, u2, w0, w1, w2 = qd[0], qd[1], qd[2], qd[3], qd[4], qd[5]
+            s[0] += u1 * w2 - u2 * w1
+            s[1] += u2 * w0 - u0 * w2
+            s[2] += u0 * w1 - u1 * w0
+            s[3] += w1 * w2
+            s[4] -= w0 * w2
+            s[5] += w0 * w1
+        else:
+            s[0] += qd[1] * qd[2]
+            s[1] -= qd[0] * qd[2]
+    return True
+
+
+@entry(TABLE, V_RO, V_RO, V_RO, V, V)
+def rnea_root_one(D, q, qd, qdd, tau, W):
+    nv = int(D[D.shape[0] - 1, NQ])
+    if bad_sizes(D, q) or qd.shape[0] != nv or qdd.shape[0] != nv or tau.shape[0] != nv:
+        return 1
+    W = work_buffer(D, W, nv)
+    if W.shape[0] == 0:
+        return 1
+    R, p, v, a, f, _ = work_rnea(W, nbodies(D) + 1, nv)
+    qk, ak, s = np.empty(nv), qdd.copy(), np.empty(6)
+    if not root_state(D, q, qd, qk, s, True):
+        return 2
+    nr = root_sizes(D)[1]
+    for k in range(nr):
+        ak[k] -= s[k]
+    _rnea(D, qk, qd, ak, _NONE, tau, R, p, v, a, f)
+    return 0 if finite1(tau) and finite1(q) and finite1(qd) and finite1(qdd) else 2
+
+
+@entry(TABLE, V_RO, V_RO, V, V)
+def nle_root_one(D, q, qd, tau, W):
+    """rnea(q, qd, 0); with qd all zero, the gravity torques."""
+    nv = int(D[D.shape[0] - 1, NQ])
+    if bad_sizes(D, q) or qd.shape[0] != nv or tau.shape[0] != nv:
+        return 1
+    W = work_buffer(D, W, nv)
+    if W.shape[0] == 0:
+        return 1
+    R, p, v, a, f, ak = work_rnea(W, nbodies(D) + 1, nv)
+    qk, s = np.empty(nv), np.empty(6)
+    if not root_state(D, q, qd, qk, s, True):
+        return 2
+    ak[:] = 0.0
+    for k in range(root_sizes(D)[1]):
+        ak[k] = -s[k]
+    _rnea(D, qk, qd, ak, _NONE, tau, R, p, v, a, f)
+    return 0 if finite1(tau) and finite1(q) and finite1(qd) else 2
+
+
+@entry(TABLE, V_RO, V, V)
+def gravity_root_one(D, q, tau, W):
+    """rnea(q, 0, 0): the base acceleration -g in the base frame is the
+    kernels' base row (the root chain at zero has identity transforms), so
+    only it propagates, as in the fixed-base gravity kernel."""
+    nv = int(D[D.shape[0] - 1, NQ])
+    if bad_sizes(D, q) or tau.shape[0] != nv:
+        return 1
+    W = work_buffer(D, W, nv)
+    if W.shape[0] == 0:
+        return 1
+    R, p, _, a, f, qk = work_rnea(W, nbodies(D) + 1, nv)
+    s = np.empty(6)
+    if not root_state(D, q, q, qk, s, False):
+        return 2
+    n = nbodies(D)
+    for k in range(3):                               # a_0 = (0; -g_base) (Handbook eq. 3.39)
+        a[n, k] = 0.0
+        a[n, 3 + k] = -s[k]
+    if root_sizes(D)[1] == 3:                        # planar: the normal part, as the kernels apply it
+        a[n, 5] = -D[n, 2]
+    for i in range(n):
+        jcalc(D, i, joint_position(D, i, qk), R, p)
+        X_motion(R, p, i, a, parent_row(D, i), a)
+        I_times(D, i, MASS, a, i, f, i)
+    tau[:] = 0.0
+    for i in range(n - 1, -1, -1):
+        add_torque(D, i, ST_force(D, i, f, i), tau)
+        if D[i, PARENT] >= 0:
+            XT_force_add(R, p, i, f, i, f, parent_row(D, i))
+    return 0 if finite1(tau) and finite1(q) else 2
+
+
+@entry(TABLE, V_RO, MAT, V)
+def crba_root_one(D, q, M, W):
+    nv = int(D[D.shape[0] - 1, NQ])
+    if bad_sizes(D, q) or M.shape[0] != nv or M.shape[1] != nv:
+        return 1
+    W = work_buffer(D, W, nv)
+    if W.shape[0] == 0:
+        return 1
+    R, p, IC, F = work_crba(W, nbodies(D) + 1, nv)
+    qk, s = np.empty(nv), np.empty(6)
+    if not root_state(D, q, q, qk, s, False):
+        return 2
+    _crba_root(D, qk, M, R, p, IC, root_sizes(D)[1])
+    return 0 if finite1(q) and finite2(M) else 2
+
+
+@inline
+def _crba_root(D, q, M, R, p, IC, nr):
+    """The composite-rigid-body algorithm (crba._crba) where the first nr
+    bodies, the root chain at zero, have identity transforms: forces and
+    inertias cross them unchanged, and each of their columns is one
+    component of the force (a 6-DOF joint's S is the identity)."""
+    n = nbodies(D)
+    for i in range(n):
+        jcalc(D, i, joint_position(D, i, q), R, p)
+        for c in range(13):
+            IC[i, c] = D[i, MASS + c]
+    M[:, :] = 0.0
+    for i in range(n - 1, nr - 1, -1):
+        n0, n1, n2, f0, f1, f2 = I_S(D, i, IC, i)         # F = IC_i S_i
+        qi, mi = int(D[i, QIDX]), D[i, QMUL]
+        M[qi, qi] += mi * mi * ST_force6(D, i, n0, n1, n2, f0, f1, f2)
+        j = i
+        while D[j, PARENT] >= nr:                         # the joints' chain of ancestors
+            n0, n1, n2, f0, f1, f2 = XT_force(R, p, j, n0, n1, n2, f0, f1, f2)
+            j = int(D[j, PARENT])
+            Mij = mi * D[j, QMUL] * ST_force6(D, j, n0, n1, n2, f0, f1, f2)
+            qj = int(D[j, QIDX])
+            M[qi, qj] += Mij
+            M[qj, qi] += Mij
+        n0, n1, n2, f0, f1, f2 = XT_force(R, p, j, n0, n1, n2, f0, f1, f2)   # into the base frame
+        _root_columns(D, nr, qi, mi, n0, n1, n2, f0, f1, f2, M)
+        XT_I_X_add(R, p, i, IC, i, 0, IC, int(D[i, PARENT]))
+    for k in range(nr):                                   # the root block: S_l^T IC_base S_k
+        n0, n1, n2, f0, f1, f2 = I_S(D, k, IC, nr - 1)
+        for l in range(k, nr):
+            M[k, l] = M[l, k] = ST_force6(D, l, n0, n1, n2, f0, f1, f2)
+
+
+@inline
+def _root_columns(D, nr, qi, mi, n0, n1, n2, f0, f1, f2, M):
+    """M[qi, k] = M[k, qi] += mi S_k^T F for the root's joints k (F in the base frame)."""
+    for k in range(nr):
+        Mik = mi * ST_force6(D, k, n0, n1, n2, f0, f1, f2)
+        M[qi, k] += Mik
+        M[k, qi] += Mik
+
+
+@entry(TABLE, V_RO, V_RO, V_RO, V, V)
+def aba_root_one(D, q, qd, tau, qdd, W):
+    nv = int(D[D.shape[0] - 1, NQ])
+    if bad_sizes(D, q) or qd.shape[0] != nv or tau.shape[0] != nv or qdd.shape[0] != nv:
+        return 1
+    W = work_buffer(D, W, nv)
+    if W.shape[0] == 0:
+        return 1
+    qk, s = np.empty(nv), np.empty(6)
+    if not root_state(D, q, qd, qk, s, True):
+        return 2
+    w = work(W, nbodies(D) + 1, nv)
+    if nbodies(D) == nv:
+        _aba(D, qk, qd, tau, _NONE, qdd, w)
+    elif not _fd_crb(D, qk, qd, tau, _NONE, qdd, w):       # mimic joints: M^-1 (tau - h)
+        return 2
+    for k in range(root_sizes(D)[1]):
+        qdd[k] += s[k]
+    return 0 if finite1(qdd) and finite1(q) and finite1(qd) and finite1(tau) else 2
