@@ -2,7 +2,9 @@
 """Benchmark robot_dynamics against Pinocchio, side by side in one run (not a test).
 
 Three tables, on the bundled Panda (urdf/panda_arm.urdf, 7 DOF) and UR5
-(urdf/ur5.urdf, 6 DOF):
+(urdf/ur5.urdf, 6 DOF), and on example-robot-data's Talos (reduced, 32
+joints) with a floating base (Pinocchio: a free-flyer root joint; its
+joints come in another order there, the states are permuted to match):
 
 1. Single calls with a reused work buffer: ``rd.rnea(model, q, qd, qdd,
    data=data, out=tau)`` (and gravity_torques, mass_matrix, aba,
@@ -43,6 +45,7 @@ import statistics
 import subprocess
 import sys
 import timeit
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -57,7 +60,9 @@ import numpy as np
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 ROOT = Path(__file__).resolve().parents[1]
-MODELS = {"panda_arm (7 DOF)": ROOT / "urdf" / "panda_arm.urdf", "ur5 (6 DOF)": ROOT / "urdf" / "ur5.urdf"}
+MODELS = {"panda_arm (7 DOF)": (ROOT / "urdf" / "panda_arm.urdf", None),
+          "ur5 (6 DOF)": (ROOT / "urdf" / "ur5.urdf", None),
+          "talos_reduced, free-flyer (6 + 32 DOF)": ("talos_data/robots/talos_reduced.urdf", "floating")}
 BATCH = 10_000
 TARGET_SINGLE, TARGET_BATCH, TARGET_IMPORT = 1.3, 0.6, 0.2      # met when the figure is at most this
 AIM_SINGLE, AIM_BATCH = 1.0, 0.5
@@ -89,57 +94,86 @@ def paired(f_ours, f_pin, loops, number=500):
     return statistics.median(ours), statistics.median(pin), statistics.median(a / b for a, b in zip(ours, pin))
 
 
-def single_calls(rd, pin, path, loops):
-    model, pm = rd.load_urdf(str(path)), pin.buildModelFromUrdf(str(path))
+def load(rd, pin, spec):
+    """(our model, Pinocchio's model, pq, pv): Pinocchio's q = ours[pq], v = ours[pv]
+    (the joints of a floating robot come in another order there)."""
+    path, root = spec
+    if root is None:
+        model, pm = rd.load_urdf(str(path)), pin.buildModelFromUrdf(str(path))
+        return model, pm, np.arange(model.nq), np.arange(model.nv)
+    from robot_dynamics.tools.sample import example_robot_data_dir
+    full = str(example_robot_data_dir() / path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = rd.load_urdf(full, root_joint=root)
+    pm = pin.buildModelFromUrdf(full, pin.JointModelFreeFlyer())
+    ours = {n: i for i, n in enumerate(model.joint_names)}
+    joints = [ours[pm.names[j]] for j in range(2, pm.njoints)]
+    return (model, pm, np.r_[np.arange(7), 7 + np.array(joints)], np.r_[np.arange(6), 6 + np.array(joints)])
+
+
+def random_states(model, rng, count):
+    """(count, nq) configurations (unit quaternions) and two (count, nv) arrays."""
+    q = rng.uniform(-1, 1, (count, model.nq))
+    if model.root_joint == "floating":
+        q[:, 3:7] /= np.linalg.norm(q[:, 3:7], axis=1, keepdims=True)
+    qd, qdd = rng.uniform(-1, 1, (2, count, model.nv))
+    return q, qd, qdd
+
+
+def single_calls(rd, pin, spec, loops):
+    model, pm, pq, pv = load(rd, pin, spec)
     data, pd = rd.Data(model), pm.createData()
-    rng = np.random.default_rng(1)
-    q, qd, qdd = rng.uniform(-1, 1, (3, model.nq))
-    tau, M = np.empty(model.nq), np.empty((model.nq, model.nq))
-    upper = np.triu_indices(model.nq)                          # Pinocchio's crba fills the upper triangle
+    (q,), (qd,), (qdd,) = random_states(model, np.random.default_rng(1), 1)
+    Pq, Pqd, Pqdd = q[pq], qd[pv], qdd[pv]                     # the same state in Pinocchio's order
+    tau, M = np.empty(model.nv), np.empty((model.nv, model.nv))
+    upper = np.triu_indices(model.nv)                          # Pinocchio's crba fills the upper triangle
     calls = [
         ("rnea", "rnea", lambda: rd.rnea(model, q, qd, qdd, data=data, out=tau),
-         lambda: pin.rnea(pm, pd, q, qd, qdd)),
+         lambda: pin.rnea(pm, pd, Pq, Pqd, Pqdd)),
         ("gravity_torques", "computeGeneralizedGravity", lambda: rd.gravity_torques(model, q, data=data, out=tau),
-         lambda: pin.computeGeneralizedGravity(pm, pd, q)),
-        ("mass_matrix", "crba", lambda: rd.mass_matrix(model, q, data=data, out=M), lambda: pin.crba(pm, pd, q)),
-        ("aba", "aba", lambda: rd.aba(model, q, qd, qdd, data=data, out=tau), lambda: pin.aba(pm, pd, q, qd, qdd)),
+         lambda: pin.computeGeneralizedGravity(pm, pd, Pq)),
+        ("mass_matrix", "crba", lambda: rd.mass_matrix(model, q, data=data, out=M), lambda: pin.crba(pm, pd, Pq)),
+        ("aba", "aba", lambda: rd.aba(model, q, qd, qdd, data=data, out=tau),
+         lambda: pin.aba(pm, pd, Pq, Pqd, Pqdd)),
         ("nonlinear_effects", "nonLinearEffects", lambda: rd.nonlinear_effects(model, q, qd, data=data, out=tau),
-         lambda: pin.nonLinearEffects(pm, pd, q, qd)),
+         lambda: pin.nonLinearEffects(pm, pd, Pq, Pqd)),
     ]
     rows = []
     for name, how, ours, theirs in calls:
         a, b = ours(), theirs()                             # compiled / loaded, warm
+        a = a[np.ix_(pv, pv)] if a.ndim == 2 else a[pv]
         if a.ndim == 2:
-            a, b = a[upper], b[upper]
-        same("%s, %s" % (path.name, name), a, b)
+            a, b = a[upper], np.asarray(b)[upper]
+        same("%s, %s" % (spec[0], name), a, b)
         a, b, ratio = paired(ours, theirs, loops)
         rows.append(dict(function=name, pinocchio=how, ours_us=a * 1e6, pin_us=b * 1e6, ratio=ratio,
                          target=TARGET_SINGLE))
     return rows
 
 
-def batches(rd, pin, path, repeats):
-    model, pm = rd.load_urdf(str(path)), pin.buildModelFromUrdf(str(path))
+def batches(rd, pin, spec, repeats):
+    model, pm, pq, pv = load(rd, pin, spec)
     pd, threads = pm.createData(), rd.get_num_threads()
     pool = pin.ModelPool(pm, threads)
-    rng = np.random.default_rng(2)
-    Q, QD, QDD = rng.uniform(-1, 1, (3, BATCH, model.nq))
-    Qc, QDc, QDDc = (np.asfortranarray(x.T) for x in (Q, QD, QDD))     # Pinocchio: one state per column
-    out, out_M = np.empty((BATCH, model.nq)), np.empty((BATCH, model.nq, model.nq))
-    res = np.empty((model.nq, BATCH), order="F")                        # written in place, no copy
-    upper = np.triu_indices(model.nq)
+    Q, QD, QDD = random_states(model, np.random.default_rng(2), BATCH)
+    PQ = np.ascontiguousarray(Q[:, pq])
+    Qc, QDc, QDDc = (np.asfortranarray(x.T) for x in (PQ, QD[:, pv], QDD[:, pv]))   # Pinocchio: one state per column
+    out, out_M = np.empty((BATCH, model.nv)), np.empty((BATCH, model.nv, model.nv))
+    res = np.empty((model.nv, BATCH), order="F")                        # written in place, no copy
+    upper = np.triu_indices(model.nv)
 
     def pin_loop(f):
-        return lambda: [f(Q[k]) for k in range(BATCH)]
+        return lambda: [f(PQ[k]) for k in range(BATCH)]
 
     def check(name, how, ours):
         if how != "loop":                           # Pinocchio's parallel batch has just written res
-            return same(name, ours, res.T)
+            return same(name, ours[:, pv], res.T)
         for k in (0, BATCH // 2, BATCH - 1):        # a few states of the loop
             if ours.ndim == 3:
-                same(name, ours[k][upper], pin.crba(pm, pd, Q[k])[upper])
+                same(name, ours[k][np.ix_(pv, pv)][upper], pin.crba(pm, pd, PQ[k])[upper])
             else:
-                same(name, ours[k], pin.computeGeneralizedGravity(pm, pd, Q[k]))
+                same(name, ours[k][pv], pin.computeGeneralizedGravity(pm, pd, PQ[k]))
 
     calls = [
         ("rnea", "rneaInParallel", lambda: rd.rnea(model, Q, QD, QDD, out=out),
@@ -154,7 +188,7 @@ def batches(rd, pin, path, repeats):
     for name, how, ours, theirs in calls:
         result = ours()
         theirs()
-        check("%s, batch %s" % (path.name, name), how, result)
+        check("%s, batch %s" % (spec[0], name), how, result)
         a, b, ratio = paired(ours, theirs, repeats, number=1)
         rows.append(dict(function=name, pinocchio=how, ours_ms=a * 1e3, pin_ms=b * 1e3, ratio=ratio,
                          ours_per_s=BATCH / a, pin_per_s=BATCH / b, target=TARGET_BATCH, threads=threads))
@@ -254,8 +288,8 @@ def main(argv=None):
     print("benchmark: %d threads for the batches (robot_dynamics and Pinocchio's ModelPool)" % rd.get_num_threads(),
           flush=True)
     loops = 15 if args.quick else 101
-    single = {name: single_calls(rd, pin, path, loops) for name, path in MODELS.items()}
-    batch = {name: batches(rd, pin, path, 5 if args.quick else 21) for name, path in MODELS.items()}
+    single = {name: single_calls(rd, pin, spec, loops) for name, spec in MODELS.items()}
+    batch = {name: batches(rd, pin, spec, 5 if args.quick else 21) for name, spec in MODELS.items()}
     cold = cold_import(3 if args.quick else 9)
     meta = dict(date=datetime.date.today().isoformat(), machine=_machine(),
                 python=platform.python_version(), numba=numba.__version__, pinocchio=pin.__version__,

@@ -49,6 +49,38 @@ def _one(name, model, args, data, out, shape):
     return res if status == 0 else None
 
 
+def _many(name, model, args, out, tail):
+    """A batch through root_kernels' compiled ``name``: the result, or None
+    when the arguments do not fit (the Python path then checks and says why)."""
+    if not _K:
+        from . import root_kernels
+        _K.append(root_kernels)
+    try:
+        arrays = [np.asarray(x, dtype=np.float64) for x in args]
+    except (TypeError, ValueError):
+        return None
+    sizes = [model.nq] + [model.nv] * (len(arrays) - 1)
+    if any(a.ndim == 0 or a.shape[-1] != n for a, n in zip(arrays, sizes)):
+        return None
+    try:
+        shape = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
+    except ValueError:
+        return None
+    B = int(np.prod(shape, dtype=np.int64))
+    blocks = [np.ascontiguousarray(np.broadcast_to(a, shape + a.shape[-1:]).reshape(B, n))
+              for a, n in zip(arrays, sizes)]
+    if out is not None:
+        if not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.shape == shape + tail
+                and out.flags.c_contiguous and out.flags.writeable):
+            return None
+        res = out.reshape((B,) + tail)
+    else:
+        res = np.empty((B,) + tail)
+    if not getattr(_K[0], name)(model.packed, *blocks, res):
+        return None
+    return out if out is not None else res.reshape(shape + tail)
+
+
 def _states(model, q, **velocities):
     """(kernel q, R, p, [velocity-like arrays]) broadcast to one batch shape."""
     qk, R, p = C.kernel_positions(model, q)
@@ -73,6 +105,8 @@ def _root_shift(model, R, v):
 def rnea(model, q, qd, qdd, f_ext, data, out):
     if f_ext is None:
         res = _one("rnea_root_one", model, (q, qd, qdd), data, out, model.nv)
+        if res is None and np.ndim(q) > 1:
+            res = _many("rnea_root_batch", model, (q, qd, qdd), out, (model.nv,))
         if res is not None:
             return res
     from .rnea import RNEA, RNEA_FEXT
@@ -88,6 +122,8 @@ def rnea(model, q, qd, qdd, f_ext, data, out):
 
 def gravity_torques(model, q, data, out):
     res = _one("gravity_root_one", model, (q,), data, out, model.nv)
+    if res is None and np.ndim(q) > 1:
+        res = _many("gravity_root_batch", model, (q,), out, (model.nv,))
     if res is not None:
         return res
     from .rnea import RNEA
@@ -98,6 +134,8 @@ def gravity_torques(model, q, data, out):
 
 def nonlinear_effects(model, q, qd, data, out):
     res = _one("nle_root_one", model, (q, qd), data, out, model.nv)
+    if res is None and np.ndim(q) > 1:
+        res = _many("nle_root_batch", model, (q, qd), out, (model.nv,))
     if res is not None:
         return res
     from .rnea import RNEA
@@ -107,6 +145,8 @@ def nonlinear_effects(model, q, qd, data, out):
 
 def mass_matrix(model, q, data, out):
     res = _one("crba_root_one", model, (q,), data, out, (model.nv, model.nv))
+    if res is None and np.ndim(q) > 1:
+        res = _many("mass_root_batch", model, (q,), out, (model.nv, model.nv))
     if res is not None:
         return res
     from .crba import CRBA
@@ -117,6 +157,8 @@ def mass_matrix(model, q, data, out):
 def aba(model, q, qd, tau, f_ext, data, out):
     if f_ext is None:
         res = _one("aba_root_one", model, (q, qd, tau), data, out, model.nv)
+        if res is None and np.ndim(q) > 1:
+            res = _many("aba_root_batch", model, (q, qd, tau), out, (model.nv,))
         if res is not None:
             return res
     from .aba import ABA, ABA_FEXT, FD_CRB, _NO_FEXT, _singular

@@ -11,7 +11,9 @@ Python path then says which).
 import numpy as np
 
 from .aba import _aba, _fd_crb
-from .kernels import (MAT, TABLE, V, V_RO, I_S, I_times, ST_force6, XT_force, XT_I_X_add, ST_force, X_motion, XT_force_add, add_torque, entry, finite1,
+import numba as nb
+
+from .kernels import (MAT, TABLE, V, V_RO, I_S, I_times, all_finite, chunks, jit, parallel, work_size, ST_force6, XT_force, XT_I_X_add, ST_force, X_motion, XT_force_add, add_torque, entry, finite1,
                       finite2, inline, jcalc, joint_position, nbodies, parent_row, work, work_buffer, work_crba,
                       work_rnea)
 from .rnea import _rnea
@@ -96,52 +98,75 @@ def rnea_root_one(D, q, qd, qdd, tau, W):
     W = work_buffer(D, W, nv)
     if W.shape[0] == 0:
         return 1
+    if not _rnea_root(D, q, qd, qdd, tau, W):
+        return 2
+    return 0 if finite1(tau) and finite1(q) and finite1(qd) and finite1(qdd) else 2
+
+
+@inline
+def _rnea_root(D, q, qd, qdd, tau, W):
+    nv = qd.shape[0]
     R, p, v, a, f, _ = work_rnea(W, nbodies(D) + 1, nv)
     qk, ak, s = np.empty(nv), qdd.copy(), np.empty(6)
     if not root_state(D, q, qd, qk, s, True):
-        return 2
-    nr = root_sizes(D)[1]
-    for k in range(nr):
+        return False
+    for k in range(root_sizes(D)[1]):
         ak[k] -= s[k]
     _rnea(D, qk, qd, ak, _NONE, tau, R, p, v, a, f)
-    return 0 if finite1(tau) and finite1(q) and finite1(qd) and finite1(qdd) else 2
+    return True
 
 
 @entry(TABLE, V_RO, V_RO, V, V)
 def nle_root_one(D, q, qd, tau, W):
-    """rnea(q, qd, 0); with qd all zero, the gravity torques."""
+    """rnea(q, qd, 0)."""
     nv = int(D[D.shape[0] - 1, NQ])
     if bad_sizes(D, q) or qd.shape[0] != nv or tau.shape[0] != nv:
         return 1
     W = work_buffer(D, W, nv)
     if W.shape[0] == 0:
         return 1
+    if not _nle_root(D, q, qd, tau, W):
+        return 2
+    return 0 if finite1(tau) and finite1(q) and finite1(qd) else 2
+
+
+@inline
+def _nle_root(D, q, qd, tau, W):
+    nv = qd.shape[0]
     R, p, v, a, f, ak = work_rnea(W, nbodies(D) + 1, nv)
     qk, s = np.empty(nv), np.empty(6)
     if not root_state(D, q, qd, qk, s, True):
-        return 2
+        return False
     ak[:] = 0.0
     for k in range(root_sizes(D)[1]):
         ak[k] = -s[k]
     _rnea(D, qk, qd, ak, _NONE, tau, R, p, v, a, f)
-    return 0 if finite1(tau) and finite1(q) and finite1(qd) else 2
+    return True
 
 
 @entry(TABLE, V_RO, V, V)
 def gravity_root_one(D, q, tau, W):
-    """rnea(q, 0, 0): the base acceleration -g in the base frame is the
-    kernels' base row (the root chain at zero has identity transforms), so
-    only it propagates, as in the fixed-base gravity kernel."""
     nv = int(D[D.shape[0] - 1, NQ])
     if bad_sizes(D, q) or tau.shape[0] != nv:
         return 1
     W = work_buffer(D, W, nv)
     if W.shape[0] == 0:
         return 1
+    if not _gravity_root(D, q, tau, W):
+        return 2
+    return 0 if finite1(tau) and finite1(q) else 2
+
+
+@inline
+def _gravity_root(D, q, tau, W):
+    """rnea(q, 0, 0): the base acceleration -g in the base frame is the
+    kernels' base row (the root chain at zero has identity transforms), so
+    only it propagates, as in the fixed-base gravity kernel."""
+    nv = tau.shape[0]
     R, p, _, a, f, qk = work_rnea(W, nbodies(D) + 1, nv)
     s = np.empty(6)
     if not root_state(D, q, q, qk, s, False):
-        return 2
+        return False
     n = nbodies(D)
     for k in range(3):                               # a_0 = (0; -g_base) (Handbook eq. 3.39)
         a[n, k] = 0.0
@@ -157,7 +182,7 @@ def gravity_root_one(D, q, tau, W):
         add_torque(D, i, ST_force(D, i, f, i), tau)
         if D[i, PARENT] >= 0:
             XT_force_add(R, p, i, f, i, f, parent_row(D, i))
-    return 0 if finite1(tau) and finite1(q) else 2
+    return True
 
 
 @entry(TABLE, V_RO, MAT, V)
@@ -168,12 +193,20 @@ def crba_root_one(D, q, M, W):
     W = work_buffer(D, W, nv)
     if W.shape[0] == 0:
         return 1
+    if not _mass_root(D, q, M, W):
+        return 2
+    return 0 if finite1(q) and finite2(M) else 2
+
+
+@inline
+def _mass_root(D, q, M, W):
+    nv = M.shape[0]
     R, p, IC, F = work_crba(W, nbodies(D) + 1, nv)
     qk, s = np.empty(nv), np.empty(6)
     if not root_state(D, q, q, qk, s, False):
-        return 2
+        return False
     _crba_root(D, qk, M, R, p, IC, root_sizes(D)[1])
-    return 0 if finite1(q) and finite2(M) else 2
+    return True
 
 
 @inline
@@ -226,14 +259,115 @@ def aba_root_one(D, q, qd, tau, qdd, W):
     W = work_buffer(D, W, nv)
     if W.shape[0] == 0:
         return 1
+    if not _aba_root(D, q, qd, tau, qdd, W):
+        return 2
+    return 0 if finite1(qdd) and finite1(q) and finite1(qd) and finite1(tau) else 2
+
+
+@inline
+def _aba_root(D, q, qd, tau, qdd, W):
+    nv = qd.shape[0]
     qk, s = np.empty(nv), np.empty(6)
     if not root_state(D, q, qd, qk, s, True):
-        return 2
+        return False
     w = work(W, nbodies(D) + 1, nv)
     if nbodies(D) == nv:
         _aba(D, qk, qd, tau, _NONE, qdd, w)
     elif not _fd_crb(D, qk, qd, tau, _NONE, qdd, w):       # mimic joints: M^-1 (tau - h)
-        return 2
+        return False
     for k in range(root_sizes(D)[1]):
         qdd[k] += s[k]
-    return 0 if finite1(qdd) and finite1(q) and finite1(qd) and finite1(tau) else 2
+    return True
+
+
+# --- batches: (B, nq) configurations, (B, nv) the rest; on all threads ---------------------
+# Each returns False when a state's quaternion is not unit or a value is not
+# finite (the Python path then says which).
+@jit
+def rnea_root_states(D, Q, QD, QDD, TAU, W):
+    ok = True
+    for b in range(Q.shape[0]):
+        ok &= _rnea_root(D, Q[b], QD[b], QDD[b], TAU[b], W)
+    return ok
+
+
+@parallel
+def rnea_root_batch(D, Q, QD, QDD, TAU):
+    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), QD.shape[1])
+    ok = np.ones(ranges.shape[0], dtype=np.bool_)
+    for k in nb.prange(ranges.shape[0]):
+        lo, hi = ranges[k, 0], ranges[k, 1]
+        ok[k] = rnea_root_states(D, Q[lo:hi], QD[lo:hi], QDD[lo:hi], TAU[lo:hi], np.empty(size))
+    return ok.all() and all_finite(TAU) and all_finite(Q) and all_finite(QD) and all_finite(QDD)
+
+
+@jit
+def nle_root_states(D, Q, QD, TAU, W):
+    ok = True
+    for b in range(Q.shape[0]):
+        ok &= _nle_root(D, Q[b], QD[b], TAU[b], W)
+    return ok
+
+
+@parallel
+def nle_root_batch(D, Q, QD, TAU):
+    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), QD.shape[1])
+    ok = np.ones(ranges.shape[0], dtype=np.bool_)
+    for k in nb.prange(ranges.shape[0]):
+        lo, hi = ranges[k, 0], ranges[k, 1]
+        ok[k] = nle_root_states(D, Q[lo:hi], QD[lo:hi], TAU[lo:hi], np.empty(size))
+    return ok.all() and all_finite(TAU) and all_finite(Q) and all_finite(QD)
+
+
+@jit
+def gravity_root_states(D, Q, TAU, W):
+    ok = True
+    for b in range(Q.shape[0]):
+        ok &= _gravity_root(D, Q[b], TAU[b], W)
+    return ok
+
+
+@parallel
+def gravity_root_batch(D, Q, TAU):
+    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), TAU.shape[1])
+    ok = np.ones(ranges.shape[0], dtype=np.bool_)
+    for k in nb.prange(ranges.shape[0]):
+        lo, hi = ranges[k, 0], ranges[k, 1]
+        ok[k] = gravity_root_states(D, Q[lo:hi], TAU[lo:hi], np.empty(size))
+    return ok.all() and all_finite(TAU) and all_finite(Q)
+
+
+@jit
+def mass_root_states(D, Q, M, W):
+    ok = True
+    for b in range(Q.shape[0]):
+        ok &= _mass_root(D, Q[b], M[b], W)
+    return ok
+
+
+@parallel
+def mass_root_batch(D, Q, M):
+    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), M.shape[1])
+    ok = np.ones(ranges.shape[0], dtype=np.bool_)
+    for k in nb.prange(ranges.shape[0]):
+        lo, hi = ranges[k, 0], ranges[k, 1]
+        ok[k] = mass_root_states(D, Q[lo:hi], M[lo:hi], np.empty(size))
+    return ok.all() and all_finite(M) and all_finite(Q)
+
+
+@jit
+def aba_root_states(D, Q, QD, TAU, QDD, W):
+    ok = True
+    for b in range(Q.shape[0]):
+        ok &= _aba_root(D, Q[b], QD[b], TAU[b], QDD[b], W)
+    return ok
+
+
+@parallel
+def aba_root_batch(D, Q, QD, TAU, QDD):
+    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), QD.shape[1])
+    ok = np.ones(ranges.shape[0], dtype=np.bool_)
+    for k in nb.prange(ranges.shape[0]):
+        lo, hi = ranges[k, 0], ranges[k, 1]
+        ok[k] = aba_root_states(D, Q[lo:hi], QD[lo:hi], TAU[lo:hi], QDD[lo:hi], np.empty(size))
+    return ok.all() and all_finite(QDD) and all_finite(Q) and all_finite(QD) and all_finite(TAU)
