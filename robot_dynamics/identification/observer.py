@@ -27,6 +27,15 @@ momentum integrated along the samples: only M and h are needed (no
 Coriolis matrix), and data from a semi-implicit Euler step are matched
 exactly up to the filter lag.
 
+Which torque acted over the interval depends on where the samples come
+from: ``torque_at="start"`` (the default) takes the torque given with
+sample k-1, the command a sampled controller held from it on;
+``torque_at="end"`` takes the torque given with sample k, a torque
+reported as what acted up to that sample (a measured joint torque, or a
+simulator's effort of its last step: robot_dynamics' simulator_node). The
+wrong choice shifts the torque by one sample: the residual is then off by
+the torque's change over one sample, low-passed by the observer's filter.
+
 Sign: ``tau_ext`` is the joint torque the environment applies (a wrench
 F on a link gives ``tau_ext = J^T F``), so the motors see ``tau = M qdd
 + C qd + g - tau_ext``, as :func:`~robot_dynamics.rnea` with ``f_ext``.
@@ -51,6 +60,9 @@ class MomentumObserver:
             and noisier).
         thresholds: optional (nq,) collision thresholds [N m or N] on |r|;
             default: infinite (no collision flag).
+        torque_at: ``"start"``: the torque of a sample acted from it to the
+            next (a controller's held command); ``"end"``: it acted from
+            the previous sample up to it (a measured or applied torque).
 
     Attributes:
         residual: (nq,) the latest estimate of the external joint torque.
@@ -59,8 +71,11 @@ class MomentumObserver:
         time: seconds integrated since the first update (or :meth:`reset`).
     """
 
-    def __init__(self, model, gains, thresholds=None):
+    def __init__(self, model, gains, thresholds=None, *, torque_at="start"):
         require_fixed(model, "MomentumObserver")
+        if torque_at not in ("start", "end"):
+            raise InputError("torque_at must be 'start' or 'end', got %r" % (torque_at,))
+        self.torque_at = torque_at
         self.model = model
         nq = model.nq
         K = np.broadcast_to(np.asarray(gains, dtype=float), (nq,)).copy()
@@ -80,7 +95,7 @@ class MomentumObserver:
         self.collision = False
         self.joints = np.zeros(0, dtype=np.int64)
         self.time = 0.0
-        self._last = None                      # (M, qd, tau - h) of the previous sample
+        self._last = None                      # (M, qd, tau, h) of the previous sample
         self._integral = np.zeros(self.model.nq)
 
     def update(self, q, qd, tau, dt):
@@ -115,12 +130,14 @@ class MomentumObserver:
             :attr:`residual` itself (the next step replaces it).
         """
         M = mass_matrix(self.model, q)
+        h = nonlinear_effects(self.model, q, qd)
         if self._last is not None:
-            M0, qd0, drive = self._last
+            M0, qd0, tau0, h0 = self._last
+            drive = (tau0 if self.torque_at == "start" else tau) - h0
             # momentum gained minus the part tau - h + r explains (see the module text)
             self._integral += M0 @ (qd - qd0) - (drive + self.residual) * dt
             self.time += dt
-        self._last = (M, np.array(qd, dtype=float), tau - nonlinear_effects(self.model, q, qd))
+        self._last = (M, np.array(qd, dtype=float), np.array(tau, dtype=float), h)
         self.residual = self.gains * self._integral
         over = np.abs(self.residual) > self.thresholds
         self.collision = bool(over.any())

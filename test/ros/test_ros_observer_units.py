@@ -5,7 +5,9 @@ answer (rclpy in this process, no second process).
 The observer's sampled form (robot_dynamics/identification/observer.py) is exact for
 data from a semi-implicit Euler step with the torque held over the step: then
 ``r_{k+1} = r_k + K dt (tau_ext - r_k)``, a discrete first-order filter. The tests
-generate such data with rd.aba and check the residual against that recursion.
+generate such data with rd.aba and check the residual against that recursion. A joint
+state's effort is the torque that acted UP TO it (what simulator_node publishes: the
+torque of its last step), so sample k carries the torque held from k-1.
 """
 import array
 import threading
@@ -88,7 +90,7 @@ def test_monitor_follows_the_discrete_filter_of_a_push_and_gives_the_wrench():
     r = np.zeros(7)                               # the recursion the observer must follow
     events = []
     for k in range(n):
-        assert mon.update(t0 + k * 1_000_000, Q[k], QD[k], TAU[k])
+        assert mon.update(t0 + k * 1_000_000, Q[k], QD[k], TAU[k - 1] if k else np.full(7, np.pi))
         np.testing.assert_allclose(mon.residual, r, rtol=0, atol=1e-9)
         r = r + K * dt * (EXT[k] - r)
         if mon.event is not None:
@@ -100,6 +102,28 @@ def test_monitor_follows_the_discrete_filter_of_a_push_and_gives_the_wrench():
     assert [e[1] for e in events] == [True] and events[0][0] > k0
     k, _, over, r_k = events[0]
     assert over and over == list(np.flatnonzero(np.abs(r_k) > 1.0))
+
+
+def test_observer_torque_at_start_and_end_are_the_same_data_shifted():
+    """The library's two conventions on one run: the held torque given with the sample that starts
+    its interval ('start') or with the one that ends it ('end') gives the same residual; 'end' fed
+    the held torque instead is off by the torque's change over one sample, low-passed:
+    e_k = (1 - K dt) e_{k-1} - K dt (tau_k - tau_{k-1}), as the observer module says."""
+    dt, K, n = 1e-3, 50.0, 300
+    Q, QD, TAU, EXT = euler_run(MODEL, n, dt, push_from=50)
+    start, end, wrong = (rd.MomentumObserver(MODEL, K, torque_at=w) for w in ('start', 'end', 'end'))
+    e = np.zeros(7)
+    for k in range(n):
+        start.update(Q[k], QD[k], TAU[k], dt)
+        end.update(Q[k], QD[k], TAU[k - 1] if k else TAU[0], dt)
+        wrong.update(Q[k], QD[k], TAU[k], dt)
+        if k:
+            e = (1 - K * dt) * e - K * dt * (TAU[k] - TAU[k - 1])
+        np.testing.assert_allclose(end.residual, start.residual, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(wrong.residual - start.residual, e, rtol=0, atol=1e-10)
+    assert np.abs(e).max() > 1e-3
+    with pytest.raises(ValueError, match="torque_at must be 'start' or 'end'"):
+        rd.MomentumObserver(MODEL, K, torque_at='middle')
 
 
 def test_monitor_skips_old_stamps_restarts_after_a_gap_and_clears_with_an_event():
