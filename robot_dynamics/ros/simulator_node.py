@@ -27,8 +27,14 @@ warning and counted, and the simulation goes on as before):
 Publishes:
     <joint_states_topic> (sensor_msgs/JointState, reliable; default
         joint_states): every model joint, model order: position, velocity,
-        effort (the motor torque of the simulated drive), every
-        ``physics_rate / publish_rate`` physics steps.
+        effort, every ``physics_rate / publish_rate`` physics steps. The
+        effort is the torque the simulated motors applied in the physics
+        step that led to the state, as a driver reports a measured torque:
+        an effort command after the effort limits (zero once a fault or the
+        command timeout has zeroed the command), or the servo's torque at
+        the state for position and velocity commands. Friction, end stops
+        and wrenches are not motor torques and are not in it. While paused,
+        the torque the command in force gives at the state.
     /clock (rosgraph_msgs/Clock) if ``publish_clock``: the simulated time.
     ~/markers (visualization_msgs/MarkerArray), at ``marker_rate`` (wall
         clock), in the base frame (:mod:`.markers`).
@@ -394,6 +400,9 @@ class SimulatorNode(ModelNode):
     def _run(self, n):
         """Advance ``n`` physics steps, publishing joint_states every ``pub_every`` steps.
 
+        The command timeout is checked after the state is out, so that its effort is the
+        torque of the step that led to it, as always (the zero torque starts with the next step).
+
         Returns False if a step failed (the rest of the batch is skipped).
         """
         while n > 0:
@@ -404,6 +413,7 @@ class SimulatorNode(ModelNode):
             if self.since_pub >= self.pub_every:
                 self.since_pub = 0
                 self._publish_state()
+            self._check_command_timeout()
             if done < k:
                 return False
         return True
@@ -421,10 +431,12 @@ class SimulatorNode(ModelNode):
         self.steps += done
         if done:
             self.fresh_command = False
-        timeout = self.p.command_timeout
-        if timeout > 0 and self.commanded and sim.time - self.last_command_time >= timeout - 1e-9:
-            self._command_timed_out()
         return done
+
+    def _check_command_timeout(self):
+        timeout = self.p.command_timeout
+        if timeout > 0 and self.commanded and self.sim.time - self.last_command_time >= timeout - 1e-9:
+            self._command_timed_out()
 
     def _on_simulation_error(self, exc):
         """Keep the state, zero the commands, remove the wrenches, warn."""
