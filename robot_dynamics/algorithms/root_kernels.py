@@ -266,11 +266,17 @@ def aba_root_one(D, q, qd, tau, qdd, W):
 
 @inline
 def _aba_root(D, q, qd, tau, qdd, W):
+    return _aba_root_w(D, q, qd, tau, qdd, work(W, nbodies(D) + 1, qd.shape[0]), np.empty(6))
+
+
+@inline
+def _aba_root_w(D, q, qd, tau, qdd, w, s):
+    """With the work arrays w (the ABA leaves w.zero alone: it holds the
+    kernels' coordinates) and s (6,) scratch."""
     nv = qd.shape[0]
-    qk, s = np.empty(nv), np.empty(6)
+    qk = w.zero if nbodies(D) == nv else np.empty(nv)
     if not root_state(D, q, qd, qk, s, True):
         return False
-    w = work(W, nbodies(D) + 1, nv)
     if nbodies(D) == nv:
         _aba(D, qk, qd, tau, _NONE, qdd, w)
     elif not _fd_crb(D, qk, qd, tau, _NONE, qdd, w):       # mimic joints: M^-1 (tau - h)
@@ -358,8 +364,9 @@ def mass_root_batch(D, Q, M):
 @jit
 def aba_root_states(D, Q, QD, TAU, QDD, W):
     ok = True
+    w, s = work(W, nbodies(D) + 1, QD.shape[1]), np.empty(6)
     for b in range(Q.shape[0]):
-        ok &= _aba_root(D, Q[b], QD[b], TAU[b], QDD[b], W)
+        ok &= _aba_root_w(D, Q[b], QD[b], TAU[b], QDD[b], w, s)
     return ok
 
 

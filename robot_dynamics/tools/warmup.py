@@ -22,6 +22,8 @@ def main():
     coupled = rd.load_urdf(random_urdf(1, 6, mimic=True, p_massless=0.0))
     for model in (arm, coupled):
         exercise(rd, model)
+    floating = rd.load_urdf(random_urdf(2, 4, p_massless=0.0), root_joint="floating")
+    exercise_root(rd, floating)
     for integrator in ("rk4", "semi_implicit_euler", "implicit_euler"):   # the simulator's compiled step
         simulate(arm, np.zeros(arm.nq), duration=0.002, dt=0.001, integrator=integrator)
     print("robot_dynamics: kernels compiled into %s in %.0f s" % (cache_dir(), time.perf_counter() - t0))
@@ -56,6 +58,25 @@ def exercise(rd, model):
     rd.aba(model, one, one, one, data=data)
     rd.rnea_derivatives(model, one, one, one, data=data)
     rd.aba_derivatives(model, one, one, one, data=data)
+
+
+def exercise_root(rd, model):
+    """The floating-base entry points and batches (root_kernels) and the centroidal kernel."""
+    data = rd.Data(model)
+    q, v = model.neutral(), np.full(model.nv, 0.1)
+    Q, V = np.tile(q, (3, 1)), np.tile(v, (3, 1))
+    for x, y in ((q, v), (Q, V)):
+        rd.rnea(model, x, y, y)
+        rd.gravity_torques(model, x)
+        rd.nonlinear_effects(model, x, y)
+        rd.mass_matrix(model, x)
+        rd.aba(model, x, y, y)
+        rd.centroidal_momentum_matrix(model, x)
+    rd.rnea(model, q, v, v, data=data)
+    rd.gravity_torques(model, q, data=data)
+    rd.nonlinear_effects(model, q, v, data=data)
+    rd.mass_matrix(model, q, data=data)
+    rd.aba(model, q, v, v, data=data)
 
 
 if __name__ == "__main__":
