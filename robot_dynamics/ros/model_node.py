@@ -275,7 +275,7 @@ class ModelNode(Node):
         for link, (m, com, inertia) in self.payloads.items():
             model = model.with_payload(link, m, com, inertia)
         self.model = model
-        problem = self.on_model(model, joints_changed)
+        problem = self.moving_base_problem(model) or self.on_model(model, joints_changed)
         if problem:
             self.model_status = 'error'
             self.model_error = problem
@@ -284,6 +284,18 @@ class ModelNode(Node):
             self.model_status = 'ok'
             self.model_error = ''
         return problem
+
+    def moving_base_problem(self, model):
+        """The text that refuses a floating or planar base (the nodes read joint
+        states only; the base's pose and twist would need a base-state input,
+        e.g. nav_msgs/Odometry, which they do not have yet), else None."""
+        if model.root_joint is None:
+            return None
+        return ('robot %r has a %s base (the URDF attaches its root link %r through a %s joint): %s needs a '
+                'fixed-base robot; the base pose and twist of a moving base would come from a base-state '
+                'topic (nav_msgs/Odometry), which this node does not read yet. Give it a description whose '
+                'root link is fixed to the world' % (model.name, model.root_joint, model.base_link,
+                                                    model.root_joint, self.get_name()))
 
     def payload_mass(self):
         return float(sum(m for m, _, _ in self.payloads.values()))

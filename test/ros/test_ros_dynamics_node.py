@@ -4,6 +4,7 @@ Each test starts the node in a namespace of its own (so its joint_states,
 robot_description and command topics are its own) and compares what it
 publishes with the library's values for the same state.
 """
+import re
 import time
 
 import numpy as np
@@ -468,3 +469,21 @@ def test_mode_changes_at_run_time_and_bad_values_are_refused(ros, start_node):
     assert not result.successful and 'must be in (0, 1]' in result.reason
     result = set_param('joint_state_timeout', 1.0)
     assert not result.successful                              # read-only
+
+
+@pytest.mark.parametrize('node', ['dynamics_node', 'simulator_node'])
+def test_a_floating_base_description_is_refused_at_start_up_saying_what_is_missing(start_node, tmp_path, node):
+    """The library takes floating bases; the nodes read joint states only and say
+    so (the base pose and twist would come from nav_msgs/Odometry)."""
+    text = PANDA.read_text()
+    root = rd.load_urdf(str(PANDA)).base_link
+    floating = re.sub(r'(<robot name="[^"]*">)', r'\1<link name="world"/><joint name="base_free" type="floating">'
+                      r'<parent link="world"/><child link="%s"/></joint>' % root, text, count=1)
+    assert rd.load_urdf(floating).root_joint == 'floating'
+    path = tmp_path / 'panda_floating.urdf'
+    path.write_text(floating)
+    proc = start_node(node, {'urdf_path': str(path)})
+    assert proc.wait(timeout=120) == 2
+    log = proc.read_log()
+    for words in ("has a floating base", "needs a fixed-base robot", "nav_msgs/Odometry"):
+        assert words in log, log
