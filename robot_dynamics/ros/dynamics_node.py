@@ -89,7 +89,7 @@ from .deferred import DeferredService
 from .external_torque import ExternalTorqueMonitor, warm_up as warm_up_observer
 from .joint_map import JointMapError, JointStateMerger, reorder_indices
 from .model_node import ModelNode, run, warm_up_model
-from .payload_fit import PayloadJob, SampleBuffer, payload_entry
+from .payload_fit import PayloadJob, SampleBuffer, parallel_is_exclusive, payload_entry
 from .trajectory import TrajectorySampler
 
 ON_TIMEOUT = ('zero', 'hold', 'stop')
@@ -609,8 +609,10 @@ class DynamicsNode(ModelNode):
         self.ext_view[:] = monitor.residual
         self.ext_msg.header = header
         self.pub_ext.publish(self.ext_msg)
-        # The wrench costs about 0.1 ms (Jacobian, link pose, pseudo-inverse): only for a listener.
-        if self.pub_wrench is not None and self.pub_wrench.get_subscription_count():
+        # The wrench costs about 0.1 ms (Jacobian, link pose, pseudo-inverse): only for a listener,
+        # and not while a payload fit runs batch kernels in its thread if numba forbids two at once.
+        if (self.pub_wrench is not None and self.pub_wrench.get_subscription_count()
+                and not (self.job is not None and parallel_is_exclusive())):
             w = monitor.wrench(self.merger.q)
             if math.isfinite(w.sum()):
                 msg = self.wrench_msg
@@ -655,6 +657,14 @@ class DynamicsNode(ModelNode):
         else:
             job.start(messages=list(request.samples))
         return None
+
+    def _srv_trajectory(self, request, response):
+        if self.job is not None and parallel_is_exclusive():
+            response.success = False
+            response.message = ('busy: a payload identification is running and numba\'s workqueue threading '
+                                'layer runs one batch at a time; call again when it has answered')
+            return response
+        return super()._srv_trajectory(request, response)
 
     def _identify_problem(self, request):
         link, d = request.link, request.duration

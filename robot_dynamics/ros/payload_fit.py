@@ -25,6 +25,17 @@ from .joint_map import state_from_names
 MIN_SAMPLES = 3
 
 
+def parallel_is_exclusive():
+    """True when numba's threading layer may not be entered by two threads at once: its
+    workqueue layer (the fallback when neither TBB nor OpenMP is installed) aborts the
+    process then. A fit thread must then be the only one to run the batch kernels."""
+    import numba
+    try:
+        return numba.threading_layer() == 'workqueue'
+    except ValueError:                      # no parallel kernel has run yet
+        return False
+
+
 def samples_from_messages(joint_names, messages):
     """(t [s] (N,), q, qd, tau (N, nq)) of sensor_msgs/JointState-like messages, model order.
 
@@ -134,7 +145,9 @@ class PayloadJob:
         static, rest_velocity: as for :func:`fit_payload`.
 
     After :meth:`start`, ``done`` (a threading.Event) is set when
-    ``estimate`` and ``used`` (or ``error``, a text) are there.
+    ``estimate`` and ``used`` (or ``error``, a text) are there. While it runs,
+    the caller's thread must not run the library's batch kernels if
+    :func:`parallel_is_exclusive` (dynamics_node skips its wrench then).
     """
 
     def __init__(self, model, link, *, static, rest_velocity):
