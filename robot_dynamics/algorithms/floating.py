@@ -35,12 +35,11 @@ def _one(name, model, args, data, out, shape):
     if not _K:
         from . import root_kernels
         _K.append(root_kernels)
-    if data is None:
-        table, W = model.packed, _NO_WORK
-    else:
+    table, W = model.packed, _NO_WORK                # the entries take the model's own table
+    if data is not None:
         if data.model is not model:
             data.bind(model)
-        table, W = data.table, data.work
+        W = data.work
     res = out if out is not None else np.empty(shape)
     try:
         status = getattr(_K[0], name)(table, *args, res, W)
@@ -133,9 +132,10 @@ def gravity_torques(model, q, data, out):
 
 
 def nonlinear_effects(model, q, qd, data, out):
-    res = _one("nle_root_one", model, (q, qd), data, out, model.nv)
-    if res is None and np.ndim(q) > 1:
-        res = _many("nle_root_batch", model, (q, qd), out, (model.nv,))
+    zero = np.zeros(np.shape(qd)) if isinstance(qd, np.ndarray) else None      # rnea(q, qd, 0)
+    res = None if zero is None else _one("rnea_root_one", model, (q, qd, zero), data, out, model.nv)
+    if res is None and zero is not None and np.ndim(q) > 1:
+        res = _many("rnea_root_batch", model, (q, qd, zero), out, (model.nv,))
     if res is not None:
         return res
     from .rnea import RNEA

@@ -401,9 +401,12 @@ class entry:
     is too short a computation for another thread to gain from. Batches
     release it."""
 
-    def __init__(self, *signature):
-        # The model's read-only table, or the writable copy a Data keeps.
-        self.signatures = [nb.int64(*signature), nb.int64(*(MAT if s is TABLE else s for s in signature))]
+    def __init__(self, *signature, data_table=True):
+        # The model's read-only table, or the writable copy a Data keeps
+        # (data_table=False: callers always pass the model's, one compile less).
+        self.signatures = [nb.int64(*signature)]
+        if data_table:
+            self.signatures.append(nb.int64(*(MAT if s is TABLE else s for s in signature)))
 
     def __call__(self, fn):
         signatures, compiled = self.signatures, []

@@ -6,11 +6,13 @@ zero, then the joints), the root's acceleration shift ``b(v) + g_root(q)``,
 then the fixed-base kernel. Status as every entry point: 0 done, 1 a length
 does not fit, 2 a value is not finite or the quaternion is not unit within
 :data:`~robot_dynamics.model.configuration.QUATERNION_TOLERANCE` (the
-Python path then says which).
+Python path then says which). Forward dynamics with mimic joints and the
+nonlinear effects have no entry of their own (the Python path's CRBA +
+Cholesky; rnea with qdd = 0): every compiled entry costs set-up time.
 """
 import numpy as np
 
-from .aba import _aba, _fd_crb
+from .aba import _aba
 import numba as nb
 
 from .kernels import (MAT, TABLE, V, V_RO, I_S, I_times, all_finite, chunks, jit, parallel, work_size, ST_force6, XT_force, XT_I_X_add, ST_force, X_motion, XT_force_add, add_torque, entry, finite1,
@@ -90,7 +92,7 @@ def root_state(D, q, qd, qk, s, bias):
     return True
 
 
-@entry(TABLE, V_RO, V_RO, V_RO, V, V)
+@entry(TABLE, V_RO, V_RO, V_RO, V, V, data_table=False)
 def rnea_root_one(D, q, qd, qdd, tau, W):
     nv = int(D[D.shape[0] - 1, NQ])
     if bad_sizes(D, q) or qd.shape[0] != nv or qdd.shape[0] != nv or tau.shape[0] != nv:
@@ -116,35 +118,7 @@ def _rnea_root(D, q, qd, qdd, tau, W):
     return True
 
 
-@entry(TABLE, V_RO, V_RO, V, V)
-def nle_root_one(D, q, qd, tau, W):
-    """rnea(q, qd, 0)."""
-    nv = int(D[D.shape[0] - 1, NQ])
-    if bad_sizes(D, q) or qd.shape[0] != nv or tau.shape[0] != nv:
-        return 1
-    W = work_buffer(D, W, nv)
-    if W.shape[0] == 0:
-        return 1
-    if not _nle_root(D, q, qd, tau, W):
-        return 2
-    return 0 if finite1(tau) and finite1(q) and finite1(qd) else 2
-
-
-@inline
-def _nle_root(D, q, qd, tau, W):
-    nv = qd.shape[0]
-    R, p, v, a, f, ak = work_rnea(W, nbodies(D) + 1, nv)
-    qk, s = np.empty(nv), np.empty(6)
-    if not root_state(D, q, qd, qk, s, True):
-        return False
-    ak[:] = 0.0
-    for k in range(root_sizes(D)[1]):
-        ak[k] = -s[k]
-    _rnea(D, qk, qd, ak, _NONE, tau, R, p, v, a, f)
-    return True
-
-
-@entry(TABLE, V_RO, V, V)
+@entry(TABLE, V_RO, V, V, data_table=False)
 def gravity_root_one(D, q, tau, W):
     nv = int(D[D.shape[0] - 1, NQ])
     if bad_sizes(D, q) or tau.shape[0] != nv:
@@ -185,7 +159,7 @@ def _gravity_root(D, q, tau, W):
     return True
 
 
-@entry(TABLE, V_RO, MAT, V)
+@entry(TABLE, V_RO, MAT, V, data_table=False)
 def crba_root_one(D, q, M, W):
     nv = int(D[D.shape[0] - 1, NQ])
     if bad_sizes(D, q) or M.shape[0] != nv or M.shape[1] != nv:
@@ -251,7 +225,7 @@ def _root_columns(D, nr, qi, mi, n0, n1, n2, f0, f1, f2, M):
         M[k, qi] += Mik
 
 
-@entry(TABLE, V_RO, V_RO, V_RO, V, V)
+@entry(TABLE, V_RO, V_RO, V_RO, V, V, data_table=False)
 def aba_root_one(D, q, qd, tau, qdd, W):
     nv = int(D[D.shape[0] - 1, NQ])
     if bad_sizes(D, q) or qd.shape[0] != nv or tau.shape[0] != nv or qdd.shape[0] != nv:
@@ -274,13 +248,12 @@ def _aba_root_w(D, q, qd, tau, qdd, w, s):
     """With the work arrays w (the ABA leaves w.zero alone: it holds the
     kernels' coordinates) and s (6,) scratch."""
     nv = qd.shape[0]
-    qk = w.zero if nbodies(D) == nv else np.empty(nv)
+    qk = w.zero
     if not root_state(D, q, qd, qk, s, True):
         return False
-    if nbodies(D) == nv:
-        _aba(D, qk, qd, tau, _NONE, qdd, w)
-    elif not _fd_crb(D, qk, qd, tau, _NONE, qdd, w):       # mimic joints: M^-1 (tau - h)
+    if nbodies(D) != nv:            # mimic joints: the Python path (CRBA + Cholesky, aba.FD_CRB)
         return False
+    _aba(D, qk, qd, tau, _NONE, qdd, w)
     for k in range(root_sizes(D)[1]):
         qdd[k] += s[k]
     return True
@@ -305,24 +278,6 @@ def rnea_root_batch(D, Q, QD, QDD, TAU):
         lo, hi = ranges[k, 0], ranges[k, 1]
         ok[k] = rnea_root_states(D, Q[lo:hi], QD[lo:hi], QDD[lo:hi], TAU[lo:hi], np.empty(size))
     return ok.all() and all_finite(TAU) and all_finite(Q) and all_finite(QD) and all_finite(QDD)
-
-
-@jit
-def nle_root_states(D, Q, QD, TAU, W):
-    ok = True
-    for b in range(Q.shape[0]):
-        ok &= _nle_root(D, Q[b], QD[b], TAU[b], W)
-    return ok
-
-
-@parallel
-def nle_root_batch(D, Q, QD, TAU):
-    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), QD.shape[1])
-    ok = np.ones(ranges.shape[0], dtype=np.bool_)
-    for k in nb.prange(ranges.shape[0]):
-        lo, hi = ranges[k, 0], ranges[k, 1]
-        ok[k] = nle_root_states(D, Q[lo:hi], QD[lo:hi], TAU[lo:hi], np.empty(size))
-    return ok.all() and all_finite(TAU) and all_finite(Q) and all_finite(QD)
 
 
 @jit
