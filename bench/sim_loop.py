@@ -49,7 +49,7 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))                    # this checkout's robot_dynamics, installed or not
-from robot_dynamics.ros.process import start_node, stop_all, wait_until  # noqa: E402
+from robot_dynamics.ros.process import call_until_answered, start_node, stop_all, wait_until  # noqa: E402
 
 PANDA = ROOT / 'urdf' / 'panda_arm.urdf'
 READY = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
@@ -142,10 +142,11 @@ def run(args):
         wait(lambda: mon.answers if not args.no_controller else mon.states, 180, 'the loop to start')
         client = node.create_client(SetBool, ns + '/simulator/pause')
         wait(client.service_is_ready, 30, 'the ~/pause service')   # a request sent before discovery is lost
-        future = client.call_async(SetBool.Request(data=False))
-        wait(future.done, 30, 'the answer of ~/pause')
-        if not future.result().success:
-            raise RuntimeError('the simulator did not resume: %s' % future.result().message)
+        answer = call_until_answered(client, SetBool.Request(data=False), 30, 'the answer of ~/pause',
+                                     processes=list(procs.values()),
+                                     step=lambda: executor.spin_once(timeout_sec=0.01))
+        if not answer.success:
+            raise RuntimeError('the simulator did not resume: %s' % answer.message)
         t_start = time.time()
         mon.states.clear()
         mon.answers.clear()

@@ -332,6 +332,32 @@ def wait_until(predicate, timeout, what, *, processes=(), step=None, period=0.01
             time.sleep(period)
 
 
+def call_until_answered(client, request, timeout, what, *, resend_after=2.0, processes=(), step=None):
+    """Send ``request`` on the rclpy ``client`` until an answer comes; the response.
+
+    For requests that may be served twice with the same effect (pause,
+    resume, a query) only. Fast DDS drops a response that the server sends
+    before it has matched a new client's response reader (ros2/ros2#1024,
+    ros2/rmw_fastrtps#467), which happens on a loaded machine even after
+    ``client.service_is_ready()``: a request left unanswered for
+    ``resend_after`` s is sent again, until ``timeout`` s have passed.
+
+    Raises:
+        NodeExited, NodeTimeout: as :func:`wait_until` (``what`` names the call).
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        future = client.call_async(request)
+        left = deadline - time.monotonic()
+        try:
+            wait_until(future.done, min(resend_after, max(left, 0.0)), what, processes=processes, step=step)
+            return future.result()
+        except NodeTimeout:
+            client.remove_pending_request(future)
+            if time.monotonic() >= deadline:
+                raise
+
+
 def stop_all(processes, timeout=STOP_TIMEOUT):
     """Stop ``processes`` together: SIGINT to all, wait up to ``timeout`` s, then SIGTERM to
     those left, wait, then SIGKILL, wait. Every process that ended is reaped."""

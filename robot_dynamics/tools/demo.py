@@ -38,7 +38,7 @@ import numpy as np
 
 import robot_dynamics as rd
 
-from ..ros.process import start_node, stop_all, wait_until
+from ..ros.process import call_until_answered, start_node, stop_all, wait_until
 
 # The bundled 7-DOF arm (Franka Emika Panda, without the hand's fingers).
 BUNDLED_ARM = 'panda_arm.urdf'
@@ -206,13 +206,14 @@ class Spinner:
             self.executor.spin_once(timeout_sec=0.01)
 
     def call(self, srv_type, name, request, timeout=10.0):
-        """Call a service; its response (RuntimeError if none comes)."""
+        """Call a service whose request may be served twice (it is resent if no answer
+        comes, :func:`robot_dynamics.ros.process.call_until_answered`); its response."""
         client = self.node.create_client(srv_type, name)
         try:
             self.until(lambda: client.service_is_ready(), timeout, f'service {name}')
-            future = client.call_async(request)
-            self.until(future.done, timeout, f'the answer of {name}')
-            return future.result()
+            return call_until_answered(client, request, timeout, f'the answer of {name}',
+                                       processes=list(self.nodes.processes.values()),
+                                       step=lambda: self.executor.spin_once(timeout_sec=0.01))
         finally:
             self.node.destroy_client(client)
 

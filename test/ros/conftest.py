@@ -120,11 +120,16 @@ class Ros:
     def publisher(self, msg_type, topic, qos=RELIABLE):
         return self.node.create_publisher(msg_type, topic, qos)
 
-    def call(self, srv_type, name, request, timeout=10.0):
-        """Call a service and wait for the answer (fails the test if none comes)."""
+    def call(self, srv_type, name, request, timeout=10.0, idempotent=False):
+        """Call a service and wait for the answer (fails the test if none comes).
+
+        ``idempotent``: the request may be served twice, so it is resent while
+        unanswered (:func:`robot_dynamics.ros.process.call_until_answered`)."""
         client = self.node.create_client(srv_type, name)
         try:
             assert client.wait_for_service(timeout_sec=timeout), 'service %s not available' % name
+            if idempotent:
+                return node_process.call_until_answered(client, request, timeout, 'the answer of %s' % name)
             future = client.call_async(request)
             assert wait_for(future.done, timeout), 'service %s did not answer' % name
             return future.result()

@@ -39,7 +39,7 @@ def t_of(msg):
 
 
 def pause(ros, proc, on):
-    res = ros.call(SetBool, proc.topic('~/pause'), SetBool.Request(data=on))
+    res = ros.call(SetBool, proc.topic('~/pause'), SetBool.Request(data=on), idempotent=True)
     assert res.success, res.message
 
 

@@ -177,3 +177,41 @@ def test_quaternion_matches_scipy():
         ref = ref if ref[3] >= 0 else -ref
         np.testing.assert_allclose(q, ref, atol=1e-12)
     np.testing.assert_allclose(quaternion(np.diag([1.0, -1.0, -1.0])), [1, 0, 0, 0], atol=1e-15)
+
+
+# --- service calls that may be resent ---------------------------------------
+class _Answered:
+    def __init__(self, value):
+        self.value = value
+
+    def done(self):
+        return self.value is not None
+
+    def result(self):
+        return self.value
+
+
+class _LosesFirstResponses:
+    """A client whose first ``lost`` responses never come (Fast DDS, ros2/ros2#1024)."""
+
+    def __init__(self, lost):
+        self.lost, self.sent, self.removed = lost, [], []
+
+    def call_async(self, request):
+        self.sent.append(request)
+        return _Answered(None if len(self.sent) <= self.lost else 'answer to %s' % request)
+
+    def remove_pending_request(self, future):
+        self.removed.append(future)
+
+
+def test_call_until_answered_resends_a_request_whose_response_was_lost():
+    from robot_dynamics.errors import NodeTimeout
+    from robot_dynamics.ros.process import call_until_answered
+    client = _LosesFirstResponses(lost=2)
+    assert call_until_answered(client, 'resume', 5.0, 'the answer', resend_after=0.05) == 'answer to resume'
+    assert client.sent == ['resume'] * 3 and len(client.removed) == 2
+    client = _LosesFirstResponses(lost=10 ** 6)
+    with pytest.raises(NodeTimeout, match='waiting for the answer'):
+        call_until_answered(client, 'resume', 0.3, 'the answer', resend_after=0.05)
+    assert 4 <= len(client.sent) <= 8

@@ -61,12 +61,12 @@ def arrays(msgs, field):
     return np.array([getattr(m, field) for m in msgs])
 
 
-def call(ros, proc, srv_type, name, request):
-    return ros.call(srv_type, proc.topic(name), request)
+def call(ros, proc, srv_type, name, request, idempotent=False):
+    return ros.call(srv_type, proc.topic(name), request, idempotent=idempotent)
 
 
 def pause(ros, proc, on):
-    res = call(ros, proc, SetBool, '~/pause', SetBool.Request(data=on))
+    res = call(ros, proc, SetBool, '~/pause', SetBool.Request(data=on), idempotent=True)
     assert res.success, res.message
     return res
 
