@@ -21,6 +21,7 @@ from typing import Optional, Tuple
 import numpy as np
 
 from . import inertia as _inertia
+from . import loops as _loops
 from . import packed as P
 from ..errors import InputError
 
@@ -94,6 +95,12 @@ class Model:
       the link's own URDF ``<inertial>`` in the link frame (inertia about
       the centre of mass); payloads are not in these.
 
+    Loops: ``loops``, a tuple of :class:`~robot_dynamics.model.loops.Loop`
+    (empty for a tree): closure joints declared beside the URDF
+    (:meth:`with_loops`, ``load_urdf(..., loops=...)``); the algorithms of
+    :mod:`robot_dynamics.constraints` impose them, the tree algorithms
+    ignore them.
+
     Other: ``gravity`` (3,) [m/s^2] in the base frame; ``total_mass`` [kg];
     ``link_masses`` dict link -> mass (payloads included); ``has_mimic``;
     ``packed``: the per-body arrays packed for the compiled kernels (see
@@ -102,7 +109,7 @@ class Model:
 
     def __init__(self, *, name, base_link, link_names, joints, joint_names, packed, body_joint,
                  link_body, link_placement, link_inertials, gravity, payload_masses=None,
-                 root_joint=None, root_placement=None):
+                 root_joint=None, root_placement=None, loops=()):
         self.name = name
         self.base_link = base_link
         self.link_names = tuple(link_names)
@@ -134,6 +141,7 @@ class Model:
         self._init_bodies(tuple(body_joint))
         self._init_links(link_body, link_placement, link_inertials, payload_masses or {})
         self._init_limits()
+        self.loops = tuple(loops)
 
     def _init_bodies(self, body_joint):
         D, nb = self.packed[:self.nb], self.nb
@@ -246,7 +254,28 @@ class Model:
         masses[self.link_names[l]] = masses.get(self.link_names[l], 0.0) + m
         return self._copy(D, payload_masses=masses)
 
-    def _copy(self, packed, gravity=None, payload_masses=None):
+    def with_loops(self, loops):
+        """A copy of the model with these closure joints (replacing any it had).
+
+        Args:
+            loops: what :func:`robot_dynamics.model.loops.parse_loops` reads:
+                a YAML file path or text, a list of dicts or of
+                :class:`~robot_dynamics.model.loops.Loop`; None or ``()``
+                removes the loops.
+
+        Returns:
+            A new Model (this one is unchanged).
+
+        Raises:
+            URDFError: a declaration that is malformed or does not fit the
+                tree (unknown link, a loop between a link and itself or
+                across its parent joint, a floating base); the message names
+                the loop. Whether the loops can be closed is checked by
+                ``robot_dynamics.load_urdf`` and :func:`robot_dynamics.assemble`.
+        """
+        return self._copy(self.packed, loops=_loops.check_loops(self, _loops.parse_loops(loops)))
+
+    def _copy(self, packed, gravity=None, payload_masses=None, loops=None):
         return Model(name=self.name, base_link=self.base_link, link_names=self.link_names,
                      joints=self.joints, joint_names=self.joint_names, packed=packed,
                      body_joint=self.body_joint, link_body=self.link_body,
@@ -254,7 +283,8 @@ class Model:
                      link_inertials=(self.link_mass, self.link_com, self.link_inertia),
                      gravity=self.gravity if gravity is None else gravity,
                      payload_masses=self._payload_masses if payload_masses is None else payload_masses,
-                     root_joint=self.root_joint, root_placement=self.root_placement)
+                     root_joint=self.root_joint, root_placement=self.root_placement,
+                     loops=self.loops if loops is None else loops)
 
     def neutral(self):
         """(nq,) a valid configuration: the root at the world origin (a floating
@@ -268,8 +298,9 @@ class Model:
 
     def __repr__(self):
         root = "" if self.root_joint is None else ", root=%s, nv=%d" % (self.root_joint, self.nv)
-        return "Model(%r, nq=%d%s, links=%d, mass=%.3f kg)" % (
-            self.name, self.nq, root, len(self.link_names), self.total_mass)
+        loops = ", loops=%d" % len(self.loops) if self.loops else ""
+        return "Model(%r, nq=%d%s, links=%d%s, mass=%.3f kg)" % (
+            self.name, self.nq, root, len(self.link_names), loops, self.total_mass)
 
 
 REVOLUTE, PRISMATIC = P.REVOLUTE, P.PRISMATIC

@@ -37,7 +37,7 @@ JOINT_UNREAD = ("calibration", "safety_controller")
 log = logging.getLogger(__name__)
 
 
-def load_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=MAX_BYTES):
+def load_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=MAX_BYTES, loops=None):
     """Load a robot from a URDF file path or URDF XML text.
 
     Args:
@@ -54,6 +54,12 @@ def load_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=M
             frame of a fixed-base robot, in the world frame of a floating or
             planar one; ``model.with_gravity(g)`` gives a copy with another one.
         max_bytes: larger descriptions are refused (16 MiB by default).
+        loops: closure joints of a closed-loop mechanism, declared beside
+            the URDF (a YAML file path or text, or a list of dicts): see
+            :mod:`robot_dynamics.model.loops` and ``Model.with_loops``.
+            ``robot_dynamics.load_urdf`` also checks that they can be
+            closed (:mod:`robot_dynamics.constraints`); this function only
+            checks the declaration against the tree.
 
     The XML is untrusted input: a DTD (``<!DOCTYPE``, hence any entity
     declaration or external reference) is refused, nothing is fetched from
@@ -78,7 +84,8 @@ def load_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=M
     if root_joint not in (None,) + ROOTS:
         raise URDFError("root_joint must be None, 'floating' or 'planar', got %r" % (root_joint,))
     robot = _parse(_read(source, max_bytes))
-    return _build(robot, gravity, root_joint)
+    model = _build(robot, gravity, root_joint)
+    return model if loops is None else model.with_loops(loops)
 
 
 def _read(source, max_bytes):
