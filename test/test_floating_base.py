@@ -162,6 +162,7 @@ def test_agrees_with_pinocchio(rel):
         close(robot, "coriolis_matrix", rd.coriolis_matrix(model, q, v),
               G.T @ pin.computeCoriolisMatrix(pm, pd, qp, G @ v) @ G)
         close(robot, "kinetic_energy", rd.kinetic_energy(model, q, v), pin.computeKineticEnergy(pm, pd, qp, G @ v))
+        operational_terms_agree(robot, model, ref, q, v, leaf, J, M, h)
         close(robot, "potential_energy", rd.potential_energy(model, q), pin.computePotentialEnergy(pm, pd, qp))
     Q, V, A, T = (np.array(x) for x in zip(*states))
     close(robot, "rnea (batch)", rd.rnea(model, Q, V, A), [rd.rnea(model, *s[:3]) for s in states])
@@ -171,6 +172,28 @@ def test_agrees_with_pinocchio(rel):
     close(robot, "centroidal_momentum_matrix (batch)", rd.centroidal_momentum_matrix(model, Q),
           [pin.computeCentroidalMap(pm, pd, ref.q(s[0])) @ G for s in states])
     close(robot, "jacobian (batch)", rd.jacobian(model, Q, leaf), [rd.jacobian(model, s[0], leaf) for s in states])
+
+
+def operational_terms_agree(robot, model, ref, q, v, leaf, J, M, h):
+    """Jdot v against Pinocchio's classical acceleration at a = 0 (world-aligned);
+    Lambda, mu, rho (Handbook eqs. 3.52-3.54) from Pinocchio's J, M, h and g."""
+    pm, pd, G = ref.pm, ref.pd, ref.G
+    fid = pm.getFrameId(leaf, pin.FrameType.BODY)
+    pin.forwardKinematics(pm, pd, ref.q(q), G @ v, np.zeros(pm.nv))
+    acc = pin.getFrameClassicalAcceleration(pm, pd, fid, pin.LOCAL_WORLD_ALIGNED).vector
+    close(robot, "jacobian_derivative_times_qd", rd.jacobian_derivative_times_qd(model, q, v, leaf), acc)
+    if singular(M):
+        return
+    rows = [0, 1, 2, 3, 4, 5] if model.root_joint == "floating" else [0, 1, 5]   # what the base alone can move
+    os_ = rd.operational_space(model, q, leaf, qd=v, rows=rows, max_condition=1e12)
+    g = G.T @ pin.computeGeneralizedGravity(pm, pd, ref.q(q))
+    J, acc = J[rows], acc[rows]
+    Lambda = np.linalg.inv(J @ np.linalg.solve(M, J.T))
+    Jbar = np.linalg.solve(M, J.T) @ Lambda
+    scale = max(1.0, np.abs(Lambda).max())
+    close(robot, "operational Lambda", os_.Lambda / scale, Lambda / scale)
+    close(robot, "operational mu", os_.mu, Jbar.T @ (h - g) - Lambda @ acc)
+    close(robot, "operational rho", os_.rho, Jbar.T @ g)
 
 
 def singular(M):
@@ -260,6 +283,16 @@ def test_identities_on_random_floating_trees(seed, kind):
     dc = (rd.center_of_mass(model, rd.integrate(model, q, v, eps))
           - rd.center_of_mass(model, rd.integrate(model, q, v, -eps))) / (2 * eps)
     np.testing.assert_allclose(rd.com_jacobian(model, q) @ v, dc, rtol=1e-6, atol=1e-7)
+    # Operational space: a wrench F at a point, applied as tau = J^T F (base rows included), gives the
+    # point the acceleration a = J qdd + Jdot v with Lambda a + mu + rho = F (Handbook eq. 3.51-3.54).
+    x = rng.normal(size=3) * 0.1
+    ops = rd.operational_space(model, q, link, x, qd=v, rows="linear", max_condition=1e12)
+    F = rng.normal(size=3)
+    qdd = rd.aba(model, q, v, ops.torques(F))
+    acc = ops.J @ qdd + ops.Jdot_qd
+    np.testing.assert_allclose(ops.Lambda @ acc + ops.mu + ops.rho, F, rtol=1e-7, atol=1e-7)
+    Jv = lambda t: rd.jacobian(model, rd.integrate(model, q, v, t), link, x) @ v  # noqa: E731
+    np.testing.assert_allclose(ops.Jdot_qd, ((Jv(eps) - Jv(-eps)) / (2 * eps))[:3], rtol=1e-5, atol=1e-6)
     # Gravity torques are the gradient of the potential energy along the tangent space.
     U = lambda d: rd.potential_energy(model, rd.integrate(model, q, d))  # noqa: E731
     grad = np.array([(U(eps * e) - U(-eps * e)) / (2 * eps) for e in np.eye(model.nv)])
@@ -337,7 +370,7 @@ def test_quaternions_are_normalised_within_the_tolerance_and_refused_beyond():
 @pytest.mark.parametrize("call", [
     lambda m, q, v: rd.rnea_derivatives(m, q, v, v), lambda m, q, v: rd.aba_derivatives(m, q, v, v),
     lambda m, q, v: rd.regressor(m, q, v, v), lambda m, q, v: rd.linearize(m, q, v, v),
-    lambda m, q, v: rd.operational_space(m, q, m.link_names[-1]), lambda m, q, v: rd.base_parameters(m),
+    lambda m, q, v: rd.base_parameters(m),
     lambda m, q, v: rd.MomentumObserver(m, 10.0), lambda m, q, v: rd.configuration_space_form(m, q)])
 def test_functions_that_need_a_fixed_base_say_so(call):
     model = _floating_tree(3)

@@ -271,8 +271,9 @@ def unsupported(model, what):
     raise InputError("%s needs a fixed-base model; %r has a %s root joint (nq=%d, nv=%d). Supported on "
                      "floating and planar bases: rnea, gravity_torques, nonlinear_effects, mass_matrix, aba, "
                      "forward_kinematics, link_pose, jacobian, kinetic_energy, potential_energy, "
-                     "center_of_mass, com_jacobian, centroidal_momentum(_matrix), integrate, difference, "
-                     "normalize, neutral and the Simulator"
+                     "center_of_mass, com_jacobian, centroidal_momentum(_matrix), operational_space, "
+                     "jacobian_derivative_times_qd, dynamically_consistent_inverse, cartesian_dynamics, "
+                     "integrate, difference, normalize, neutral and the Simulator"
                      % (what, model.name, model.root_joint, model.nq, model.nv))
 
 

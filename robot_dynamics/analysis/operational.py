@@ -31,6 +31,14 @@ chosen frame, ``Jdot = d/dt (R^T J)`` (Craig eqs. 6.96-6.102); in a moving
 frame its V_x therefore differs from mu by ``Lambda R^T (w_f x v)`` terms;
 in the base frame the two agree.
 
+Floating and planar bases (:mod:`robot_dynamics.model.configuration`):
+n is nv, M, h and g are the whole robot's (the base's rows included), J is
+world-aligned (``frame="base"`` is then the world frame) and a task wrench
+F acts through ``tau = J^T F`` on the base too. ``Jdot qd`` includes the
+base's turning: the root's axes are fixed in the base and turn with its
+whole angular velocity, as a 6-DOF joint's do (checked against Pinocchio's
+classical frame acceleration in test/test_floating_base.py).
+
 Singularities: near one, Lambda (and Craig's M_x, V_x, G_x) grow without
 bound (Craig: "certain quantities in the Cartesian dynamics become
 infinite"). Every function here measures ``cond(J M^-1 J^T)``; above
@@ -51,7 +59,7 @@ from ..model import PRISMATIC
 from ..algorithms.rnea import gravity_torques, nonlinear_effects
 from ..errors import SingularityError  # noqa: F401  (raised here, exported by the package)
 from ..errors import InputError
-from ..algorithms.floating import require_fixed
+from ..model.configuration import _config, _velocity
 
 MAX_CONDITION = 1e8      # default bound on cond(J M^-1 J^T) before a pose counts as singular
 ROW_NAMES = ("x", "y", "z", "wx", "wy", "wz")
@@ -119,6 +127,17 @@ def _rows(rows):
     return idx, tuple(ROW_NAMES[i] for i in idx)
 
 
+def _states(model, q, qd):
+    """(batch shape, Q (B, nq), QD (B, nv)) broadcast together; qd None: zeros."""
+    q = _config(model, q, "q")
+    qd = np.zeros(model.nv) if qd is None else _velocity(model, qd, "qd")
+    shape = np.broadcast_shapes(q.shape[:-1], qd.shape[:-1])
+    Q = np.broadcast_to(q, shape + q.shape[-1:]).reshape(-1, model.nq)
+    QD = np.broadcast_to(qd, shape + qd.shape[-1:]).reshape(-1, model.nv)
+    checks.check_finite(q=Q, qd=QD)
+    return shape, Q, QD
+
+
 def _frame_link(model, link, frame):
     if frame == "base":
         return None
@@ -155,6 +174,10 @@ def _bias_one(model, q, qd, link, point, frame_link):
         data.append((o, a, u, prismatic, w.copy(), vo.copy()))
         o_prev = o
     v_x = vo + np.cross(w, x - o_prev) if chain else np.zeros(3)
+    nr = model.root_nv if chain else 0
+    if nr:          # the root's axes are fixed in the base, which turns with the whole root twist
+        w_base, vo_base = data[nr - 1][4], data[nr - 1][5]
+        data[:nr] = [(o, a, u, prismatic, w_base, vo_base) for o, a, u, prismatic, _, _ in data[:nr]]
     bias = np.zeros(6)
     for o, a, u, prismatic, w_k, vo_k in data:              # d/dt of each Jacobian column, times qd
         a_dot = np.cross(w_k, a)
@@ -185,14 +208,15 @@ def operational_space(model, q, link, point=(0.0, 0.0, 0.0), qd=None, *, frame="
 
     Args:
         model: :class:`~robot_dynamics.Model`.
-        q: (..., nq) joint positions.
+        q: (..., nq) configuration (a floating or planar root's coordinates
+            first, :mod:`robot_dynamics.model.configuration`).
         link: link carrying the point (e.g. the tool flange).
         point: (3,) the point in the link frame [m].
-        qd: (..., nq) joint velocities; None for zero (mu = 0, Jdot qd = 0).
+        qd: (..., nv) velocities; None for zero (mu = 0, Jdot qd = 0).
         frame: ``"base"``, ``"link"`` (the link's own axes) or any link name:
             the axes the rows are expressed in.
         rows: ``"all"`` (6), ``"linear"``, ``"angular"`` or indices/names of
-            ``[x, y, z, wx, wy, wz]``; at most nq rows that the arm can move
+            ``[x, y, z, wx, wy, wz]``; at most nv rows that the robot can move
             independently (m <= n, J of full rank).
         max_condition: bound on ``cond(J M^-1 J^T)``; above it the pose counts
             as singular.
@@ -203,24 +227,19 @@ def operational_space(model, q, link, point=(0.0, 0.0, 0.0), qd=None, *, frame="
     Returns:
         :class:`OperationalSpace`.
     """
-    require_fixed(model, "operational_space")
     if on_singular not in ("raise", "flag"):
         raise InputError("on_singular must be 'raise' or 'flag', got %r" % (on_singular,))
     if not (np.isfinite(max_condition) and max_condition > 1):
         raise InputError("max_condition must be a finite number > 1, got %r" % (max_condition,))
     idx, names = _rows(rows)
-    if len(idx) > model.nq:
-        raise InputError("%d task rows (%s) for a robot with %d joints: J M^-1 J^T is singular at every pose; "
-                         "choose at most %d rows, e.g. rows=%r" % (len(idx), ", ".join(names), model.nq,
-                                                                  model.nq, ROW_NAMES[:model.nq]))
+    if len(idx) > model.nv:
+        dof = "joints" if model.root_joint is None else "degrees of freedom (base included)"
+        raise InputError("%d task rows (%s) for a robot with %d %s: J M^-1 J^T is singular at every pose; "
+                         "choose at most %d rows, e.g. rows=%r" % (len(idx), ", ".join(names), model.nv, dof,
+                                                                  model.nv, ROW_NAMES[:model.nv]))
     x = checks.point(point)
     frame_link = _frame_link(model, link, frame)
-    if qd is None:
-        shape, (Q,) = checks.batch(model, q=q)
-        QD = np.zeros_like(Q)
-    else:
-        shape, (Q, QD) = checks.batch(model, q=q, qd=qd)
-    checks.check_finite(q=Q, qd=QD)
+    shape, Q, QD = _states(model, q, qd)
     out = [_operational_one(model, Q[i], QD[i], link, x, frame_link, idx, max_condition, on_singular)
            for i in range(Q.shape[0])]
     fields = {k: np.stack([o[k] for o in out]).reshape(shape + np.shape(out[0][k])) for k in out[0]}
@@ -270,12 +289,10 @@ def jacobian_derivative_times_qd(model, q, qd, link, point=(0.0, 0.0, 0.0), *, f
     Base-frame derivative of the Jacobian's columns: ``d/dt a_k = w_k x a_k``
     and ``d/dt (a_k x (x - o_k)) = d/dt a_k x (x - o_k) + a_k x (v_x - v_ok)``.
     """
-    require_fixed(model, "jacobian_derivative_times_qd")
     idx, _ = _rows(rows)
     x = checks.point(point)
     frame_link = _frame_link(model, link, frame)
-    shape, (Q, QD) = checks.batch(model, q=q, qd=qd)
-    checks.check_finite(q=Q, qd=QD)
+    shape, Q, QD = _states(model, q, qd)
     out = np.empty((Q.shape[0], len(idx)))
     for i in range(Q.shape[0]):
         _, bias6, Rf, _ = _bias_one(model, Q[i], QD[i], link, x, frame_link)
@@ -285,10 +302,9 @@ def jacobian_derivative_times_qd(model, q, qd, link, point=(0.0, 0.0, 0.0), *, f
 
 def dynamically_consistent_inverse(model, q, link, point=(0.0, 0.0, 0.0), *, frame="base", rows="all",
                                    max_condition=MAX_CONDITION):
-    """``Jbar = M^-1 J^T Lambda`` (Handbook eq. 3.60), (..., nq, m): the
+    """``Jbar = M^-1 J^T Lambda`` (Handbook eq. 3.60), (..., nv, m): the
     generalized inverse of J that maps task velocity changes to the joint
     velocity changes of least kinetic energy; ``J Jbar = 1``."""
-    require_fixed(model, "dynamically_consistent_inverse")
     return operational_space(model, q, link, point, frame=frame, rows=rows,
                              max_condition=max_condition).Jbar
 
@@ -304,25 +320,23 @@ def cartesian_dynamics(model, q, qd, link, point=(0.0, 0.0, 0.0), *, frame="base
     ``M_x = J^-T M J^-1``, ``V_x = J^-T (V - M J^-1 Jdot qd)``, ``G_x = J^-T G``,
     with J written in ``frame`` and ``Jdot = d/dt J`` of that written form
     (Craig eqs. 6.95-6.97; in a moving frame this includes the frame's
-    rotation, see the module docstring). The rows must number nq.
+    rotation, see the module docstring). The rows must number nv.
 
     Returns:
-        ``(M_x (m, m), V_x (m,), G_x (m,))`` for one state (q (nq,)).
+        ``(M_x (m, m), V_x (m,), G_x (m,))`` for one state (q (nq,), qd (nv,)).
 
     Raises:
         SingularityError: cond(J M^-1 J^T) above ``max_condition``.
     """
-    require_fixed(model, "cartesian_dynamics")
     idx, names = _rows(rows)
-    if len(idx) != model.nq:
-        raise InputError("Craig's Cartesian form needs a square Jacobian: %d rows (%s) for %d joints; "
-                         "use operational_space() for m < n" % (len(idx), ", ".join(names), model.nq))
-    q = checks.as_float_array(q, "q")
-    qd = checks.as_float_array(qd, "qd")
-    if q.shape != (model.nq,) or qd.shape != (model.nq,):
-        raise InputError("q and qd must each be one state of %d values, got shapes %s and %s"
-                         % (model.nq, q.shape, qd.shape))
-    checks.check_finite(q=q, qd=qd)
+    if len(idx) != model.nv:
+        raise InputError("Craig's Cartesian form needs a square Jacobian: %d rows (%s) for %d degrees of freedom; "
+                         "use operational_space() for m < n" % (len(idx), ", ".join(names), model.nv))
+    shape, Q, QD = _states(model, q, qd)
+    if shape != ():
+        raise InputError("q and qd must each be one state (%d and %d values), got the batch shape %s"
+                         % (model.nq, model.nv, shape))
+    q, qd = Q[0], QD[0]
     x = checks.point(point)
     frame_link = _frame_link(model, link, frame)
     J6, bias6, Rf, wf = _bias_one(model, q, qd, link, x, frame_link)
@@ -363,9 +377,8 @@ def cartesian_configuration_space_form(model, q, link, point=(0.0, 0.0, 0.0), *,
     Returns:
         ``(M_x (n, n), B_x (n, n(n-1)/2), C_x (n, n), G (n,))`` for one state.
     """
-    require_fixed(model, "cartesian_configuration_space_form")
     from .config_space import velocity_pairs
-    n = model.nq
+    n = model.nv
     E = np.eye(n)
 
     J = operational_space(model, q, link, point, frame=frame, rows=rows, max_condition=max_condition).J
@@ -382,4 +395,4 @@ def cartesian_configuration_space_form(model, q, link, point=(0.0, 0.0, 0.0), *,
     B = np.zeros((n, len(pairs)))
     for p, (j, k) in enumerate(pairs):
         B[:, p] = JtVx(E[j] + E[k]) - columns[j] - columns[k]
-    return Mx, B, C, gravity_torques(model, checks.as_float_array(q, "q"))
+    return Mx, B, C, gravity_torques(model, q)
