@@ -132,10 +132,19 @@ def articulated_to_parent_add(R, p, i, IA, U, dinv, t):
 def _aba(D, q, qd, tau, fext, qdd, w):
     """One state (Featherstone Table 7.1); w: the Work arrays (nb bodies +
     the base row). The base rows of pA and c hold pa and I v as scratch."""
-    R, p, v, c, IA, pA, U, d, u, a = w.R, w.p, w.v, w.c, w.IA, w.pA, w.U, w.d, w.u, w.a
+    _aba_velocities(D, q, qd, fext, w)
+    _aba_inertias(D, tau, w, 0)
+    set_base_acceleration(D, w.a)
+    _aba_accelerations(D, qdd, w, 0)
+
+
+@inline
+def _aba_velocities(D, q, qd, fext, w):
+    """Pass 1, outward: v_i, c_i, IA_i = I_i and pA_i of every body."""
+    R, p, v, c, IA, pA = w.R, w.p, w.v, w.c, w.IA, w.pA
     n = nbodies(D)
     v[n, :] = 0.0
-    for i in range(n):                                    # pass 1: v_i, c_i, IA_i, pA_i
+    for i in range(n):
         par = parent_row(D, i)
         qdi = joint_coordinate(D, i, qd)
         jcalc(D, i, joint_position(D, i, q), R, p)
@@ -150,7 +159,15 @@ def _aba(D, q, qd, tau, fext, qdd, w):
         if fext.shape[0]:
             for r in range(6):
                 pA[i, r] -= fext[i, r]
-    for i in range(n - 1, -1, -1):                        # pass 2: articulated inertias
+
+
+@inline
+def _aba_inertias(D, tau, w, first):
+    """Pass 2, inward over the bodies from ``first`` on: articulated inertias
+    and bias forces, each added to its parent's."""
+    R, p, c, IA, pA, U, d, u = w.R, w.p, w.c, w.IA, w.pA, w.U, w.d, w.u
+    n = nbodies(D)
+    for i in range(n - 1, first - 1, -1):
         k = 3 if D[i, JTYPE] == PRISMATIC else 0
         ax, ay, az = D[i, AXIS], D[i, AXIS + 1], D[i, AXIS + 2]
         for r in range(6):                                # U_i = IA_i S_i
@@ -172,8 +189,14 @@ def _aba(D, q, qd, tau, fext, qdd, w):
         par = parent_row(D, i)
         articulated_to_parent_add(R, p, i, IA, U, dinv, par)     # IA_p += X_i^T Ia X_i
         XT_force_add(R, p, i, pA, n, pA, par)             # pA_p += X_i^T pa
-    set_base_acceleration(D, a)
-    for i in range(n):                                    # pass 3: accelerations
+
+
+@inline
+def _aba_accelerations(D, qdd, w, first):
+    """Pass 3, outward over the bodies from ``first`` on (their parents'
+    accelerations known): a_i and qdd_i."""
+    R, p, c, U, d, u, a = w.R, w.p, w.c, w.U, w.d, w.u, w.a
+    for i in range(first, nbodies(D)):
         X_motion(R, p, i, a, parent_row(D, i), a)  # a' = X_i a_p + c_i
         for r in range(6):
             a[i, r] += c[i, r]

@@ -12,7 +12,7 @@ Cholesky; rnea with qdd = 0): every compiled entry costs set-up time.
 """
 import numpy as np
 
-from .aba import _aba
+from .aba import _aba, _aba_accelerations, _aba_inertias, _aba_velocities
 import numba as nb
 
 from .kernels import (MAT, TABLE, V, V_RO, I_S, I_times, all_finite, chunks, jit, parallel, work_size, ST_force6, XT_force, XT_I_X_add, ST_force, X_motion, XT_force_add, add_torque, entry, finite1,
@@ -246,16 +246,80 @@ def _aba_root(D, q, qd, tau, qdd, W):
 @inline
 def _aba_root_w(D, q, qd, tau, qdd, w, s):
     """With the work arrays w (the ABA leaves w.zero alone: it holds the
-    kernels' coordinates) and s (6,) scratch."""
+    kernels' coordinates) and s (6,) scratch. A floating root is one 6-DOF
+    joint (:func:`_aba_free_flyer`); a planar one the chain of three 1-DOF
+    joints, with the root's shift b(v) + g_root added."""
     nv = qd.shape[0]
+    nr = root_sizes(D)[1]
     qk = w.zero
-    if not root_state(D, q, qd, qk, s, True):
+    if not root_state(D, q, qd, qk, s, nr != 6):
         return False
     if nbodies(D) != nv:            # mimic joints: the Python path (CRBA + Cholesky, aba.FD_CRB)
         return False
-    _aba(D, qk, qd, tau, _NONE, qdd, w)
-    for k in range(root_sizes(D)[1]):
+    if nr == 6:
+        if not _aba_free_flyer(D, qk, qd, tau, qdd, w):
+            return False
+    else:
+        _aba(D, qk, qd, tau, _NONE, qdd, w)
+    for k in range(nr):
         qdd[k] += s[k]
+    return True
+
+
+@inline
+def _aba_free_flyer(D, qk, qd, tau, qdd, w):
+    """The ABA with a floating base (Featherstone, *Rigid Body Dynamics
+    Algorithms*, ch. 9; the 6-DOF joint of the Handbook, sec. 2.3.4, and its
+    ABA, sec. 3.5.2), gravity-free: the base body b = 5 (the last of the root chain, whose
+    transforms are the identity) is a 6-DOF joint, with no velocity-product
+    term (S = 1), so the inward pass stops at the joints and the base's
+    acceleration solves ``IA_b a_b = f_b - pA_b`` (f_b the base wrench of
+    tau); qdd's root part is a_b (linear first). False if IA_b is not
+    positive definite (the Python path says why)."""
+    b = 5
+    _aba_velocities(D, qk, qd, _NONE, w)
+    w.c[b, :] = 0.0
+    _aba_inertias(D, tau, w, b + 1)
+    a, pA = w.a, w.pA
+    for r in range(3):                            # Featherstone order: (torque; force)
+        a[b, r] = tau[3 + r] - pA[b, r]
+        a[b, 3 + r] = tau[r] - pA[b, 3 + r]
+    if not cholesky_solve6(w.IA, b, a):
+        return False
+    _aba_accelerations(D, qdd, w, b + 1)
+    for r in range(3):
+        qdd[r] = a[b, 3 + r]
+        qdd[3 + r] = a[b, r]
+    return True
+
+
+@inline
+def cholesky_solve6(A, b, x):
+    """x[b] (6,) <- A[b]^-1 x[b] for a symmetric positive definite A[b]
+    (6, 6), whose lower triangle becomes its Cholesky factor. False if A[b]
+    is not positive definite."""
+    for j in range(6):
+        s = A[b, j, j]
+        for k in range(j):
+            s -= A[b, j, k] * A[b, j, k]
+        if not s > 0.0:
+            return False
+        A[b, j, j] = np.sqrt(s)
+        for i in range(j + 1, 6):
+            t = A[b, i, j]
+            for k in range(j):
+                t -= A[b, i, k] * A[b, j, k]
+            A[b, i, j] = t / A[b, j, j]
+    for i in range(6):                            # L y = x
+        t = x[b, i]
+        for k in range(i):
+            t -= A[b, i, k] * x[b, k]
+        x[b, i] = t / A[b, i, i]
+    for i in range(5, -1, -1):                    # L^T z = y
+        t = x[b, i]
+        for k in range(i + 1, 6):
+            t -= A[b, k, i] * x[b, k]
+        x[b, i] = t / A[b, i, i]
     return True
 
 
