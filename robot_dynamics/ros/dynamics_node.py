@@ -16,6 +16,25 @@ Subscribes:
     ~/reference (trajectory_msgs/JointTrajectory): a streamed set-point: the
         first point is used at once and held until the next message.
     robot_description (see :mod:`robot_dynamics.ros.model_node`).
+    <base_state_topic> (nav_msgs/Odometry, best effort: accepts every
+        publisher), if set: the pose and twist of a floating or planar base
+        (:mod:`.base_state`).
+
+A floating or planar robot (docs/FLOATING-BASE.md) is refused unless
+``base_state_topic`` is set. With it, each joint state is joined with the
+latest base state (pose, twist; the base's acceleration taken as zero),
+the laws run on the full state and only the joints' torques are published
+(:mod:`.base_compensation`). Odometry's ``child_frame_id`` must name the
+model's base link (another frame or none: the message is rejected), its
+twist is in that frame (the library's convention) and its pose in a fixed
+frame whose z is up (the frame of ``gravity``). A bad base state
+(non-finite, a quaternion norm off 1 by more than 1e-2, a pose out of the
+plane of a planar base, another child frame) is rejected and counted with
+the bad messages. The base state follows the joint states' rule: older
+than ``joint_state_timeout`` (since its reception) it is stale, and a joint
+state then gives no torque (counted), so the watchdog's ``on_timeout``
+follows as for silent joint states. The momentum observer and
+``~/identify_payload`` need a fixed base and refuse such a robot.
 
 Topic names are relative (``joint_states``, ``robot_description``,
 ``effort_controller/commands``) or private (``~/...``): a namespace moves
@@ -68,6 +87,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from geometry_msgs.msg import Point, Vector3, WrenchStamped
+from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.parameter import Parameter
@@ -83,12 +103,14 @@ from robot_dynamics_interfaces.srv import IdentifyPayload
 
 from ..errors import InputError
 from ..ros import params as P
+from . import base_compensation
+from .base_state import BaseState, base_link
 from .compensation import (COMPUTED_TORQUE, FEEDFORWARD, GRAVITY_CORIOLIS, MODES, Compensation,
                            TorqueLimiter, computed_torque, feedforward)
 from .deferred import DeferredService
 from .external_torque import ExternalTorqueMonitor, warm_up as warm_up_observer
 from .joint_map import JointMapError, JointStateMerger, reorder_indices
-from .model_node import ModelNode, run, warm_up_model
+from .model_node import ModelNode, describe_base, run, warm_up_model, warm_up_moving_base
 from .payload_fit import PayloadJob, SampleBuffer, parallel_is_exclusive, payload_entry
 from .trajectory import TrajectorySampler
 
@@ -154,6 +176,11 @@ NODE_PARAMS = (
             'the measured efforts before the observer, so that joint friction is not taken for external torque.'),
     P.Param('identify_max_duration', 60.0, 'Longest collection [s] ~/identify_payload accepts.',
             check=P.positive),
+    P.Param('base_state_topic', '', 'nav_msgs/Odometry topic of the pose and twist of a floating or planar base '
+            '(child_frame_id the base link; twist in the base frame; pose in a fixed frame with z up, the frame of '
+            '`gravity`). Best-effort QoS: accepts every publisher. Relative: in the node\'s namespace. Needed for '
+            'such a robot, which is refused without it; a base state older than joint_state_timeout is stale and '
+            'gives no torque. Empty: none (fixed-base robots).'),
     P.Param('identify_rest_velocity', 0.01, '~/identify_payload with static_poses: a sample is at rest, and '
             'used, when every joint is slower than this [rad/s or m/s].', check=P.positive),
 )
@@ -237,11 +264,17 @@ class DynamicsNode(ModelNode):
         # ~/identify_payload: the running job, and the samples it collects.
         self.job = None
         self.collection = None
+        # Floating or planar base: the latest base state (None: a fixed base, or no model yet).
+        self.base = None
+        self.n_no_base = 0                  # joint states that gave no torque for want of a fresh base state
+        self._ff = self._ct = None          # the feedforward / computed-torque laws of the model
 
     def warm_up(self):
         super().warm_up()
         if self.observer_on:
             warm_up_observer(warm_up_model())
+        if self.p.base_state_topic:
+            warm_up_moving_base()
 
     def create_outputs(self):
         p = self.p
@@ -290,6 +323,9 @@ class DynamicsNode(ModelNode):
                                  event_callbacks=quiet, raw=True)
         self.create_subscription(JointTrajectory, '~/reference', self._on_reference, 10,
                                  event_callbacks=quiet, raw=True)
+        if p.base_state_topic:
+            self.create_subscription(Odometry, p.base_state_topic, self._on_base_state,
+                                     QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT))
         reliability = (ReliabilityPolicy.BEST_EFFORT if p.joint_states_reliability == 'best_effort'
                        else ReliabilityPolicy.RELIABLE)
         # Last: its appearance in the graph tells clients that the node is ready.
@@ -386,7 +422,7 @@ class DynamicsNode(ModelNode):
             msg = JointState(name=list(names))
             views[key] = _view(msg, 'effort', len(names))
             outputs[key] = (pub, msg, views[key])
-        comp = Compensation(model, p.mode, p.friction_smoothing)
+        comp = self._laws(model)
         comp.gravity, comp.coriolis, comp.total = views['gravity'], views['coriolis'], views['total']
         self.views = views
         # What is published in each case, the command torque first.
@@ -403,6 +439,59 @@ class DynamicsNode(ModelNode):
         self.mode = p.mode
         self.ready = True
         return None
+
+    def _laws(self, model):
+        """The compensation of ``model`` (set ``self._ff``, ``self._ct`` and ``self.base`` to go with it)."""
+        p = self.p
+        if model.root_joint is None:
+            self.base = None
+            self._ff = lambda q, qd, q_d, qd_d, qdd_d: feedforward(model, q_d, qd_d, qdd_d)
+            self._ct = lambda q, qd, *desired: computed_torque(model, q, qd, *desired, self.kp, self.kd)
+            return Compensation(model, p.mode, p.friction_smoothing)
+        old, base = self.base, BaseState(model, self._timeout_ns)
+        if old is not None and (old.frame, old.model.root_joint) == (base.frame, model.root_joint):
+            # Same base (a payload, a new description of the robot): its state carries over.
+            for name in ('q', 'v', 'known', 'received_ns', 'accepted', 'rejected', 'problem', 'fixed_frame'):
+                setattr(base, name, getattr(old, name))
+        self.base = base
+        self._ff = lambda q, qd, *desired: base_compensation.feedforward(model, q, qd, *desired)
+        self._ct = lambda q, qd, *desired: base_compensation.computed_torque(model, q, qd, *desired,
+                                                                            self.kp, self.kd)
+        return base_compensation.FullStateCompensation(model, p.mode, p.friction_smoothing)
+
+    def moving_base_problem(self, model):
+        """None for a fixed base, or a floating or planar one with ``base_state_topic``; else what to set."""
+        if model.root_joint is None:
+            return None
+        if not self.p.base_state_topic:
+            return ("%s: dynamics_node needs its pose and twist; set the parameter 'base_state_topic' to a "
+                    "nav_msgs/Odometry topic of the base (child_frame_id %r, twist in the base frame), or give a "
+                    "description whose root link is fixed to the world"
+                    % (describe_base(model), base_link(model)))
+        if self.observer_on:
+            return ("%s: the momentum observer (parameter 'observer_gains') needs a fixed base: the measured "
+                    "joint torques of a moving base do not give its momentum without the wrenches on the base "
+                    "(contacts, wheels); set 'observer_gains' to [] for this robot" % describe_base(model))
+        return None
+
+    def service_base_state(self, model):
+        """The latest base state from ``base_state_topic`` if it is fresh (InputError if not)."""
+        base = self.base
+        if base is None or base.model.root_joint != model.root_joint:
+            raise InputError('%s and no base state has come on %s yet' % (describe_base(model), self._base_topic()))
+        now = self._clock.now().nanoseconds
+        if not base.fresh(now):
+            raise InputError('%s: %s' % (describe_base(model), self._no_base_text(base, now)))
+        return base.q.copy(), base.v.copy()
+
+    def _base_topic(self):
+        return self.resolve_topic_name(self.p.base_state_topic) if self.p.base_state_topic else '(none)'
+
+    def _no_base_text(self, base, now):
+        if not base.known:
+            return 'no base state on %s yet' % self._base_topic()
+        return ('the base state on %s is stale: %.3f s old, more than joint_state_timeout (%.3f s)'
+                % (self._base_topic(), base.age(now), self.p.joint_state_timeout))
 
     def _build_monitor(self, model, names, cmd_joints):
         """The momentum observer of ``model`` (kept for the same model, so a parameter change does not
@@ -513,6 +602,17 @@ class DynamicsNode(ModelNode):
             self.n_bad += 1
             self._warn('joint_states message ignored: %s' % exc)
             return
+        q, qd = merger.q, merger.qd
+        comp = self.comp
+        base = self.base
+        if base is not None:
+            now = self._clock.now().nanoseconds
+            if not base.fresh(now):
+                # Never a torque of a stale or missing base state: like a joint state that gives none.
+                self.n_no_base += 1
+                self._warn('no torque for this joint state: %s' % self._no_base_text(base, now))
+                return
+            q, qd = comp.state(base.q, base.v, q, qd)
         header = msg.header
         stamp = header.stamp
         if not self._sim_time and stamp.sec:
@@ -524,19 +624,16 @@ class DynamicsNode(ModelNode):
         if self.timed_out:
             self.timed_out = False
             self.get_logger().info('joint_states resumed: publishing again')
-        q, qd = self.merger.q, self.merger.qd
-        comp = self.comp
         try:
             comp.compute(q, qd)                              # -> views gravity, coriolis, total
             outputs = self.out_comp
             if self.reference is not None and self.mode in (FEEDFORWARD, COMPUTED_TORQUE):
                 t = (self._clock.now().nanoseconds - self._ref_start) * 1e-9
                 q_d, qd_d, qdd_d = self.reference.sample(t)
-                self.views['ff'][:] = feedforward(comp.model, q_d, qd_d, qdd_d)
+                self.views['ff'][:] = self._ff(q, qd, q_d, qd_d, qdd_d)
                 outputs = self.out_ff
                 if self.mode == COMPUTED_TORQUE:
-                    self.views['ct'][:] = computed_torque(comp.model, q, qd, q_d, qd_d, qdd_d,
-                                                          self.kp, self.kd)
+                    self.views['ct'][:] = self._ct(q, qd, q_d, qd_d, qdd_d)
                     outputs = self.out_ct
         except ValueError as exc:
             self.n_bad += 1
@@ -572,6 +669,19 @@ class DynamicsNode(ModelNode):
         self._cb_time += dt
         if dt > self._cb_max:
             self._cb_max = dt
+
+    def _on_base_state(self, msg):
+        """A nav_msgs/Odometry on base_state_topic: the base state the next joint states use."""
+        base = self.base
+        if base is None:
+            if self.model is not None and self.model.root_joint is None:
+                self.get_logger().warning("base_state_topic is set, but robot %r has a fixed base: its base "
+                                          "states are ignored" % self.model.name, once=True)
+            return
+        problem = base.update(msg, self._clock.now().nanoseconds)
+        if problem:
+            self.n_bad += 1
+            self._warn('base state rejected: %s' % problem)
 
     # --- momentum observer and payload samples ----------------------------------
     def _observe(self, msg, header):
@@ -670,6 +780,9 @@ class DynamicsNode(ModelNode):
         link, d = request.link, request.duration
         if self.job is not None:
             return 'an identification is running already; call again when it has answered'
+        if self.base_model.root_joint is not None:
+            return ('%s: payload identification needs a fixed base (the base wrench that a moving base\'s '
+                    'contacts give is not measured)' % describe_base(self.base_model))
         if link not in self.base_model.link_names:
             return 'unknown link %r; the model\'s links are: %s' % (link, ', '.join(self.base_model.link_names))
         if self.base_model.link_body[self.base_model.link_index(link)] < 0:
@@ -765,9 +878,14 @@ class DynamicsNode(ModelNode):
             what = 'publishing stops; a forward_command_controller keeps its last command'
         if action != 'hold' and self.merger is not None:
             self.merger.reset()          # a stale position is never used again
+            if self.base is not None:
+                self.base.forget()       # nor a stale base state
+        cause = ''
+        if self.base is not None and self.n_no_base and not self.base.fresh(now):
+            cause = ' (joint states that came gave no torque: %s)' % self._no_base_text(self.base, now)
         self.get_logger().error('no joint_states for %.3f s (joint_state_timeout %.3f s; rejected '
-                                'messages and messages that gave no torque do not count): %s'
-                                % ((now - self._wd_last) * 1e-9, self.p.joint_state_timeout, what))
+                                'messages and messages that gave no torque do not count)%s: %s'
+                                % ((now - self._wd_last) * 1e-9, self.p.joint_state_timeout, cause, what))
 
     # --- diagnostics ----------------------------------------------------------
     def diagnostic_status(self, status):
@@ -804,7 +922,8 @@ class DynamicsNode(ModelNode):
             ('command_joints', ', '.join(self.cmd_joints)),
             ('reference', 'none' if self.reference is None else
              ('set-point' if self._ref_stream else '%d points, %.3f s' % (len(self.reference.t), self.reference.duration))),
-        ] + self._observer_values() + [('payload_identification', self._identification_state())]
+        ] + self._observer_values() + self._base_values() + [
+            ('payload_identification', self._identification_state())]
         if self.ready and not self.merger.ready:
             values.append(('missing_joints', ', '.join(self.merger.missing())))
         status.values.extend(KeyValue(key=k, value=str(v)) for k, v in values)
@@ -825,6 +944,9 @@ class DynamicsNode(ModelNode):
         elif not self.merger.ready:
             status.level = DiagnosticStatus.WARN
             status.message = 'waiting for joint_states of: %s' % ', '.join(self.merger.missing())
+        elif self.base is not None and not self.base.fresh(self._clock.now().nanoseconds):
+            status.level = DiagnosticStatus.WARN
+            status.message = self._no_base_text(self.base, self._clock.now().nanoseconds)
         elif new_clamps:
             status.level = DiagnosticStatus.WARN
             status.message = 'command clamped to the effort limits %d times' % new_clamps
@@ -848,6 +970,20 @@ class DynamicsNode(ModelNode):
         self._obs_n = 0
         return values
 
+    def _base_values(self):
+        """Diagnostic values of the base state (a floating or planar robot, or base_state_topic set)."""
+        base = self.base
+        if base is None:
+            return [('base_state_topic', self._base_topic())] if self.p.base_state_topic else []
+        age = base.age(self._clock.now().nanoseconds)
+        return [('base', '%s, base link %s' % (base.model.root_joint, base.frame)),
+                ('base_state_topic', self._base_topic()),
+                ('base_states_in', base.accepted + base.rejected), ('base_states_rejected', base.rejected),
+                ('base_state_age_ms', '%.1f' % (age * 1e3) if math.isfinite(age) else 'none'),
+                ('base_state_frame', base.fixed_frame),
+                ('last_base_state_problem', base.problem),
+                ('joint_states_without_base_state', self.n_no_base)]
+
     def _identification_state(self):
         if self.job is None:
             return 'idle'
@@ -862,6 +998,8 @@ class DynamicsNode(ModelNode):
             return 'timed out'
         if not self.merger.ready:
             return 'waiting for joint states'
+        if self.base is not None and not self.base.fresh(self._clock.now().nanoseconds):
+            return 'waiting for the base state'
         return 'running'
 
 

@@ -21,6 +21,19 @@ diagnostic_aggregator listens). Every service answers
 ``success: false`` with a message that says what is wrong instead of
 raising. Service results are computations, not commands: they are not
 clamped to effort limits.
+
+A floating or planar base (``model.root_joint``) needs a base state:
+:meth:`ModelNode.moving_base_problem` refuses such a model unless the node
+has one (dynamics_node with ``base_state_topic``, simulator_node with its
+own simulated base). The services then take the joints from the request
+and the base from :meth:`ModelNode.service_base_state`, with the base's
+acceleration zero, and answer for the joints (the base is not actuated):
+``~/gravity_compensation`` and ``~/inverse_dynamics`` the joint part of
+``gravity_torques`` / ``rnea`` on the full state, ``~/mass_matrix`` the
+joint block of M (the arm's inertia with the base held; it does not depend
+on the base's pose). ``~/forward_dynamics`` and ``~/fill_trajectory_efforts``
+refuse: the joint accelerations of a free base depend on the contact
+wrenches on it, and a trajectory's future base states are unknown.
 """
 import time
 
@@ -38,6 +51,7 @@ from robot_dynamics_interfaces.srv import (ForwardDynamics, GravityCompensation,
                                            MassMatrix, SetPayload, TrajectoryEfforts)
 
 from ..ros import params as P
+from .base_state import full_state
 from .joint_map import state_from_names
 from .trajectory import fill_trajectory_efforts
 from ..errors import InputError
@@ -95,6 +109,19 @@ def warm_up():
     rd.aba(model, q, q, q)
     rd.friction_torques(model, q, smoothing=0.01)
     rd.rnea(model, np.tile(q, (3, 1)), np.tile(q, (3, 1)), np.tile(q, (3, 1)))
+
+
+def warm_up_moving_base():
+    """Compile or load the kernels of the torque laws on floating and planar bases (what a node
+    with a base state calls per message)."""
+    for root in ('floating', 'planar'):
+        model = rd.load_urdf(_WARMUP_URDF, root_joint=root)
+        q, v = model.neutral(), np.full(model.nv, 0.1)
+        rd.gravity_torques(model, q)
+        rd.nonlinear_effects(model, q, v)
+        rd.rnea(model, q, v, v)
+        rd.mass_matrix(model, q)
+        rd.friction_torques(model, v, smoothing=0.01)
 
 
 def _inertia_matrix(inertia):
@@ -266,9 +293,10 @@ class ModelNode(Node):
         if problem and fatal:
             raise P.ParameterError(problem)
         if not problem:
-            self.get_logger().info('model %r from %s: %d joints (%s), %.2f kg'
-                                   % (base.name, self.model_source, base.nq,
-                                      ', '.join(base.joint_names), base.total_mass))
+            self.get_logger().info('model %r from %s: %d joints (%s), %.2f kg%s'
+                                   % (base.name, self.model_source, len(base.joint_names),
+                                      ', '.join(base.joint_names), base.total_mass,
+                                      '' if base.root_joint is None else ', %s base' % base.root_joint))
 
     def _rebuild(self, joints_changed):
         model = self.base_model
@@ -286,16 +314,31 @@ class ModelNode(Node):
         return problem
 
     def moving_base_problem(self, model):
-        """The text that refuses a floating or planar base (the nodes read joint
-        states only; the base's pose and twist would need a base-state input,
-        e.g. nav_msgs/Odometry, which they do not have yet), else None."""
+        """The text that refuses a floating or planar base, else None.
+
+        Here (dynamics_services): always, as the node has no base-state
+        input; subclasses that have one (dynamics_node with
+        ``base_state_topic``, simulator_node) override it.
+        """
         if model.root_joint is None:
             return None
-        return ('robot %r has a %s base (the URDF attaches its root link %r through a %s joint): %s needs a '
-                'fixed-base robot; the base pose and twist of a moving base would come from a base-state '
-                'topic (nav_msgs/Odometry), which this node does not read yet. Give it a description whose '
-                'root link is fixed to the world' % (model.name, model.root_joint, model.base_link,
-                                                    model.root_joint, self.get_name()))
+        return ('%s: %s needs a fixed-base robot, as it has no base-state input; run dynamics_node with the '
+                "parameter 'base_state_topic' (a nav_msgs/Odometry topic of the base pose and twist) for this "
+                'robot, or give a description whose root link is fixed to the world'
+                % (describe_base(model), self.get_name()))
+
+    def service_base_state(self, model):
+        """(q_root (root_nq,), v_root (root_nv,)): the base state the services use for a floating or
+        planar ``model``. Raises InputError (the service then answers with it); subclasses with a base
+        state override it."""
+        raise InputError('%s and %s has no base state' % (describe_base(model), self.get_name()))
+
+    def _full_state(self, model, q, qd=None):
+        """(q, v) of the joints' ``q``, ``qd`` (n,) with the services' base state; a fixed base: (q, qd)."""
+        if model.root_joint is None:
+            return q, qd
+        q_root, v_root = self.service_base_state(model)
+        return full_state(model, q_root, v_root, q, qd)
 
     def payload_mass(self):
         return float(sum(m for m, _, _ in self.payloads.values()))
@@ -313,7 +356,8 @@ class ModelNode(Node):
         js = request.joint_state
         try:
             q, = state_from_names(model.joint_names, js.name, js.position, (), what=('position',))
-            tau = rd.gravity_torques(model, q)
+            q, _ = self._full_state(model, q)
+            tau = rd.gravity_torques(model, q)[model.root_nv:]
         except ValueError as exc:
             return _fail(response, exc)
         response.torques = JointState(header=js.header, name=list(model.joint_names), effort=tau.tolist())
@@ -328,7 +372,10 @@ class ModelNode(Node):
             q, qd, qdd = state_from_names(model.joint_names, js.name, js.position, js.velocity,
                                           [request.acceleration],
                                           what=('position', 'velocity', 'acceleration'))
-            tau = rd.rnea(model, q, qd, qdd)
+            q, qd = self._full_state(model, q, qd)
+            if model.root_joint is not None:        # the base's acceleration: zero
+                qdd = np.concatenate([np.zeros(model.root_nv), qdd])
+            tau = rd.rnea(model, q, qd, qdd)[model.root_nv:]
         except ValueError as exc:
             return _fail(response, exc)
         response.torques = JointState(header=js.header, name=list(model.joint_names), effort=tau.tolist())
@@ -338,6 +385,10 @@ class ModelNode(Node):
         model = self.model
         if model is None:
             return self._no_model(response)
+        if model.root_joint is not None:
+            return _fail(response, '%s: its joint accelerations depend on the contact wrenches on the base, '
+                         'which this service does not know (the library: rd.aba with the base wrench in tau and '
+                         'the contacts in f_ext)' % describe_base(model))
         js = request.joint_state
         try:
             q, qd, tau = state_from_names(model.joint_names, js.name, js.position, js.velocity,
@@ -356,7 +407,9 @@ class ModelNode(Node):
         js = request.joint_state
         try:
             q, = state_from_names(model.joint_names, js.name, js.position, (), what=('position',))
-            M = rd.mass_matrix(model, q)
+            if model.root_joint is not None:        # the joint block: independent of the base's pose
+                q = np.concatenate([model.neutral()[:model.root_nq], q])
+            M = rd.mass_matrix(model, q)[model.root_nv:, model.root_nv:]
         except ValueError as exc:
             return _fail(response, exc)
         response.name = list(model.joint_names)
@@ -367,6 +420,9 @@ class ModelNode(Node):
         model = self.model
         if model is None:
             return self._no_model(response)
+        if model.root_joint is not None:
+            return _fail(response, '%s: the efforts of a trajectory need the base state at each of its points, '
+                         'which are unknown ahead of time' % describe_base(model))
         try:
             response.trajectory = fill_trajectory_efforts(
                 model, request.trajectory, include_friction=request.include_friction,
@@ -473,6 +529,12 @@ class ModelNode(Node):
         array.header.stamp = self._clock.now().to_msg()
         array.status = [status]
         self._diag_pub.publish(array)
+
+
+def describe_base(model):
+    """'robot 'x' has a floating base (the URDF attaches its root link 'world' through a floating joint)'."""
+    return ('robot %r has a %s base (the URDF attaches its root link %r through a %s joint)'
+            % (model.name, model.root_joint, model.base_link, model.root_joint))
 
 
 def _ok(response, message='ok'):

@@ -35,9 +35,15 @@ Publishes:
         the state for position and velocity commands. Friction, end stops
         and wrenches are not motor torques and are not in it. While paused,
         the torque the command in force gives at the state.
+    odom (nav_msgs/Odometry, reliable), for a floating or planar robot,
+        with every joint_states message (same stamp): the base's pose in
+        ``odom_frame`` (header.frame_id, the simulator's world) and its
+        twist in the base frame (child_frame_id, the base link), as
+        REP-105 has it; covariances zero (the simulated state is exact).
     /clock (rosgraph_msgs/Clock) if ``publish_clock``: the simulated time.
     ~/markers (visualization_msgs/MarkerArray), at ``marker_rate`` (wall
-        clock), in the base frame (:mod:`.markers`).
+        clock), in the base frame (:mod:`.markers`); for a floating or
+        planar robot in ``odom_frame``, so that they move with the base.
     /diagnostics (diagnostic_msgs/DiagnosticArray).
 
 Topic names are relative or private, so a namespace moves them all; only
@@ -46,6 +52,16 @@ Topic names are relative or private, so a namespace moves them all; only
 Services: ~/reset (std_srvs/Trigger), ~/pause (std_srvs/SetBool),
 ~/set_state (robot_dynamics_interfaces/SetState), and those of
 :mod:`.model_node`.
+
+A floating or planar robot (docs/FLOATING-BASE.md): the base is not
+actuated; the commands, joint_states and ~/set_state concern the joints.
+It starts at ``initial_base_pose`` with ``initial_base_twist`` (the root
+parts of q and v), where ~/reset puts it back. The velocity limits are not
+enforced on such a robot (the library's VelocityLimits is for a fixed
+base; a warning says so at start if ``velocity_limits`` is on). The model
+services compute with the simulated base state. No TF is broadcast (tf2 is
+not a dependency of this package): Odometry's pose is the odom -> base
+transform, for a relay or RViz's Odometry display.
 
 Stamps: with ``publish_clock`` every message is stamped with the simulated
 time of its state (the time on /clock); without it, with the node's clock
@@ -61,6 +77,7 @@ from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import WrenchStamped
+from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -71,10 +88,12 @@ from robot_dynamics_interfaces.srv import SetState
 
 from ..simulation import (INTEGRATORS, JointActuator, JointFriction, PositionLimits, SimulationError,
                           Simulator, VelocityLimits)
+from ..model.configuration import QUATERNION_TOLERANCE
 from ..ros import params as P
+from .base_state import base_link, odometry_values
 from .joint_map import JointMapError, reorder_indices
 from .markers import MarkerBuilder
-from .model_node import ModelNode, run
+from .model_node import ModelNode, describe_base, run
 from .pacing import Pacer, tick_period
 from .sim_commands import CommandError, effort_command, joint_command, joint_state_update, stamp, wrench_values
 from ..errors import InputError
@@ -151,6 +170,16 @@ NODE_PARAMS = (
             'tanh(qd / friction_smoothing)).'),
     P.Param('position_limits', True, 'Simulate the URDF position limits as stiff, damped end stops.'),
     P.Param('velocity_limits', True, 'Enforce the URDF velocity limits after each step.'),
+    P.Param('odom_frame', 'odom', 'Fixed frame of the nav_msgs/Odometry on `odom` (its header.frame_id: the '
+            'simulator\'s world, REP-105\'s odom) and of ~/markers, for a floating or planar robot.',
+            check=lambda v: None if v else 'must not be empty'),
+    P.Param('initial_base_pose', [], 'Initial pose of a floating or planar base, the root part of q: floating '
+            '(x, y, z [m], qx, qy, qz, qw), planar (x, y [m], theta [rad]), relative to the URDF\'s placement of '
+            'the root joint (the world when it has none). Empty: the origin. Also the pose ~/reset returns to.',
+            check=_finite_list, ptype=Parameter.Type.DOUBLE_ARRAY),
+    P.Param('initial_base_twist', [], 'Initial twist of a floating or planar base, the root part of v, in the base '
+            'frame: floating (vx, vy, vz [m/s], wx, wy, wz [rad/s]), planar (vx, vy [m/s], wz [rad/s]). Empty: at '
+            'rest. Also the twist ~/reset returns to.', check=_finite_list, ptype=Parameter.Type.DOUBLE_ARRAY),
     P.Param('marker_rate', 30.0, 'Rate [Hz, wall clock] of ~/markers (visualization_msgs/MarkerArray); 0: none.',
             check=P.non_negative),
 )
@@ -201,7 +230,7 @@ class SimulatorNode(ModelNode):
         self.fresh_command = False          # a command not used by a physics step yet
         self.counts = {'effort_commands': 0, 'joint_commands': 0, 'wrenches': 0, 'rejected': 0,
                        'superseded': 0, 'timeouts': 0, 'simulation_errors': 0, 'joint_states': 0,
-                       'non_finite_outputs': 0}
+                       'non_finite_outputs': 0, 'odometry': 0}
         self.last_rejection = ''
         # Timing.
         self._tick_time = self._tick_max = 0.0
@@ -210,6 +239,9 @@ class SimulatorNode(ModelNode):
         self._diag_sim = 0.0
         self._last_paused_pub = 0.0
         self.pacer = None                   # set by create_inputs when real_time_factor > 0
+        # A floating or planar base: nav_msgs/Odometry on `odom` (created with the first such model).
+        self.pub_odom = self.odom_msg = None
+        self.qd0 = None                     # the initial velocity (the base's twist; joints at rest)
 
     # --- parameters -----------------------------------------------------------
     def validate_params(self):
@@ -297,61 +329,127 @@ class SimulatorNode(ModelNode):
         cmd_joints = list(self.p.joints) or names
         try:
             cmd_idx = reorder_indices(names, cmd_joints, what="parameter 'joints'")
-            q0 = self._initial_positions(model, cmd_joints, cmd_idx)
-            sim = self._simulator(model, q0, cmd_idx)
+            q0, qd0 = self._initial_state(model, cmd_joints, cmd_idx)
+            sim = self._simulator(model, q0, qd0, cmd_idx)
         except (JointMapError, ValueError) as exc:
             return 'the model does not fit the simulator: %s' % exc
         old = self.sim
-        if old is not None and not joints_changed:
+        if old is not None and not joints_changed and old.model.root_joint == model.root_joint:
             self._carry_over(old, sim)
         elif old is not None:
-            sim.reset(q0, None, old.time)              # the time goes on
+            sim.reset(q0, qd0, old.time)               # the time goes on
             self.commanded = False
-        self.q0 = q0
+        self.q0, self.qd0 = q0, qd0
         self.index = {n: i for i, n in enumerate(names)}
         self.links = frozenset(model.link_names)
         self.cmd_joints = cmd_joints
         self.cmd_joints_arg = None if cmd_joints == names else cmd_joints
         self.state_msg = JointState(name=names)
         self.views = tuple(_view(self.state_msg, f, len(names)) for f in ('position', 'velocity', 'effort'))
-        self.markers = MarkerBuilder(model)
+        self.markers = self._marker_builder(model)
+        self._odometry(model)
         self.sim = sim
         if old is None:
             self._restart_clock()                       # a model from the topic: pace from its arrival
         return None
 
-    def _simulator(self, model, q0, cmd_idx):
-        """A Simulator of ``model`` at ``q0`` with the parameters' integrator, forces and servo gains."""
+    def _simulator(self, model, q0, qd0, cmd_idx):
+        """A Simulator of ``model`` at ``(q0, qd0)`` with the parameters' integrator, forces and servo gains."""
         p = self.p
         forces = [JointFriction(model, smoothing=p.friction_smoothing)] if p.joint_friction else []
         forces += [PositionLimits(model, dt=self.dt)] if p.position_limits else []
         gains = {k: self._gains(model, k, cmd_idx) for k in ('kp', 'kd', 'kv')}
+        limits = p.velocity_limits and model.root_joint is None
+        if p.velocity_limits and not limits:
+            self.get_logger().warning('velocity_limits: not enforced on the %s base of %r (the velocity-limit '
+                                      'constraint is for a fixed base)' % (model.root_joint, model.name), once=True)
         return Simulator(model, dt=self.dt, integrator=p.integrator, forces=forces,
-                         constraints=[VelocityLimits(model)] if p.velocity_limits else [],
-                         actuator=JointActuator(model, bandwidth=p.servo_bandwidth, **gains), q0=q0)
+                         constraints=[VelocityLimits(model)] if limits else [],
+                         actuator=JointActuator(model, bandwidth=p.servo_bandwidth, **gains), q0=q0, qd0=qd0)
 
-    def _initial_positions(self, model, cmd_joints, cmd_idx):
-        q0 = model.neutral().copy()
+    def _initial_state(self, model, cmd_joints, cmd_idx):
+        """(q0 (nq,), qd0 (nv,)): ``initial_positions`` and, for a floating or planar base,
+        ``initial_base_pose`` and ``initial_base_twist`` (joints at rest)."""
+        q0, qd0 = model.neutral().copy(), np.zeros(model.nv)
+        if model.root_joint is not None:
+            q0[:model.root_nq], qd0[:model.root_nv] = self._initial_base(model)
+        elif self.p.initial_base_pose or self.p.initial_base_twist:
+            self.get_logger().warning("initial_base_pose and initial_base_twist are ignored: robot %r has a fixed "
+                                      "base" % model.name, once=True)
         values = self.p.initial_positions
         if not values:
-            return q0
+            return q0, qd0
         if len(values) != len(cmd_joints):
             raise InputError("parameter 'initial_positions' has %d values, expected %d (one per joint: %s)"
                              % (len(values), len(cmd_joints), ', '.join(cmd_joints)))
-        q0[cmd_idx] = values
-        for i in cmd_idx:
-            if not model.lower_limit[i] <= q0[i] <= model.upper_limit[i]:
+        q0[model.root_nq + np.asarray(cmd_idx, dtype=int)] = values
+        for i, x in zip(cmd_idx, values):
+            if not model.lower_limit[i] <= x <= model.upper_limit[i]:
                 raise InputError("parameter 'initial_positions': %g for %s is outside its limits [%g, %g]"
-                                 % (q0[i], model.joint_names[i], model.lower_limit[i], model.upper_limit[i]))
-        return q0
+                                 % (x, model.joint_names[i], model.lower_limit[i], model.upper_limit[i]))
+        return q0, qd0
+
+    def _initial_base(self, model):
+        """(q_root, v_root) from ``initial_base_pose`` and ``initial_base_twist`` (empty: origin, at rest)."""
+        q_root, v_root = model.neutral()[:model.root_nq], np.zeros(model.root_nv)
+        layout = {'floating': ('(x, y, z, qx, qy, qz, qw)', '(vx, vy, vz, wx, wy, wz)'),
+                  'planar': ('(x, y, theta)', '(vx, vy, wz)')}[model.root_joint]
+        for name, target, what in (('initial_base_pose', q_root, layout[0]), ('initial_base_twist', v_root, layout[1])):
+            values = getattr(self.p, name)
+            if values and len(values) != len(target):
+                raise InputError('parameter %r has %d values; %s needs %d: %s'
+                                 % (name, len(values), describe_base(model), len(target), what))
+            if values:
+                target[:] = values
+        if model.root_joint == 'floating':
+            n = float(np.linalg.norm(q_root[3:]))
+            if not abs(n - 1.0) <= QUATERNION_TOLERANCE:
+                raise InputError("parameter 'initial_base_pose': the quaternion (qx, qy, qz, qw) = %s has norm %.6g; "
+                                 'expected a unit quaternion (norm within %g of 1)'
+                                 % (q_root[3:].tolist(), n, QUATERNION_TOLERANCE))
+            q_root[3:] /= n
+        return q_root, v_root
+
+    def _marker_builder(self, model):
+        """The markers of ``model``: in the base frame, or for a moving base in ``odom_frame`` (where
+        forward_kinematics poses the links)."""
+        builder = MarkerBuilder(model)
+        if model.root_joint is not None:
+            for m in list(builder.array.markers) + list(builder.first.markers):
+                m.header.frame_id = self.p.odom_frame
+        return builder
+
+    def _odometry(self, model):
+        """The Odometry message of a floating or planar ``model`` (and its publisher, once), else None."""
+        if model.root_joint is None:
+            self.odom_msg = None
+            return
+        if self.pub_odom is None:
+            self.pub_odom = self.create_publisher(Odometry, 'odom', RELIABLE,
+                                                  event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
+        msg = Odometry()
+        msg.header.frame_id = self.p.odom_frame
+        msg.child_frame_id = base_link(model)
+        self.odom_msg = msg
+
+    def service_base_state(self, model):
+        """The simulated base state."""
+        sim = self.sim
+        if sim is None or sim.model.root_joint != model.root_joint:
+            raise InputError('%s and it is not simulated yet' % describe_base(model))
+        return sim.q[:model.root_nq], sim.qd[:model.root_nv]
+
+    def moving_base_problem(self, model):
+        """None: the simulator has the base state of a floating or planar robot."""
+        return None
 
     def _gains(self, model, name, cmd_idx):
-        """(nq,) gains from parameter ``name``, or None (the servo_bandwidth default)."""
+        """(n,) gains from parameter ``name``, or None (the servo_bandwidth default)."""
         values = getattr(self.p, name)
         if not values:
             return None
         w = self.p.servo_bandwidth
-        g = np.full(model.nq, w * w if name == 'kp' else 2.0 * w)
+        g = np.full(len(model.joint_names), w * w if name == 'kp' else 2.0 * w)
         if len(values) == 1:
             g[:] = values[0]
         elif len(values) == len(cmd_idx):
@@ -442,7 +540,7 @@ class SimulatorNode(ModelNode):
         """Keep the state, zero the commands, remove the wrenches, warn."""
         self.counts['simulation_errors'] += 1
         sim = self.sim
-        sim.set_command(np.zeros(sim.model.nq), 'effort')
+        sim.set_command(np.zeros(len(sim.model.joint_names)), 'effort')
         sim.clear_wrenches()
         self.commanded = False
         self.get_logger().error('%s. Commands set to zero effort and wrenches removed.' % exc,
@@ -450,7 +548,7 @@ class SimulatorNode(ModelNode):
 
     def _command_timed_out(self):
         sim = self.sim
-        sim.set_command(np.zeros(sim.model.nq), 'effort')
+        sim.set_command(np.zeros(len(sim.model.joint_names)), 'effort')
         self.commanded = False
         self.counts['timeouts'] += 1
         self.get_logger().warning('no command for %.3f s of simulated time (command_timeout): every joint '
@@ -483,13 +581,32 @@ class SimulatorNode(ModelNode):
         if not math.isfinite(effort.sum()):
             self.counts['non_finite_outputs'] += 1
             return
+        m = sim.model
+        q, qd = sim.q, sim.qd
         q_view, qd_view, effort_view = self.views
-        q_view[:] = sim.q
-        qd_view[:] = sim.qd
+        q_view[:] = q[m.root_nq:]
+        qd_view[:] = qd[m.root_nv:]
         effort_view[:] = effort
-        self._set_stamp(self.state_msg.header.stamp)
+        stamp_msg = self.state_msg.header.stamp
+        self._set_stamp(stamp_msg)
         self.pub_states.publish(self.state_msg)
         self.counts['joint_states'] += 1
+        if self.odom_msg is not None:
+            self._publish_odometry(m, q, qd, stamp_msg)
+
+    def _publish_odometry(self, model, q, qd, stamp_msg):
+        """nav_msgs/Odometry of the base state, stamped ``stamp_msg`` (that of the joint states)."""
+        msg = self.odom_msg
+        msg.header.stamp.sec, msg.header.stamp.nanosec = stamp_msg.sec, stamp_msg.nanosec
+        p, quat, lin, ang = odometry_values(model, q, qd)
+        pose, twist = msg.pose.pose, msg.twist.twist
+        pose.position.x, pose.position.y, pose.position.z = p.tolist()
+        o = pose.orientation
+        o.x, o.y, o.z, o.w = quat.tolist()
+        twist.linear.x, twist.linear.y, twist.linear.z = lin.tolist()
+        twist.angular.x, twist.angular.y, twist.angular.z = ang.tolist()
+        self.pub_odom.publish(msg)
+        self.counts['odometry'] += 1
 
     def _publish_clock(self):
         if self.pub_clock is None or self.sim is None:
@@ -560,8 +677,8 @@ class SimulatorNode(ModelNode):
         sim = self.sim
         if sim is None:
             return _answer(response, False, 'no robot model yet (%s)' % self.model_status)
-        sim.reset(self.q0, None, sim.time)
-        sim.set_command(np.zeros(sim.model.nq), 'effort')
+        sim.reset(self.q0, self.qd0, sim.time)
+        sim.set_command(np.zeros(len(sim.model.joint_names)), 'effort')
         sim.clear_wrenches()
         self.commanded = self.fresh_command = False
         self._restart_clock()
@@ -600,7 +717,8 @@ class SimulatorNode(ModelNode):
         except CommandError as exc:
             return _answer(response, False, str(exc))
         q, qd = sim.q, sim.qd
-        q[idx], qd[idx] = q_new, qd_new
+        idx = np.asarray(idx, dtype=int)
+        q[model.root_nq + idx], qd[model.root_nv + idx] = q_new, qd_new
         sim.reset(q, qd, sim.time)
         self._restart_clock()
         self._publish_state()
@@ -637,7 +755,7 @@ class SimulatorNode(ModelNode):
             ('command_timeouts', c['timeouts']), ('simulation_errors', c['simulation_errors']),
             ('non_finite_outputs', c['non_finite_outputs']),
             ('paused', self.paused), ('joints', ', '.join(self.cmd_joints)),
-        ]
+        ] + self._base_values()
         status.values.extend(KeyValue(key=k, value=str(v)) for k, v in values)
         self._tick_time = self._tick_max = 0.0
         self._ticks = 0
@@ -653,6 +771,18 @@ class SimulatorNode(ModelNode):
             status.message = 'running behind: real-time factor %.3f of %.3f' % (achieved, rtf)
         else:
             status.message = 'running (real-time factor %.3f)' % achieved
+
+    def _base_values(self):
+        """Diagnostic values of a floating or planar base: its kind, link, pose and Odometry count."""
+        sim = self.sim
+        if sim is None or sim.model.root_joint is None or self.odom_msg is None:
+            return []
+        m = sim.model
+        p, quat, _, _ = odometry_values(m, sim.q, sim.qd)
+        return [('base', '%s, base link %s' % (m.root_joint, self.odom_msg.child_frame_id)),
+                ('base_position', ', '.join('%.4f' % x for x in p)),
+                ('base_orientation_xyzw', ', '.join('%.4f' % x for x in quat)),
+                ('odometry_published', self.counts['odometry']), ('odom_frame', self.p.odom_frame)]
 
     def _state(self):
         if self.sim is None:

@@ -471,10 +471,11 @@ def test_mode_changes_at_run_time_and_bad_values_are_refused(ros, start_node):
     assert not result.successful                              # read-only
 
 
-@pytest.mark.parametrize('node', ['dynamics_node', 'simulator_node'])
+@pytest.mark.parametrize('node', ['dynamics_node', 'dynamics_services'])
 def test_a_floating_base_description_is_refused_at_start_up_saying_what_is_missing(start_node, tmp_path, node):
-    """The library takes floating bases; the nodes read joint states only and say
-    so (the base pose and twist would come from nav_msgs/Odometry)."""
+    """Without a base-state topic the nodes cannot know the base's pose and twist: dynamics_node
+    says which parameter to set (test_ros_moving_base.py runs it with one), dynamics_services,
+    which has no base-state input, points to it. simulator_node takes such a robot."""
     text = PANDA.read_text()
     root = rd.load_urdf(str(PANDA)).base_link
     floating = re.sub(r'(<robot name="[^"]*">)', r'\1<link name="world"/><joint name="base_free" type="floating">'
@@ -485,5 +486,7 @@ def test_a_floating_base_description_is_refused_at_start_up_saying_what_is_missi
     proc = start_node(node, {'urdf_path': str(path)})
     assert proc.wait(timeout=120) == 2
     log = proc.read_log()
-    for words in ("has a floating base", "needs a fixed-base robot", "nav_msgs/Odometry"):
+    for words in ("has a floating base", "'base_state_topic'", "nav_msgs/Odometry"):
         assert words in log, log
+    if node == 'dynamics_node':
+        assert "set the parameter 'base_state_topic'" in log and "child_frame_id 'panda_link0'" in log, log
