@@ -25,6 +25,7 @@ setup(
         (os.path.join(share, 'launch'), files('launch/*.launch.py')),
         (os.path.join(share, 'urdf'), files('urdf/*')),
         (os.path.join(share, 'urdf', 'textbook'), files('urdf/textbook/*')),
+        (os.path.join(share, 'urdf', 'examples'), files('urdf/examples/*')),
         (os.path.join(share, 'config'), files('config/*')),
         (os.path.join(share, 'rviz'), files('rviz/*.rviz')),
     ],

@@ -10,6 +10,13 @@ Quick use::
     tau = rd.rnea(model, q, qd, qdd)                       # inverse dynamics
     qdd = rd.aba(model, q, qd, tau)                        # forward dynamics
 
+Closed loops (a four-bar, a parallelogram) are a tree plus closure joints
+declared beside the URDF (docs/LOOPS.md)::
+
+    model = rd.load_urdf("urdf/examples/four_bar.urdf", loops="urdf/examples/four_bar.loops.yaml")
+    q = rd.assemble(model, q_guess, keep=["crank_joint"])   # closes every loop
+    qdd, lam = rd.constrained_forward_dynamics(model, q, qd, tau)
+
 Conventions (each one is checked by a test in ``test/test_conventions.py``):
 
 - Units: SI. Angles in rad, lengths in m, masses in kg, torques in N m,
@@ -69,9 +76,12 @@ from .analysis.linearization import linearize, lqr  # noqa: E402
 from .analysis.operational import (cartesian_dynamics, dynamically_consistent_inverse,  # noqa: E402
                                    jacobian_derivative_times_qd, operational_space)
 from .analysis.wrench import static_torques  # noqa: E402
-from .errors import (InertiaWarning, InputError, RobotDynamicsError, SingularityError, URDFError,  # noqa: E402
-                     URDFWarning)
-from .model import Data, Joint, Model, load_urdf  # noqa: E402
+from .errors import (AssemblyError, InertiaWarning, InputError, RobotDynamicsError, SingularityError,  # noqa: E402
+                     URDFError, URDFWarning)
+from .model import Data, Joint, Model  # noqa: E402
+from .model.loops import Loop  # noqa: E402
+from .constraints import (assemble, constrained_forward_dynamics, constrained_inverse_dynamics, impact,  # noqa: E402
+                          load_urdf, loop_jacobian, loop_residual, loop_wrenches, mobility)
 from .model.configuration import difference, integrate, neutral, normalize  # noqa: E402
 from .algorithms.regressor import (friction_parameter_names, friction_regressor, inertial_parameters,  # noqa: E402
                                    parameter_names, regressor)
@@ -85,8 +95,9 @@ from .identification.payload import PayloadEstimate, identify_payload  # noqa: E
 __version__ = "0.2.0"
 
 __all__ = [
-    "Model", "Data", "Joint", "load_urdf",
-    "RobotDynamicsError", "InputError", "URDFError", "SingularityError", "InertiaWarning", "URDFWarning",
+    "Model", "Data", "Joint", "Loop", "load_urdf",
+    "RobotDynamicsError", "InputError", "URDFError", "SingularityError", "AssemblyError", "InertiaWarning",
+    "URDFWarning",
     "rnea", "gravity_torques", "nonlinear_effects", "coriolis_matrix", "mass_matrix", "aba",
     "friction_torques", "forward_kinematics", "link_pose", "jacobian", "static_torques",
     "kinetic_energy", "potential_energy",
@@ -98,4 +109,6 @@ __all__ = [
     "base_parameters", "BaseParameters", "identify", "IdentificationResult", "identify_payload",
     "PayloadEstimate", "MomentumObserver", "load_joint_data", "JointData", "ZeroPhaseFilter",
     "excitation_trajectory", "ExcitationTrajectory",
+    "loop_residual", "loop_jacobian", "loop_wrenches", "assemble", "mobility", "constrained_forward_dynamics",
+    "constrained_inverse_dynamics", "impact",
 ]

@@ -32,6 +32,12 @@ class SingularityError(RobotDynamicsError, ValueError):
     says which, with the condition number and the bound where there is one."""
 
 
+class AssemblyError(RobotDynamicsError, ValueError):
+    """The loops of a closed-loop mechanism cannot be closed from the given
+    guess (:func:`robot_dynamics.assemble`): the message names the loop with
+    the largest remaining residual, in m and rad."""
+
+
 class SimulationError(RobotDynamicsError, RuntimeError):
     """A simulation step would have produced a non-finite state; the
     simulator kept its state."""

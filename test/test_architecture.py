@@ -232,7 +232,8 @@ def test_no_import_cycles_at_module_level():
 
 
 def test_layers_are_folders():
-    for layer in ("model", "algorithms", "analysis", "identification", "symbolic", "simulation", "ros", "tools"):
+    for layer in ("model", "algorithms", "analysis", "constraints", "identification", "symbolic", "simulation", "ros",
+                  "tools"):
         assert (PKG / layer / "__init__.py").is_file(), layer
     assert (PKG / "algorithms" / "dispatch.py").is_file()
 
