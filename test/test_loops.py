@@ -382,7 +382,8 @@ def test_palletiser_gravity_compensation_is_the_serial_equivalent(palletiser):
     actuated = ["turntable_joint", "shoulder_joint", "drive_joint"]
     rng = np.random.default_rng(11)
     for _ in range(5):
-        turn, a, b = rng.uniform(-3, 3), rng.uniform(-0.6, 1.0), rng.uniform(-0.9, 0.7)
+        turn, a = rng.uniform(-3, 3), rng.uniform(-0.6, 1.0)
+        b = a + rng.uniform(-1.27, 1.27)                       # within the passive joints' limits
         q = np.array([turn, a, b - a, b, a - b])               # closed: elbow = b - a, tie rod = a - b
         assert np.max(np.abs(rd.loop_residual(palletiser, q))) < 1e-14
         tau, lam = rd.constrained_inverse_dynamics(palletiser, q, np.zeros(5), np.zeros(5), actuated)
@@ -404,27 +405,42 @@ def test_palletiser_flattened_parallelogram_is_a_singular_configuration(palletis
 
 # --- loop kinematics on a spatial arm ----------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def spatial():
-    """The Panda's tree with one loop of each kind between non-adjacent links, at odd frames."""
-    loops = []
-    for kind, (parent, child) in zip(("point", "revolute", "weld"),
-                                     (("panda_link2", "panda_link5"), ("panda_link1", "panda_link4"),
-                                      ("panda_link3", "panda_link7"))):
-        loops.append(dict(name=kind, kind=kind, parent=parent, child=child, parent_xyz=[0.1, -0.05, 0.2],
-                          parent_rpy=[0.3, -0.2, 1.1], child_xyz=[-0.03, 0.08, 0.1], child_rpy=[-0.7, 0.4, 0.2]))
-    return rd.model.load_urdf(PANDA, loops=loops)       # the model layer: no assembly check (they cannot close)
+def _spatial_loops(pairs):
+    return [dict(name=kind, kind=kind, parent=parent, child=child, parent_xyz=[0.1, -0.05, 0.2],
+                 parent_rpy=[0.3, -0.2, 1.1], child_xyz=[-0.03, 0.08, 0.1], child_rpy=[-0.7, 0.4, 0.2])
+            for kind, (parent, child) in zip(("point", "revolute", "weld"), pairs)]
+
+
+@pytest.fixture(scope="module", params=["panda", "mimic_tree"])
+def spatial(request):
+    """One loop of each kind between non-adjacent links, at odd frames: on the Panda, and on a
+    random tree with a mimic joint and prismatic joints. Loaded by the model layer, without the
+    assembly check (these loops cannot close)."""
+    if request.param == "panda":
+        return rd.model.load_urdf(PANDA, loops=_spatial_loops(
+            [("panda_link2", "panda_link5"), ("panda_link1", "panda_link4"), ("panda_link3", "panda_link7")]))
+    from robot_dynamics.tools.sample import random_urdf
+    tree = rd.load_urdf(random_urdf(11, 9, mimic=True, p_massless=0.0))
+    assert tree.has_mimic
+    body = tree.link_body
+    pairs = [(a, b) for a in range(len(body)) for b in range(a + 1, len(body))
+             if body[a] != body[b] and body[b] >= 0 and tree.parent[body[b]] != body[a]
+             and not (body[a] >= 0 and tree.parent[body[a]] == body[b])]
+    names = tree.link_names
+    return tree.with_loops(_spatial_loops([(names[a], names[b]) for a, b in pairs[-3:]]))
 
 
 def test_loop_jacobian_is_the_derivative_of_the_residual(spatial):
     rng = np.random.default_rng(1)
     h = 1e-6
+    n = spatial.nq
     for _ in range(3):
-        q = rng.uniform(-1.5, 1.5, 7)
+        q = rng.uniform(-1.5, 1.5, n)
         J = rd.loop_jacobian(spatial, q)
-        assert J.shape == (3 + 5 + 6, 7)
+        assert J.shape == (3 + 5 + 6, n)
+        assert np.sum(np.abs(J).sum(axis=0) > 1e-6) >= 3            # the loops span several joints
         fd = np.array([(rd.loop_residual(spatial, q + h * e) - rd.loop_residual(spatial, q - h * e)) / (2 * h)
-                       for e in np.eye(7)]).T
+                       for e in np.eye(n)]).T
         np.testing.assert_allclose(J, fd, atol=1e-8)
 
 
@@ -434,7 +450,7 @@ def test_loop_bias_is_the_derivative_of_the_jacobian_along_qd(spatial):
     rng = np.random.default_rng(2)
     h = 1e-6
     for _ in range(3):
-        q, qd = rng.uniform(-1.5, 1.5, 7), rng.uniform(-2, 2, 7)
+        q, qd = rng.uniform(-1.5, 1.5, spatial.nq), rng.uniform(-2, 2, spatial.nq)
         fd = (rd.loop_jacobian(spatial, q + h * qd) - rd.loop_jacobian(spatial, q - h * qd)) @ qd / (2 * h)
         np.testing.assert_allclose(loop_bias(spatial, q, qd), fd, atol=1e-7)
 
@@ -443,9 +459,9 @@ def test_loop_wrenches_are_the_constraint_forces_as_joint_torques(spatial):
     """J^T lam equals the joint torques of the wrenches, w on the child at B and -w on the parent
     at A (base-frame point Jacobians, sum over loops), even with the loops open as here."""
     rng = np.random.default_rng(4)
-    q, lam = rng.uniform(-1, 1, 7), rng.uniform(-5, 5, 14)
+    q, lam = rng.uniform(-1, 1, spatial.nq), rng.uniform(-5, 5, 14)
     W = rd.loop_wrenches(spatial, q, lam)
-    total = np.zeros(7)
+    total = np.zeros(spatial.nq)
     for loop in spatial.loops:
         JB = rd.jacobian(spatial, q, loop.child, loop.child_placement[:3, 3])
         JA = rd.jacobian(spatial, q, loop.parent, loop.parent_placement[:3, 3])

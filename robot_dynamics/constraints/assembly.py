@@ -13,7 +13,6 @@ import weakref
 
 import numpy as np
 
-from ..algorithms import checks
 from ..errors import AssemblyError, InputError, URDFError
 from . import closure
 from .closure import one_thread
@@ -177,7 +176,7 @@ def _explore(model):
         try:
             found.append(_assemble_one(model, q, free, TOL, MAX_ITER))
         except AssemblyError as exc:
-            error = error or exc
+            error = error or exc                       # the neutral guess's, the one a user can reproduce
         if len(found) == 3:
             break
     if not found:
@@ -194,11 +193,3 @@ def reference_configuration(model):
     """(nq,) a closed configuration of the mechanism (one that :func:`mechanism_rank` found)."""
     mechanism_rank(model)
     return _MECHANISMS[model][1].copy()
-
-
-def as_state(model, q, name="q"):
-    """(nq,) float array from one state; InputError otherwise (for single-state helpers)."""
-    a = checks.as_float_array(q, name)
-    if a.shape != (model.nq,):
-        raise InputError("%s must have shape (%d,), got %s" % (name, model.nq, a.shape))
-    return a
