@@ -252,6 +252,20 @@ def test_forward_and_inverse_dynamics_agree_and_batch(four_bar):
     np.testing.assert_allclose(lam_id, lam.reshape(4, 5), atol=1e-8)
 
 
+def test_a_tree_without_loops_gives_the_tree_algorithms():
+    panda = rd.load_urdf(PANDA)
+    rng = np.random.default_rng(8)
+    q, qd, tau = rng.uniform(-1, 1, (3, 7))
+    qdd, lam = rd.constrained_forward_dynamics(panda, q, qd, tau)
+    assert lam.shape == (0,) and rd.mobility(panda) == 7
+    np.testing.assert_allclose(qdd, rd.aba(panda, q, qd, tau), rtol=1e-10, atol=1e-10)
+    tau_id, _ = rd.constrained_inverse_dynamics(panda, q, qd, qdd, panda.joint_names)
+    np.testing.assert_allclose(tau_id, tau, rtol=1e-10, atol=1e-10)
+    with pytest.raises(rd.InputError, match="closed-loop .*needs a fixed-base model"):
+        rd.constrained_forward_dynamics(rd.load_urdf(PANDA, root_joint="floating"), np.r_[np.zeros(6), 1.0, q],
+                                        np.zeros(13), np.zeros(13))
+
+
 def rk4(f, x, dt, steps):
     for _ in range(steps):
         k1 = f(x)

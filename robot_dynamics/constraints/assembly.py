@@ -165,7 +165,7 @@ def _check_not_flipped(model, T):
 
 
 def _explore(model):
-    """(rank, q closed) from seeded starting guesses, or the AssemblyError of the best attempt."""
+    """(rank, q closed) from seeded starting guesses, or an AssemblyError with the neutral guess's residual."""
     rng = np.random.default_rng(0)
     lo = np.where(np.isfinite(model.lower_limit), model.lower_limit, -np.pi)
     hi = np.where(np.isfinite(model.upper_limit), model.upper_limit, np.pi)
@@ -180,7 +180,9 @@ def _explore(model):
         if len(found) == 3:
             break
     if not found:
-        return AssemblyError(str(error))
+        detail = str(error).split(": ", 1)[-1]
+        return AssemblyError("no configuration closes the loops from %d starting guesses (the neutral one and "
+                             "random ones within the joint limits); from the neutral one, %s" % (len(guesses), detail))
     ranks = []
     for q in found:
         s = np.linalg.svd(closure._jacobian(model, q, closure.frames(model, q)), compute_uv=False)

@@ -228,7 +228,7 @@ def _bias(model, q, qd, T, J):
 
 def _states(model, *states):
     """Check the model (fixed base) and broadcast states to (B, nq) blocks."""
-    require_fixed(model, "the loop-closure functions")
+    require_fixed(model, "closed-loop (constrained) dynamics")
     names = ("q", "qd", "qdd", "tau")[:len(states)]
     shape, blocks = checks.batch(model, **dict(zip(names, states)))
     checks.check_finite(**dict(zip(names, blocks)))
