@@ -118,7 +118,8 @@ def start_dynamics(ros, start_node, urdf, **params):
     full.update(params)
     proc = start_node('dynamics_node', full)
     ros.wait_for_subscriber(proc.topic('joint_states'), process=proc)
-    outputs = [ros.subscribe(JointState, proc.topic('~/%s_torque' % k)) for k in ('gravity', 'coriolis', 'compensation')]
+    outputs = [ros.subscribe(JointState, proc.topic('~/%s_torque' % k))
+               for k in ('gravity', 'coriolis', 'compensation')]
     return proc, outputs
 
 
