@@ -241,7 +241,7 @@ def _cholesky_solve(M, x):
 @inline
 def _fd_crb(D, q, qd, tau, fext, qdd, w):
     """qdd = M^-1 (tau - h): CRBA, RNEA with qdd = 0, Cholesky. False if singular."""
-    _crba(D, q, w.M, w.R, w.p, w.IC, w.F)
+    _crba(D, q, w.M, w.R, w.p, w.IC, 0)
     w.zero[:] = 0.0
     _rnea(D, q, qd, w.zero, fext, qdd, w.R, w.p, w.v, w.a, w.f)      # qdd <- h (with f_ext)
     for k in range(qdd.shape[0]):

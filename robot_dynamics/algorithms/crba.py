@@ -18,35 +18,55 @@ from ..model.packed import MASS, PARENT, QIDX, QMUL
 
 
 @inline
-def _crba(D, q, M, R, p, IC, F):
-    """One state. IC (nb, 13) composite inertias; F (2, 6) scratch."""
+def _crba(D, q, M, R, p, IC, nr):
+    """One state. IC (nb, 13) composite inertias. With nr > 0 the first nr
+    bodies are a floating or planar root's chain at zero, whose transforms
+    are the identity: forces and inertias cross them unchanged, and each of
+    their columns is one component of the force (a 6-DOF joint's S is the
+    identity, :mod:`.root_kernels`)."""
     n = nbodies(D)
     for i in range(n):
         jcalc(D, i, joint_position(D, i, q), R, p)
         for c in range(13):
             IC[i, c] = D[i, MASS + c]
     M[:, :] = 0.0
-    for i in range(n - 1, -1, -1):
+    for i in range(n - 1, nr - 1, -1):
         n0, n1, n2, f0, f1, f2 = I_S(D, i, IC, i)         # F = IC_i S_i
         qi, mi = int(D[i, QIDX]), D[i, QMUL]
         M[qi, qi] += mi * mi * ST_force6(D, i, n0, n1, n2, f0, f1, f2)    # M_ii = S_i^T F
         j = i
-        while D[j, PARENT] >= 0:                          # F = X_j^T F; M_ij = S_j^T F
+        while D[j, PARENT] >= nr:                         # F = X_j^T F; M_ij = S_j^T F
             n0, n1, n2, f0, f1, f2 = XT_force(R, p, j, n0, n1, n2, f0, f1, f2)
             j = int(D[j, PARENT])
             Mij = mi * D[j, QMUL] * ST_force6(D, j, n0, n1, n2, f0, f1, f2)
             qj = int(D[j, QIDX])
             M[qi, qj] += Mij
             M[qj, qi] += Mij
+        if nr > 0:                                        # into the base frame: the root's columns
+            n0, n1, n2, f0, f1, f2 = XT_force(R, p, j, n0, n1, n2, f0, f1, f2)
+            _root_columns(D, nr, qi, mi, n0, n1, n2, f0, f1, f2, M)
         if D[i, PARENT] >= 0:                             # IC_parent += X_i^T IC_i X_i
             XT_I_X_add(R, p, i, IC, i, 0, IC, int(D[i, PARENT]))
+    for k in range(nr):                                   # the root block: S_l^T IC_base S_k
+        n0, n1, n2, f0, f1, f2 = I_S(D, k, IC, nr - 1)
+        for l in range(k, nr):
+            M[k, l] = M[l, k] = ST_force6(D, l, n0, n1, n2, f0, f1, f2)
+
+
+@inline
+def _root_columns(D, nr, qi, mi, n0, n1, n2, f0, f1, f2, M):
+    """M[qi, k] = M[k, qi] += mi S_k^T F for the root's joints k (F in the base frame)."""
+    for k in range(nr):
+        Mik = mi * ST_force6(D, k, n0, n1, n2, f0, f1, f2)
+        M[qi, k] += Mik
+        M[k, qi] += Mik
 
 
 @jit
 def crba_states(D, Q, M, W):
     w = work(W, nbodies(D) + 1, Q.shape[1])
     for b in range(Q.shape[0]):
-        _crba(D, Q[b], M[b], w.R, w.p, w.IC, w.F)
+        _crba(D, Q[b], M[b], w.R, w.p, w.IC, 0)
 
 
 @parallel
@@ -66,8 +86,8 @@ def crba_one(D, q, M, W):
     W = work_buffer(D, W, q.shape[0])
     if W.shape[0] == 0:
         return 1
-    R, p, IC, F = work_crba(W, nbodies(D) + 1, q.shape[0])
-    _crba(D, q, M, R, p, IC, F)
+    R, p, IC, _ = work_crba(W, nbodies(D) + 1, q.shape[0])
+    _crba(D, q, M, R, p, IC, 0)
     return 0 if finite1(q) and finite2(M) else 2
 
 

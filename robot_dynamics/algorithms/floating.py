@@ -12,17 +12,19 @@ Algorithms*, sec. 9.3, gravity as a base acceleration, Handbook eq. 3.39)::
 
 and of the frame for kinematics (``T_world = T_root(q) T_base``). The mass
 matrix is the chain's: it depends on the motion subspaces only, equal for
-the chain and the joint. Every function here takes the public arguments of
-its namesake and returns what it returns.
+the chain and the joint. The compiled forward dynamics of a floating root
+treats it as the 6-DOF joint itself (:func:`.root_kernels._aba_free_flyer`);
+the shift above gives the same accelerations. Every function here takes the
+public arguments of its namesake and returns what it returns.
 """
 import numpy as np
 
 from .dispatch import run
-
-_NO_WORK = np.empty(0)
 from ..errors import InputError
 from ..model import configuration as C
 
+_NO_WORK = np.empty(0)
+_ZEROS = {}      # read-only zero accelerations by nv: nonlinear_effects = rnea(q, qd, 0)
 
 _K = []          # the compiled entry points (root_kernels), imported on first use
 
@@ -109,14 +111,18 @@ def rnea(model, q, qd, qdd, f_ext, data, out):
         if res is not None:
             return res
     from .rnea import RNEA, RNEA_FEXT
-    from .wrench import body_wrenches
     qk, R, p, (v, a) = _states(model, q, qd=qd, qdd=qdd)
     ak = a - _root_shift(model, R, v)
     if f_ext is None:
         return run(RNEA, model, (qk, v, ak), data, out)
+    return run(RNEA_FEXT, model, (qk, v, ak), data, out, extra=(_body_wrenches(model, f_ext, qk),))
+
+
+def _body_wrenches(model, f_ext, qk):
+    """f_ext as the kernels' (B, nb, 6) body wrenches for the batch of qk."""
+    from .wrench import body_wrenches
     shape = qk.shape[:-1]
-    FEXT = body_wrenches(model, f_ext, shape, int(np.prod(shape, dtype=np.int64)))
-    return run(RNEA_FEXT, model, (qk, v, ak), data, out, extra=(FEXT,))
+    return body_wrenches(model, f_ext, shape, int(np.prod(shape, dtype=np.int64)))
 
 
 def gravity_torques(model, q, data, out):
@@ -132,7 +138,8 @@ def gravity_torques(model, q, data, out):
 
 
 def nonlinear_effects(model, q, qd, data, out):
-    zero = np.zeros(np.shape(qd)) if isinstance(qd, np.ndarray) else None      # rnea(q, qd, 0)
+    zero = _zero(model.nv) if isinstance(qd, np.ndarray) and qd.ndim == 1 else (
+        np.zeros(np.shape(qd)) if isinstance(qd, np.ndarray) else None)           # rnea(q, qd, 0)
     res = None if zero is None else _one("rnea_root_one", model, (q, qd, zero), data, out, model.nv)
     if res is None and zero is not None and np.ndim(q) > 1:
         res = _many("rnea_root_batch", model, (q, qd, zero), out, (model.nv,))
@@ -141,6 +148,14 @@ def nonlinear_effects(model, q, qd, data, out):
     from .rnea import RNEA
     qk, R, p, (v,) = _states(model, q, qd=qd)
     return run(RNEA, model, (qk, v, -_root_shift(model, R, v)), data, out)
+
+
+def _zero(nv):
+    if nv not in _ZEROS:
+        z = np.zeros(nv)
+        z.flags.writeable = False
+        _ZEROS[nv] = z
+    return _ZEROS[nv]
 
 
 def mass_matrix(model, q, data, out):
@@ -162,13 +177,11 @@ def aba(model, q, qd, tau, f_ext, data, out):
         if res is not None:
             return res
     from .aba import ABA, ABA_FEXT, FD_CRB, _NO_FEXT, _singular
-    from .wrench import body_wrenches
     qk, R, p, (v, t) = _states(model, q, qd=qd, tau=tau)
     if f_ext is None:
         algorithm, fext = (FD_CRB if model.has_mimic else ABA), _NO_FEXT
     else:
-        shape = qk.shape[:-1]
-        algorithm, fext = ABA_FEXT, body_wrenches(model, f_ext, shape, int(np.prod(shape, dtype=np.int64)))
+        algorithm, fext = ABA_FEXT, _body_wrenches(model, f_ext, qk)
     qdd = run(algorithm, model, (qk, v, t), data, out, extra=(fext, model.has_mimic), on_error=_singular)
     qdd += _root_shift(model, R, v)
     return qdd

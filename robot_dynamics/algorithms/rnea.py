@@ -54,8 +54,15 @@ def _rnea(D, q, qd, qdd, fext, tau, R, p, v, a, f):
 @inline
 def _gravity(D, q, tau, R, p, a, f):
     """One state of rnea(q, 0, 0): only the base acceleration -g propagates."""
-    n = nbodies(D)
     set_base_acceleration(D, a)
+    _gravity_from_base(D, q, tau, R, p, a, f)
+
+
+@inline
+def _gravity_from_base(D, q, tau, R, p, a, f):
+    """rnea(q, 0, 0) with the base row of ``a`` already set: it propagates
+    outward (a_i = X_i a_p, f_i = I_i a_i), the forces inward."""
+    n = nbodies(D)
     for i in range(n):
         jcalc(D, i, joint_position(D, i, q), R, p)
         X_motion(R, p, i, a, parent_row(D, i), a)

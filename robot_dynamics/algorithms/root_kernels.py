@@ -10,17 +10,16 @@ Python path then says which). Forward dynamics with mimic joints and the
 nonlinear effects have no entry of their own (the Python path's CRBA +
 Cholesky; rnea with qdd = 0): every compiled entry costs set-up time.
 """
+import numba as nb
 import numpy as np
 
 from .aba import _aba, _aba_accelerations, _aba_inertias, _aba_velocities
-import numba as nb
-
-from .kernels import (MAT, TABLE, V, V_RO, I_S, I_times, all_finite, chunks, jit, parallel, work_size, ST_force6, XT_force, XT_I_X_add, ST_force, X_motion, XT_force_add, add_torque, entry, finite1,
-                      finite2, inline, jcalc, joint_position, nbodies, parent_row, work, work_buffer, work_crba,
-                      work_rnea)
-from .rnea import _rnea
+from .crba import _crba
+from .kernels import (MAT, TABLE, V, V_RO, all_finite, chunks, entry, finite1, finite2, inline, jit, nbodies,
+                      parallel, work, work_buffer, work_crba, work_rnea, work_size)
+from .rnea import _gravity_from_base, _rnea
 from ..model.configuration import QUATERNION_TOLERANCE
-from ..model.packed import FLOATING_ROOT, MASS, NQ, PARENT, QIDX, QMUL, ROOT, ROOT_ROT, WORLD_GRAVITY
+from ..model.packed import FLOATING_ROOT, NQ, ROOT, ROOT_ROT, WORLD_GRAVITY
 
 _NONE = np.empty((0, 6))
 
@@ -147,15 +146,7 @@ def _gravity_root(D, q, tau, W):
         a[n, 3 + k] = -s[k]
     if root_sizes(D)[1] == 3:                        # planar: the normal part, as the kernels apply it
         a[n, 5] = -D[n, 2]
-    for i in range(n):
-        jcalc(D, i, joint_position(D, i, qk), R, p)
-        X_motion(R, p, i, a, parent_row(D, i), a)
-        I_times(D, i, MASS, a, i, f, i)
-    tau[:] = 0.0
-    for i in range(n - 1, -1, -1):
-        add_torque(D, i, ST_force(D, i, f, i), tau)
-        if D[i, PARENT] >= 0:
-            XT_force_add(R, p, i, f, i, f, parent_row(D, i))
+    _gravity_from_base(D, qk, tau, R, p, a, f)
     return True
 
 
@@ -175,54 +166,12 @@ def crba_root_one(D, q, M, W):
 @inline
 def _mass_root(D, q, M, W):
     nv = M.shape[0]
-    R, p, IC, F = work_crba(W, nbodies(D) + 1, nv)
+    R, p, IC, _ = work_crba(W, nbodies(D) + 1, nv)
     qk, s = np.empty(nv), np.empty(6)
     if not root_state(D, q, q, qk, s, False):
         return False
-    _crba_root(D, qk, M, R, p, IC, root_sizes(D)[1])
+    _crba(D, qk, M, R, p, IC, root_sizes(D)[1])
     return True
-
-
-@inline
-def _crba_root(D, q, M, R, p, IC, nr):
-    """The composite-rigid-body algorithm (crba._crba) where the first nr
-    bodies, the root chain at zero, have identity transforms: forces and
-    inertias cross them unchanged, and each of their columns is one
-    component of the force (a 6-DOF joint's S is the identity)."""
-    n = nbodies(D)
-    for i in range(n):
-        jcalc(D, i, joint_position(D, i, q), R, p)
-        for c in range(13):
-            IC[i, c] = D[i, MASS + c]
-    M[:, :] = 0.0
-    for i in range(n - 1, nr - 1, -1):
-        n0, n1, n2, f0, f1, f2 = I_S(D, i, IC, i)         # F = IC_i S_i
-        qi, mi = int(D[i, QIDX]), D[i, QMUL]
-        M[qi, qi] += mi * mi * ST_force6(D, i, n0, n1, n2, f0, f1, f2)
-        j = i
-        while D[j, PARENT] >= nr:                         # the joints' chain of ancestors
-            n0, n1, n2, f0, f1, f2 = XT_force(R, p, j, n0, n1, n2, f0, f1, f2)
-            j = int(D[j, PARENT])
-            Mij = mi * D[j, QMUL] * ST_force6(D, j, n0, n1, n2, f0, f1, f2)
-            qj = int(D[j, QIDX])
-            M[qi, qj] += Mij
-            M[qj, qi] += Mij
-        n0, n1, n2, f0, f1, f2 = XT_force(R, p, j, n0, n1, n2, f0, f1, f2)   # into the base frame
-        _root_columns(D, nr, qi, mi, n0, n1, n2, f0, f1, f2, M)
-        XT_I_X_add(R, p, i, IC, i, 0, IC, int(D[i, PARENT]))
-    for k in range(nr):                                   # the root block: S_l^T IC_base S_k
-        n0, n1, n2, f0, f1, f2 = I_S(D, k, IC, nr - 1)
-        for l in range(k, nr):
-            M[k, l] = M[l, k] = ST_force6(D, l, n0, n1, n2, f0, f1, f2)
-
-
-@inline
-def _root_columns(D, nr, qi, mi, n0, n1, n2, f0, f1, f2, M):
-    """M[qi, k] = M[k, qi] += mi S_k^T F for the root's joints k (F in the base frame)."""
-    for k in range(nr):
-        Mik = mi * ST_force6(D, k, n0, n1, n2, f0, f1, f2)
-        M[qi, k] += Mik
-        M[k, qi] += Mik
 
 
 @entry(TABLE, V_RO, V_RO, V_RO, V, V, data_table=False)

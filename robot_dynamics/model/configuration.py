@@ -118,21 +118,22 @@ def base_pose(model, q, name="q"):
 
 
 def _config(model, q, name):
-    from ..algorithms.checks import as_float_array
-    q = as_float_array(q, name)
-    if q.ndim == 0 or q.shape[-1] != model.nq:
-        got = "a scalar" if q.ndim == 0 else "%d values" % q.shape[-1]
-        raise InputError("%s has %s, model nq is %d (%s)" % (name, got, model.nq, _layout(model)))
-    return q
+    """q as a float array (..., nq), or the InputError that names the layout."""
+    return _sized(q, name, "nq", model.nq, model)
 
 
 def _velocity(model, v, name):
+    """v as a float array (..., nv), or the InputError that names the layout."""
+    return _sized(v, name, "nv", model.nv, model)
+
+
+def _sized(x, name, size_name, size, model):
     from ..algorithms.checks import as_float_array
-    v = as_float_array(v, name)
-    if v.ndim == 0 or v.shape[-1] != model.nv:
-        got = "a scalar" if v.ndim == 0 else "%d values" % v.shape[-1]
-        raise InputError("%s has %s, model nv is %d (%s)" % (name, got, model.nv, _layout(model)))
-    return v
+    x = as_float_array(x, name)
+    if x.ndim == 0 or x.shape[-1] != size:
+        got = "a scalar" if x.ndim == 0 else "%d values" % x.shape[-1]
+        raise InputError("%s has %s, model %s is %d (%s)" % (name, got, size_name, size, _layout(model)))
+    return x
 
 
 def _layout(model):

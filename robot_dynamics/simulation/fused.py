@@ -111,7 +111,7 @@ def _implicit_euler(D, q, qd, dt, P, flags, smoothing, q_out, qd_out, h, a, rhs,
     ``implicitfast``. False if the step's matrix is singular."""
     n = q.shape[0]
     M = w.M
-    _crba(D, q, M, w.R, w.p, w.IC, w.F)
+    _crba(D, q, M, w.R, w.p, w.IC, 0)
     for i in range(n):
         a[i] = 0.0
     _rnea(D, q, qd, a, np.empty((0, 6)), h, w.R, w.p, w.v, w.a, w.f)     # h = C qd + g
