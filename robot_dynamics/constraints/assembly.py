@@ -116,7 +116,7 @@ def _assemble_one(model, q, free, tol, max_iter):
         if np.max(np.abs(phi), initial=0.0) <= tol:
             _check_not_flipped(model, T)
             return q
-        J = closure._jacobian(model, q, T)[:, free]
+        J = closure._jacobian(model, T)[:, free]
         U, s, Vt = np.linalg.svd(J, full_matrices=False)
         if s.size == 0 or s[0] == 0.0:
             break
@@ -157,7 +157,7 @@ def _worst(model, phi, what):
 
 
 def _check_not_flipped(model, T):
-    for loop, (TA, TB) in zip(model.loops, T):
+    for loop, (TA, TB) in zip(model.loops, T.closure):
         R = TA[:3, :3].T @ TB[:3, :3]
         if (loop.kind == "revolute" and R[2, 2] < 0) or (loop.kind == "weld" and np.any(np.diag(R) < 0)):
             raise AssemblyError("loop %r (%s) closed with its frames turned half a turn (z_A . z_B = %.3g): "
@@ -185,7 +185,7 @@ def _explore(model):
                              "random ones within the joint limits); from the neutral one, %s" % (len(guesses), detail))
     ranks = []
     for q in found:
-        s = np.linalg.svd(closure._jacobian(model, q, closure.frames(model, q)), compute_uv=False)
+        s = np.linalg.svd(closure._jacobian(model, closure.frames(model, q)), compute_uv=False)
         ranks.append(int(np.sum(s > RANK_RTOL * s[0])) if s.size and s[0] > 0 else 0)
     best = int(np.argmax(ranks))
     return ranks[best], found[best]

@@ -37,15 +37,17 @@ exerts on the child. The parent feels the opposite. :func:`loop_wrenches`
 turns ``lam`` into one base-frame wrench per loop.
 """
 import functools
+import weakref
+from typing import NamedTuple
 
 import numpy as np
 
 from ..algorithms import checks
 from ..algorithms.dispatch import get_num_threads, set_num_threads
 from ..algorithms.floating import require_fixed
-from ..algorithms.kinematics import forward_kinematics, jacobian
-from ..analysis.operational import jacobian_derivative_times_qd
+from ..algorithms.kinematics import forward_kinematics
 from ..errors import InputError
+from ..model import PRISMATIC
 
 # (sign s, axis index of A, axis index of B) of the orientation rows: s * (a . b).
 ORIENTATION_ROWS = {"point": (), "revolute": ((-1.0, 1, 2), (1.0, 0, 2)),
@@ -123,7 +125,7 @@ def loop_jacobian(model, q):
     """
     shape, Q = _states(model, q)
     m = loop_rows(model)
-    return np.array([_jacobian(model, x, frames(model, x)) for x in Q]).reshape(shape + (m, model.nq))
+    return np.array([_jacobian(model, frames(model, x)) for x in Q]).reshape(shape + (m, model.nq))
 
 
 @one_thread
@@ -142,8 +144,7 @@ def loop_bias(model, q, qd):
     m = loop_rows(model)
     out = np.empty((Q.shape[0], m))
     for i in range(Q.shape[0]):
-        T = frames(model, Q[i])
-        out[i] = _bias(model, Q[i], QD[i], T, _jacobian(model, Q[i], T))
+        out[i] = _bias(model, frames(model, Q[i]), QD[i])
     return out.reshape(shape + (m,))
 
 
@@ -170,7 +171,7 @@ def loop_wrenches(model, q, lam):
     L = np.broadcast_to(lam, shape + (m,)).reshape(-1, m)
     out = {loop.name: np.zeros((Q.shape[0], 6)) for loop in model.loops}
     for i in range(Q.shape[0]):
-        T = frames(model, Q[i])
+        T = frames(model, Q[i]).closure
         for loop, (TA, TB), rows in zip(model.loops, T, loop_slices(model).values()):
             l = L[i, rows]
             out[loop.name][i, :3] = l[:3]
@@ -182,48 +183,194 @@ def loop_wrenches(model, q, lam):
 # ---------------------------------------------------------------------------
 # One state (the constraints layer's building blocks)
 # ---------------------------------------------------------------------------
+#
+# One forward-kinematics call per state gives every body's pose; the loop
+# rows then come from the bodies' motion axes in base-frame Plucker
+# coordinates, s_k = [a_k; o_k x a_k] (revolute) or [0; a_k] (prismatic),
+# summed along the two branches of each loop (Featherstone, *Rigid Body
+# Dynamics Algorithms*, sec. 2.9 and 4.1): a body's velocity is
+# V_k = sum_{j <= k} s_j u_j with u = G qd the bodies' joint rates (G the
+# mimic coupling), and its velocity-product acceleration (qdd = 0) is
+# A_k = sum_{j <= k} V_j x s_j u_j, since d/dt s_j = V_j x s_j (eq. 2.31).
+# A point x of body k moves at v = v_O + w x x and accelerates (classically)
+# at a = a_O + alpha x x + w x v, with (w, v_O) = V_k and (alpha, a_O) = A_k.
+# Same results as ``jacobian`` and ``jacobian_derivative_times_qd`` at the
+# closure points (tested), one FK call instead of four kernel calls and no
+# per-call np.cross: 0.03 ms a state instead of 0.5 ms.
+
+_TREES = weakref.WeakKeyDictionary()
+# Levi-Civita symbol as a (9, 3) matrix: a x b = (a outer b).reshape(9) @ _EPS (one matmul for many pairs).
+_EPS = np.zeros((3, 3, 3))
+_EPS[0, 1, 2] = _EPS[1, 2, 0] = _EPS[2, 0, 1] = 1.0
+_EPS[0, 2, 1] = _EPS[2, 1, 0] = _EPS[1, 0, 2] = -1.0
+_EPS = _EPS.transpose(1, 2, 0).reshape(9, 3)
+
+
+def _cross(a, b):
+    """a x b row by row, (n, 3) x (n, 3) -> (n, 3); np.cross's checks cost more than the products here."""
+    return (a[:, :, None] * b[:, None, :]).reshape(-1, 9) @ _EPS
+
+
+class _Tree(NamedTuple):
+    """Per-model constants of the loop kinematics (built once, :func:`_tree`). The loops' closure
+    frames are numbered e = 2 k (A of loop k) and 2 k + 1 (B); their orientation rows r = 0.. in
+    ``model.loops`` order."""
+    body_links: tuple            # link name of each body's own frame
+    axis: np.ndarray             # (nb, 3, 1) joint axes in the body frames
+    prismatic: np.ndarray        # (nb, 1) bool, or None when there is no prismatic joint
+    G: np.ndarray                # (nb, nv) the bodies' joint rates: u = G qd (mimic multipliers)
+    path: np.ndarray             # (nb + 1, nb): path[k, j] = 1 if body j is on the path root..k; row -1: none
+    end_links: tuple             # link of each closure frame e
+    placement: np.ndarray        # (E, 4, 4) closure frame e in its link's frame
+    ends: np.ndarray             # (E,) body of closure frame e (-1: a link fixed to the base)
+    end_path: np.ndarray         # (E, nb) path[ends]
+    position_rows: np.ndarray    # (L, 3) indices of each loop's rows 0-2 in the stacked rows
+    orientation_rows: np.ndarray # (R,) indices of the orientation rows in the stacked rows
+    row_loop: np.ndarray         # (R,) loop of each orientation row
+    row_sign: np.ndarray         # (R, 1) s of the row s (a . b)
+    row_a: np.ndarray            # (R,) axis index of a (frame A)
+    row_b: np.ndarray            # (R,) axis index of b (frame B)
+    m: int                       # rows in all (loop_rows)
+
+
+def _tree(model):
+    tree = _TREES.get(model)
+    if tree is not None:
+        return tree
+    nb = model.nb
+    path = np.zeros((nb + 1, nb))
+    for k in range(nb):
+        j = k
+        while j >= 0:
+            path[k, j] = 1.0
+            j = int(model.parent[j])
+    end_links = tuple(name for loop in model.loops for name in (loop.parent, loop.child))
+    ends = np.array([model.link_body[model.link_index(name)] for name in end_links], dtype=np.int64)
+    placement = np.array([P for loop in model.loops for P in (loop.parent_placement, loop.child_placement)])
+    position, orientation, loop_of, sign, ia, ib = [], [], [], [], [], []
+    row = 0
+    for k, loop in enumerate(model.loops):
+        position.append([row, row + 1, row + 2])
+        row += 3
+        for s, a, b in ORIENTATION_ROWS[loop.kind]:
+            orientation.append(row)
+            loop_of.append(k)
+            sign.append(s)
+            ia.append(a)
+            ib.append(b)
+            row += 1
+    prismatic = (model.joint_type == PRISMATIC)[:, None]
+    tree = _TREES[model] = _Tree(
+        tuple(model.link_names[l] for l in model.body_link), np.array(model.axis, dtype=float)[:, :, None],
+        prismatic if prismatic.any() else None, np.array(model.coupling, dtype=float), path, end_links,
+        placement.reshape(-1, 4, 4), ends, path[ends], np.array(position, dtype=np.int64).reshape(-1, 3),
+        np.array(orientation, dtype=np.int64), np.array(loop_of, dtype=np.int64),
+        np.array(sign).reshape(-1, 1), np.array(ia, dtype=np.int64), np.array(ib, dtype=np.int64), row)
+    return tree
+
+
+class LoopFrames(NamedTuple):
+    """The kinematics of one state q that the loop rows need.
+
+    C: (E, 4, 4) base-frame poses of the closure frames, A and B of each loop
+    in turn (:attr:`closure` pairs them); S: (nb, 6) the bodies' motion axes
+    ``[a; o x a]`` (prismatic ``[0; a]``), base frame.
+    """
+    C: np.ndarray
+    S: np.ndarray
+
+    @property
+    def closure(self):
+        """[(T_A, T_B)] of each loop, (4, 4) each."""
+        return list(zip(self.C[0::2], self.C[1::2]))
+
 
 def frames(model, q):
-    """[(T_A, T_B)] (4, 4) base-frame poses of each loop's closure frames at one state q (nq,)."""
+    """:class:`LoopFrames` of one state q (nq,): closure frames and the bodies' motion axes."""
+    tree = _tree(model)
     T = forward_kinematics(model, q)
-    return [(T[loop.parent] @ loop.parent_placement, T[loop.child] @ loop.child_placement) for loop in model.loops]
+    R = np.array([T[name] for name in tree.body_links])                     # (nb, 4, 4) body poses
+    a = (R[:, :3, :3] @ tree.axis)[:, :, 0]
+    S = np.empty((model.nb, 6))
+    S[:, :3] = a
+    S[:, 3:] = _cross(R[:, :3, 3], a)                                         # o x a
+    if tree.prismatic is not None:
+        S[:, 3:] = np.where(tree.prismatic, a, S[:, 3:])
+        S[:, :3] = np.where(tree.prismatic, 0.0, a)
+    C = np.array([T[name] for name in tree.end_links]).reshape(-1, 4, 4) @ tree.placement
+    return LoopFrames(C, S)
 
 
-def _residual(model, T):
-    out = []
-    for loop, (TA, TB) in zip(model.loops, T):
-        out.extend(TB[:3, 3] - TA[:3, 3])
-        out.extend(s * (TA[:3, a] @ TB[:3, b]) for s, a, b in ORIENTATION_ROWS[loop.kind])
-    return np.array(out)
+def _orientation_axes(tree, C):
+    """(a, b) (R, 3): the axes of frames A and B that each orientation row s (a . b) takes."""
+    return C[2 * tree.row_loop, :3, tree.row_a], C[2 * tree.row_loop + 1, :3, tree.row_b]
 
 
-def _jacobian(model, q, T):
-    rows = []
-    for loop, (TA, TB) in zip(model.loops, T):
-        JA = jacobian(model, q, loop.parent, loop.parent_placement[:3, 3])
-        JB = jacobian(model, q, loop.child, loop.child_placement[:3, 3])
-        rows.append(JB[:3] - JA[:3])                                         # d/dt (p_B - p_A)
-        for s, a, b in ORIENTATION_ROWS[loop.kind]:                          # d/dt s (a . b)
-            rows.append((s * np.cross(TB[:3, b], TA[:3, a]) @ (JB[3:] - JA[3:]))[None])
-    return np.concatenate(rows) if rows else np.zeros((0, model.nq))
+def _residual(model, F):
+    tree = _tree(model)
+    out = np.empty(tree.m)
+    x = F.C[:, :3, 3]
+    out[tree.position_rows] = x[1::2] - x[0::2]                              # p_B - p_A
+    if tree.orientation_rows.size:
+        a, b = _orientation_axes(tree, F.C)
+        out[tree.orientation_rows] = tree.row_sign[:, 0] * np.sum(a * b, axis=1)      # s (a . b)
+    return out
 
 
-def _bias(model, q, qd, T, J):
+def _jacobian(model, F):
+    return _jacobian_and_bias(model, F)[0]
+
+
+def _bias(model, F, qd):
     """Jdot qd at one state: the second derivative of the residual with qdd = 0."""
-    out = []
-    for loop, (TA, TB) in zip(model.loops, T):
-        aA = jacobian_derivative_times_qd(model, q, qd, loop.parent, loop.parent_placement[:3, 3])
-        aB = jacobian_derivative_times_qd(model, q, qd, loop.child, loop.child_placement[:3, 3])
-        out.extend(aB[:3] - aA[:3])                                          # a_s^vp - a_p^vp (eq. 3.106)
-        if not ORIENTATION_ROWS[loop.kind]:
-            continue
-        wA = jacobian(model, q, loop.parent)[3:] @ qd
-        wB = jacobian(model, q, loop.child)[3:] @ qd
-        for s, a, b in ORIENTATION_ROWS[loop.kind]:
-            ea, eb = TA[:3, a], TB[:3, b]
-            d_axis = np.cross(np.cross(wB, eb), ea) + np.cross(eb, np.cross(wA, ea))   # d/dt (b x a)
-            out.append(s * (d_axis @ (wB - wA) + np.cross(eb, ea) @ (aB[3:] - aA[3:])))
-    return np.array(out)
+    return _jacobian_and_bias(model, F, qd)[1]
+
+
+def _jacobian_and_bias(model, F, qd=None):
+    """(J (m, nv), Jdot qd (m,) or None without qd) at one state, sharing the closure frames' Jacobians."""
+    tree = _tree(model)
+    nv = model.nv
+    if tree.m == 0:
+        return np.zeros((0, nv)), (None if qd is None else np.zeros(0))
+    J = np.empty((tree.m, nv))
+    Js = (tree.end_path[:, :, None] * F.S).transpose(0, 2, 1) @ tree.G      # (E, 6, nv): [w; v_O] per frame
+    x = F.C[:, :3, 3]
+    Jw = Js[:, :3]
+    Jv = Js[:, 3:] + _cross(np.repeat(-x, nv, axis=0),                      # v = v_O + w x x
+                            Jw.transpose(0, 2, 1).reshape(-1, 3)).reshape(-1, nv, 3).transpose(0, 2, 1)
+    J[tree.position_rows] = Jv[1::2] - Jv[0::2]                             # d/dt (p_B - p_A)
+    rows = tree.orientation_rows.size
+    if rows:                                                                 # d/dt s (a . b) = s (b x a) . (w_B - w_A)
+        a, b = _orientation_axes(tree, F.C)
+        n = tree.row_sign * _cross(b, a)
+        J[tree.orientation_rows] = (n[:, None, :] @ (Jw[1::2] - Jw[0::2])[tree.row_loop])[:, 0]
+    if qd is None:
+        return J, None
+    bias = np.empty(tree.m)
+    nb = model.nb
+    su = F.S * (tree.G @ qd)[:, None]                                        # s_k u_k
+    V = tree.path[:nb] @ su                                                  # (nb, 6) body velocities
+    w, v = V[:, :3], V[:, 3:]
+    c = _cross(np.concatenate([w, w, v]), np.concatenate([su[:, :3], su[:, 3:], su[:, :3]]))
+    Ae = tree.end_path @ np.concatenate([c[:nb], c[nb:2 * nb] + c[2 * nb:]], axis=1)   # sum of V_k x s_k u_k
+    Ve = Js @ qd                                                             # (E, 6) at the closure frames
+    we, alpha = Ve[:, :3], Ae[:, :3]
+    E = x.shape[0]
+    wx = _cross(np.concatenate([we, alpha]), np.concatenate([x, x]))        # w x x, alpha x x
+    acc = Ae[:, 3:] + wx[E:] + _cross(we, Ve[:, 3:] + wx[:E])               # a_O + alpha x x + w x v
+    bias[tree.position_rows] = acc[1::2] - acc[0::2]                         # a_s^vp - a_p^vp (eq. 3.106)
+    if rows:
+        # d/dt (b x a) . dw with b x a's derivative (w_B x b) x a + b x (w_A x a), expanded:
+        # (w_B . a)(b . dw) - (w_A . b)(a . dw) - (a . b)(dw . dw), dw = w_B - w_A; from the Gram matrix.
+        k = tree.row_loop
+        X = np.stack([a, b, we[2 * k], we[2 * k + 1]], axis=1)              # (R, 4, 3): a, b, w_A, w_B
+        g = X @ X.transpose(0, 2, 1)
+        a_dw, b_dw = g[:, 0, 3] - g[:, 0, 2], g[:, 1, 3] - g[:, 1, 2]
+        dw_dw = g[:, 3, 3] - 2.0 * g[:, 2, 3] + g[:, 2, 2]
+        d_axis_dw = g[:, 3, 0] * b_dw - g[:, 2, 1] * a_dw - g[:, 0, 1] * dw_dw
+        bias[tree.orientation_rows] = (tree.row_sign[:, 0] * d_axis_dw
+                                       + np.sum(n * (alpha[2 * k + 1] - alpha[2 * k]), axis=1))
+    return J, bias
 
 
 def _states(model, *states):

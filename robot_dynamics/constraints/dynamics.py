@@ -76,21 +76,30 @@ def constrained_forward_dynamics(model, q, qd, tau, *, baumgarte=(0.0, 0.0), max
     """
     kv, kp = _gains(baumgarte)
     shape, (Q, QD, TAU) = closure._states(model, q, qd, tau)
-    r, m = mechanism_rank(model), closure.loop_rows(model)
+    m = closure.loop_rows(model)
     QDD, LAM = np.empty_like(Q), np.empty((Q.shape[0], m))
     for i in range(Q.shape[0]):
-        M, h = mass_matrix(model, Q[i]), nonlinear_effects(model, Q[i], QD[i])
-        T = closure.frames(model, Q[i])
-        J = closure._jacobian(model, Q[i], T)
-        l = -closure._bias(model, Q[i], QD[i], T, J)                             # eq. 3.109
-        if kv or kp:
-            l = l - kv * (J @ QD[i]) - kp * closure._residual(model, T)          # eq. 3.110
-        Ur, sr, Vr, K = split(J, r, max_condition)
-        qdd0 = Vr @ ((Ur.T @ l) / sr)                                            # J qdd_0 = l
-        y = _solve_reduced(K.T @ M @ K, K.T @ (TAU[i] - h - M @ qdd0))           # eq. 3.99
-        QDD[i] = qdd0 + K @ y
-        LAM[i] = Ur @ ((Vr.T @ (M @ QDD[i] + h - TAU[i])) / sr)                 # J^T lam = M qdd + h - tau
+        QDD[i], LAM[i] = forward(model, Q[i], QD[i], TAU[i], kv, kp, max_condition)
     return QDD.reshape(shape + (model.nq,)), LAM.reshape(shape + (m,))
+
+
+def forward(model, q, qd, tau, kv=0.0, kp=0.0, max_condition=MAX_CONDITION, forces=True):
+    """One state of :func:`constrained_forward_dynamics`: ``(qdd, lam)`` (lam None without ``forces``).
+
+    No checks and the caller's thread count (the simulator's step calls it
+    with its inputs checked and the kernels on one thread)."""
+    M, h = mass_matrix(model, q), nonlinear_effects(model, q, qd)
+    F = closure.frames(model, q)
+    J, bias = closure._jacobian_and_bias(model, F, qd)
+    l = -bias                                                               # eq. 3.109
+    if kv or kp:
+        l = l - kv * (J @ qd) - kp * closure._residual(model, F)           # eq. 3.110
+    Ur, sr, Vr, K = split(J, mechanism_rank(model), max_condition)
+    qdd0 = Vr @ ((Ur.T @ l) / sr)                                           # J qdd_0 = l
+    y = _solve_reduced(K.T @ M @ K, K.T @ (tau - h - M @ qdd0))             # eq. 3.99
+    qdd = qdd0 + K @ y
+    lam = Ur @ ((Vr.T @ (M @ qdd + h - tau)) / sr) if forces else None     # J^T lam = M qdd + h - tau
+    return qdd, lam
 
 
 @one_thread
@@ -133,7 +142,7 @@ def constrained_inverse_dynamics(model, q, qd, qdd, actuated, *, max_condition=M
     TAU, LAM = np.zeros_like(Q), np.empty((Q.shape[0], m))
     for i in range(Q.shape[0]):
         tau_tree = rnea(model, Q[i], QD[i], QDD[i])                               # M qdd + h
-        J = closure._jacobian(model, Q[i], closure.frames(model, Q[i]))
+        J = closure._jacobian(model, closure.frames(model, Q[i]))
         Ur, sr, Vr, K = split(J, r, max_condition)
         A = K.T @ S                                                               # K^T S tau_a = K^T tau_tree
         tau_a = _actuated_solve(A, K.T @ tau_tree, names, max_condition)

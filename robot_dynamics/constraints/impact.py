@@ -89,7 +89,7 @@ def impact(model, q, qd_minus, link, point, normal, restitution=0.0, *, max_cond
         M = mass_matrix(model, Q[i])
         j = n @ jacobian(model, Q[i], link, x)[:3]                         # v_n = j qd
         if model.loops:
-            _, _, _, K = split(closure._jacobian(model, Q[i], closure.frames(model, Q[i])), r, max_condition)
+            _, _, _, K = split(closure._jacobian(model, closure.frames(model, Q[i])), r, max_condition)
             Mr = K.T @ M @ K
             y = _solve_reduced(Mr, K.T @ M @ QD[i])                        # qd- projected on the loops
         else:

@@ -12,14 +12,15 @@ step, with pluggable parts (the "physics plug-in"):
   ``fused.py``, through ``coefficients()``);
 - commands (``commands.py``): effort, position or velocity per joint,
   tracked by the :class:`JointActuator` (PD, effort limits);
-- step constraints (``constraints.py``): velocity limits; any :class:`Constraint`.
+- step constraints (``constraints.py``): velocity limits; any :class:`Constraint`;
+  :class:`LoopClosure`, the projection onto the loops of a closed-loop model.
 
 :class:`Simulator` steps one arm (for a ROS node or a Python loop);
 :func:`simulate` runs one and returns a :class:`SimulationResult`.
 See docs/SIMULATION.md.
 """
 from .commands import EFFORT, MODES, POSITION, VELOCITY, ActuatorCoefficients, Command, JointActuator
-from .constraints import Constraint, VelocityLimits, project_velocity
+from .constraints import Constraint, LoopClosure, VelocityLimits, project_velocity
 from .forces import (ExternalWrenches, ForceModel, FrictionCoefficients, JointFriction, JointInertia, PositionLimits,
                      StopCoefficients)
 from .integrators import INTEGRATORS, RK4, ExplicitEuler, ImplicitEuler, Integrator, SemiImplicitEuler, get_integrator
@@ -32,6 +33,6 @@ __all__ = [
     "ForceModel", "JointFriction", "PositionLimits", "ExternalWrenches", "JointInertia",
     "FrictionCoefficients", "StopCoefficients", "ActuatorCoefficients",
     "Command", "JointActuator", "EFFORT", "POSITION", "VELOCITY", "MODES",
-    "Constraint", "VelocityLimits", "project_velocity",
+    "Constraint", "VelocityLimits", "LoopClosure", "project_velocity",
     "default_forces", "default_constraints", "ProgressBar",
 ]

@@ -21,6 +21,16 @@ actuated: the actuator, the force models and commands see the joints only
 (``q[root_nq:]``, ``qd[root_nv:]``) and return joint torques; external
 wrenches act on any link (``frame='base'`` then means the world frame). No
 step constraint by default.
+
+Closed loops (``model.loops``, docs/LOOPS.md): the accelerations come from
+:func:`robot_dynamics.constrained_forward_dynamics` (the Handbook's sec.
+3.6.1 method 3, optional Baumgarte gains) with the same torques and link
+wrenches (as joint torques ``J^T f``), and after the step constraints the
+state is projected back onto the loops (:class:`.constraints.LoopClosure`),
+which keeps the residual at 1e-12 for any duration; every loop step runs
+its kernels on one thread. ``actuated`` names the joints with motors: the
+commands are for them only, the passive joints get no motor torque (the
+force models, friction and stops, act on every joint).
 """
 import sys
 import time
@@ -32,8 +42,12 @@ from ..algorithms import checks
 from ..algorithms.kernels import jit
 from ..algorithms.aba import aba
 from ..algorithms.energy import kinetic_energy, potential_energy
+from ..algorithms.rnea import gravity_torques, rnea
+from ..constraints.assembly import assemble
+from ..constraints.closure import one_thread
+from ..constraints.dynamics import _gains as baumgarte_gains, forward as loop_forward
 from .commands import Command, JointActuator
-from .constraints import VelocityLimits
+from .constraints import LoopClosure, VelocityLimits
 from . import fused as F
 from .forces import ExternalWrenches, ForceModel, JointFriction, PositionLimits
 from .integrators import RK4, ImplicitEuler, SemiImplicitEuler, get_integrator, lie_step
@@ -98,13 +112,25 @@ class Simulator:
             :class:`~robot_dynamics.simulation.JointActuator` with default
             gains (clamped to the effort limits).
         q0, qd0: initial state, (nq,); default ``model.neutral()`` at rest.
+        actuated: names of the joints with motors; the commands are for
+            them only (``set_command`` refuses the others) and the other
+            joints get no motor torque. None: every joint.
+        baumgarte: ``(Kv, Kp)`` [1/s, 1/s^2] of a model with loops
+            (:func:`robot_dynamics.constrained_forward_dynamics`); default
+            none: the projection after each step holds the loops
+            (docs/LOOPS.md, "Simulator and nodes").
+
+    A model with loops starts on them: ``q0`` is closed by
+    :func:`robot_dynamics.assemble` keeping the actuated joints (all of
+    them free when every joint is actuated) and ``qd0`` projected onto the
+    loops (as :meth:`reset` does).
 
     The external wrenches (:meth:`apply_wrench`) are one more force model,
     always present (:attr:`wrenches`).
     """
 
     def __init__(self, model, *, dt=1e-3, integrator="rk4", forces=None, constraints=None, actuator=None,
-                 q0=None, qd0=None):
+                 q0=None, qd0=None, actuated=None, baumgarte=(0.0, 0.0)):
         if not (isinstance(dt, (int, float, np.floating)) and np.isfinite(dt) and dt > 0):
             raise InputError("dt must be a finite time step > 0 [s], got %r" % (dt,))
         self.model = model
@@ -130,19 +156,46 @@ class Simulator:
         self._wrench_models = [f.link_wrenches for f in models if callable(getattr(f, "link_wrenches", None))]
         self._command = Command.zero(len(model.joint_names))
         self._zero = np.zeros(len(model.joint_names))
+        self.actuated = self._actuated(actuated)
+        self._all_actuated = self.actuated == tuple(model.joint_names)
+        self._loops = bool(model.loops)
+        if self._loops:
+            self.loop_closure = LoopClosure(model)
+            self._kv, self._kp = baumgarte_gains(baumgarte)
         self._fast_key, self._fast = None, None
         self._fusable = self._built_in_only()
         self.reset(q0, qd0)
 
+    def _actuated(self, actuated):
+        """The tuple of actuated joint names (all joints for None), checked."""
+        names = self.model.joint_names
+        if actuated is None:
+            return tuple(names)
+        actuated = [actuated] if isinstance(actuated, str) else list(actuated)
+        unknown = [j for j in actuated if j not in names]
+        if unknown or len(set(actuated)) != len(actuated) or not actuated:
+            raise InputError("actuated must name distinct joints of the model (%s), got %r"
+                             % (", ".join(names), actuated))
+        return tuple(actuated)
+
     # --- state -------------------------------------------------------------
 
-    def reset(self, q=None, qd=None, t=0.0):
+    def reset(self, q=None, qd=None, t=0.0, keep=None):
         """Set the state and the time; commands and wrenches are kept.
 
         Args:
             q: (nq,) joint positions, default ``model.neutral()``.
             qd: (nq,) joint velocities, default zeros.
             t: time [s].
+            keep: a model with loops: the joints held at their ``q`` while
+                :func:`robot_dynamics.assemble` closes the loops (default the
+                actuated joints; none when every joint is actuated). The
+                velocity is then projected onto the loops (the closest one in
+                the kinetic-energy metric).
+
+        Raises:
+            InputError: bad values; AssemblyError: the loops cannot be closed
+                from ``q`` with the ``keep`` joints held.
         """
         q = self.model.neutral() if q is None else self._vector(q, "q")
         qd = np.zeros(self.model.nv) if qd is None else self._vector(qd, "qd")
@@ -151,8 +204,18 @@ class Simulator:
             q = normalize(self.model, q)
         if not np.isfinite(t):
             raise InputError("t must be a finite time [s], got %r" % (t,))
+        if self._loops:
+            q, qd = self._close(t, q, qd, keep)
         self._q, self._qd = q, qd
         self._t0, self._k = float(t), 0
+
+    @one_thread
+    def _close(self, t, q, qd, keep):
+        """(q, qd) of a model with loops moved onto them (see :meth:`reset`)."""
+        if keep is None:
+            keep = () if self._all_actuated else self.actuated
+        q = assemble(self.model, q, keep=keep, tol=self.loop_closure.tol)      # the kept joints exactly
+        return self.loop_closure.apply(self.model, t, q, qd)
 
     def _vector(self, x, name):
         if self._root and name == "q":          # nq entries (checked), not nv
@@ -207,6 +270,8 @@ class Simulator:
 
     def acceleration(self):
         """(nq,) joint accelerations at the current state and inputs."""
+        if self._loops:
+            return one_thread(self._accel)(self.time, self._q, self._qd)
         return self._accel(self.time, self._q, self._qd)
 
     # --- inputs ------------------------------------------------------------
@@ -218,13 +283,23 @@ class Simulator:
             values: one value per joint of ``joints``, or a dict {joint: value}.
             mode: ``'effort'`` [N m], ``'position'`` [rad] or ``'velocity'``
                 [rad/s], or one mode per joint.
-            joints: the joint names (default: all, in ``model.joint_names`` order);
-                the other joints keep their commands.
+            joints: the joint names (default: the :attr:`actuated` ones, all
+                joints unless the simulator was given ``actuated``, in that
+                order); the other joints keep their commands.
 
         Raises:
-            ValueError: unknown joint or mode, wrong length, non-finite value.
-                The previous command stays in force.
+            ValueError: unknown or passive (not actuated) joint or mode, wrong
+                length, non-finite value. The previous command stays in force.
         """
+        if not self._all_actuated:
+            names = list(values) if isinstance(values, dict) else (
+                list(self.actuated) if joints is None else [joints] if isinstance(joints, str) else list(joints))
+            passive = [j for j in names if j in self.model.joint_names and j not in self.actuated]
+            if passive:
+                raise InputError("joint(s) %s are passive: the simulator drives only the actuated joints (%s)"
+                                 % (", ".join(passive), ", ".join(self.actuated)))
+            if joints is None and not isinstance(values, dict):
+                joints = list(self.actuated)
         self._command = self._command.updated(self.model, values, mode, joints)
 
     def apply_wrench(self, link, wrench, frame="link"):
@@ -260,6 +335,11 @@ class Simulator:
             w = lw(self.model, t, q, qd)
             if w is not None:
                 W = w if W is None else W + w
+        if self._loops:                       # the wrenches as joint torques J^T f = g - rnea(q, 0, 0, f)
+            tau = self._zero if tau is None else tau
+            if W is not None:
+                tau = tau + (gravity_torques(self.model, q) - rnea(self.model, q, self._zero, self._zero, W))
+            return loop_forward(self.model, q, qd, tau, self._kv, self._kp, forces=False)[0]
         return aba(self.model, q, qd, self._zero if tau is None else tau, W)
 
     def step(self, n=1):
@@ -277,10 +357,18 @@ class Simulator:
         fast = self._fast_path() if n > 1 and not self.constraints else None
         if fast is not None:
             self._advance_fused(n, fast)
+        elif self._loops:
+            self._advance_loops(n)
         else:
             for _ in range(n):
                 self._advance()
         return self.state
+
+    @one_thread
+    def _advance_loops(self, n):
+        """``n`` steps of a model with loops: the plug-in path, then the projection onto the loops."""
+        for _ in range(n):
+            self._advance()
 
     def _advance_fused(self, n, fast):
         """``n`` steps in one compiled call; on a non-finite state, keep the
@@ -308,6 +396,8 @@ class Simulator:
                     q[0] = np.nan                      # reported below, state kept
             for c in self.constraints:
                 q, qd = c.apply(self.model, t + self.dt, q, qd)
+            if self._loops and _finite(q, qd):
+                q, qd = self.loop_closure.apply(self.model, t + self.dt, q, qd)
             ok = q.shape == self._q.shape and qd.shape == self._qd.shape and _finite(q, qd)
         except (ValueError, ArithmeticError) as err:
             raise SimulationError("step at t = %.6f s failed, state kept: %s%s"
@@ -325,7 +415,7 @@ class Simulator:
         """True if integrator, actuator and force models are the built-in ones
         that :mod:`.fused` implements (see its docstring)."""
         kinds = [type(f) for f in self.forces]
-        return (not self.model.has_mimic and self.model.root_joint is None
+        return (not self.model.has_mimic and self.model.root_joint is None and not self.model.loops
                 and type(self.integrator) in (RK4, SemiImplicitEuler, ImplicitEuler)
                 and type(self.actuator) is JointActuator
                 and len(set(kinds)) == len(kinds)
@@ -386,7 +476,8 @@ _METHODS = {SemiImplicitEuler: F.SEMI_IMPLICIT_EULER, RK4: F.RK4, ImplicitEuler:
 
 
 def simulate(model, q0, qd0=None, *, duration, dt=1e-3, integrator="rk4", tau=None, f_ext=None,
-             forces=None, constraints=None, actuator=None, record_every=1, progress=None):
+             forces=None, constraints=None, actuator=None, record_every=1, progress=None, actuated=None,
+             baumgarte=(0.0, 0.0)):
     """Simulate the arm for ``duration`` seconds and record its trajectory.
 
     Args:
@@ -399,7 +490,8 @@ def simulate(model, q0, qd0=None, *, duration, dt=1e-3, integrator="rk4", tau=No
         tau: joint effort commands [N m or N]: None (zero), an (nq,) array
             (constant) or a callable ``tau(t, q, qd) -> (nq,)`` evaluated
             once per step at its start and held over the step (a controller
-            running at the physics rate). Clamped to the effort limits.
+            running at the physics rate). Clamped to the effort limits. With
+            ``actuated``: one value per actuated joint, in its order.
         f_ext: constant external wrenches on links, ``{link: (6,)}`` in the
             link frames (the convention of :func:`robot_dynamics.aba`).
         forces, constraints, actuator: as for :class:`Simulator`; None gives
@@ -408,6 +500,8 @@ def simulate(model, q0, qd0=None, *, duration, dt=1e-3, integrator="rk4", tau=No
         record_every: keep every n-th step (the last one is always kept).
         progress: show a text progress bar on stderr: True, False, or None
             (shown for runs of 50,000 steps or more when stderr is a terminal).
+        actuated, baumgarte: as for :class:`Simulator` (a model with loops
+            starts on them, ``q0`` closed keeping the actuated joints).
 
     Returns:
         :class:`~robot_dynamics.simulation.SimulationResult` (t, q, qd, tau, energy).
@@ -421,7 +515,7 @@ def simulate(model, q0, qd0=None, *, duration, dt=1e-3, integrator="rk4", tau=No
     if int(record_every) != record_every or record_every < 1:
         raise InputError("record_every must be an integer >= 1, got %r" % (record_every,))
     sim = Simulator(model, dt=dt, integrator=integrator, forces=forces, constraints=constraints,
-                    actuator=actuator, q0=q0, qd0=qd0)
+                    actuator=actuator, q0=q0, qd0=qd0, actuated=actuated, baumgarte=baumgarte)
     for link, w in (f_ext or {}).items():
         sim.apply_wrench(link, w, "link")
     control = tau if callable(tau) else None
