@@ -108,7 +108,7 @@ def momentum_batch(D, Q, OUT):
     return all_finite(OUT) and all_finite(Q)
 
 
-MOMENTUM = Algorithm(None, momentum_batch, ("q",))
+MOMENTUM = Algorithm(None, momentum_batch, ("q",), serial=momentum_states)
 
 
 def _composite(model, q):

@@ -133,7 +133,7 @@ def coriolis_batch(D, Q, QD, C):
     return all_finite(C) and all_finite(Q) and all_finite(QD)
 
 
-CORIOLIS = Algorithm(None, coriolis_batch, ("q", "qd"), "matrix")
+CORIOLIS = Algorithm(None, coriolis_batch, ("q", "qd"), "matrix", serial=coriolis_states)
 
 
 def coriolis_matrix(model, q, qd, *, data=None, out=None):

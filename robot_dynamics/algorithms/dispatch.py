@@ -34,11 +34,17 @@ class Algorithm:
         shape: the result's shape for one state: "vector" (nq,), "matrix"
             (nq, nq), "scalar" (), or a tuple given per call.
         extra: default further arguments of the batch kernel.
+        serial: the batch kernel's one-thread loop ``serial(table, *STATES,
+            *extra, OUT, work)`` (no finiteness check), for an algorithm without
+            ``one``: a batch of one state runs there, without the thread
+            pool's start-up (microseconds when idle, a millisecond on a loaded
+            machine).
     """
-    __slots__ = ("one", "batch", "names", "shape", "extra")
+    __slots__ = ("one", "batch", "names", "shape", "extra", "serial")
 
-    def __init__(self, one, batch, names, shape="vector", extra=()):
+    def __init__(self, one, batch, names, shape="vector", extra=(), serial=None):
         self.one, self.batch, self.names, self.shape, self.extra = one, batch, names, shape, extra
+        self.serial = serial
         if hasattr(one, "users"):          # a lazily compiled entry point: swap in the compiled one
             one.users.append(self)
 
@@ -53,7 +59,13 @@ class Algorithm:
         states = dict(zip(self.names, x))
         shape, X = checks.batch(model, **states)
         OUT = _output(out, shape, tail)
-        if not self.batch(model.packed, *X, *extra, OUT):
+        if self.serial is not None and OUT.shape[0] == 1:
+            W = data.work if data is not None else np.empty(work_size(model.nb, model.nv))
+            self.serial(model.packed, *X, *extra, OUT, W)
+            ok = np.isfinite(OUT).all() and all(np.isfinite(a).all() for a in X)
+        else:
+            ok = self.batch(model.packed, *X, *extra, OUT)
+        if not ok:
             _not_finite(states, on_error, model)
         return OUT.reshape(shape + tail) if out is None else out
 

@@ -92,8 +92,8 @@ def jacobian_states(D, Q, link_body, link_pose, l, point, J, W):
             j = int(D[j, PARENT])
 
 
-FORWARD_KINEMATICS = Algorithm(None, fk_batch, ("q",))
-JACOBIAN = Algorithm(None, jacobian_batch, ("q",))
+FORWARD_KINEMATICS = Algorithm(None, fk_batch, ("q",), serial=fk_states)
+JACOBIAN = Algorithm(None, jacobian_batch, ("q",), serial=jacobian_states)
 
 
 def forward_kinematics(model, q, *, data=None):
