@@ -36,6 +36,19 @@ state then gives no torque (counted), so the watchdog's ``on_timeout``
 follows as for silent joint states. The momentum observer and
 ``~/identify_payload`` need a fixed base and refuse such a robot.
 
+A closed-loop robot (``loops_file`` with ``actuated_joints``, docs/LOOPS.md):
+the laws are computed by :mod:`.closed_loop` with
+``rd.constrained_inverse_dynamics`` and every torque output (the JointState
+topics and the command) is for the actuated joints only (``joints``
+defaults to them and may not name a passive joint). Joint states need only
+the actuated joints: the passive positions are assembled from them (the
+message's passive positions, if any, only start the assembly), the
+velocities follow from the loops. A singular pose (``SingularityError``)
+gives no torque, counted in diagnostics (``singular_states``) like the
+states whose loops cannot be closed (``bad_messages``); the watchdog then
+acts as for silent joint states. The momentum observer and
+``~/identify_payload`` refuse such a robot.
+
 Topic names are relative (``joint_states``, ``robot_description``,
 ``effort_controller/commands``) or private (``~/...``): a namespace moves
 them all; only /diagnostics and /clock are absolute, as ROS 2 has them.
@@ -101,10 +114,11 @@ from trajectory_msgs.msg import JointTrajectory
 from robot_dynamics_interfaces.msg import Collision
 from robot_dynamics_interfaces.srv import IdentifyPayload
 
-from ..errors import InputError
+from ..errors import InputError, SingularityError
 from ..ros import params as P
 from . import base_compensation
 from .base_state import BaseState, base_link
+from .closed_loop import ClosedLoop
 from .compensation import (COMPUTED_TORQUE, FEEDFORWARD, GRAVITY_CORIOLIS, MODES, Compensation,
                            TorqueLimiter, computed_torque, feedforward)
 from .deferred import DeferredService
@@ -268,6 +282,11 @@ class DynamicsNode(ModelNode):
         self.base = None
         self.n_no_base = 0                  # joint states that gave no torque for want of a fresh base state
         self._ff = self._ct = None          # the feedforward / computed-torque laws of the model
+        # Closed loops: the laws (None for a tree), the passive joints' positions of the messages.
+        self.loop = self.passive = None
+        self.n_singular = 0                 # joint states at a singular pose (no torque)
+        self.last_singularity = ''
+        self.out_names = ()                 # joints of the torque outputs: the model's, or the actuated ones
 
     def warm_up(self):
         super().warm_up()
@@ -393,13 +412,23 @@ class DynamicsNode(ModelNode):
         """(Re)build everything that depends on the model; None or the problem."""
         self.ready = False
         p = self.p
-        names = tuple(model.joint_names)
+        loops = bool(model.loops)
+        names = tuple(self.actuated(model)) if loops else tuple(model.joint_names)
+        if not loops and p.actuated_joints and set(p.actuated_joints) != set(names):
+            return ("actuated_joints names %d of the %d joints of %r, which has no loops (loops_file): a tree "
+                    "with passive joints cannot be compensated" % (len(p.actuated_joints), len(names), model.name))
         cmd_joints = list(p.joints) or list(names)
         try:
             cmd_idx = reorder_indices(names, cmd_joints, what="parameter 'joints'")
         except JointMapError as exc:
+            if loops:
+                passive = [j for j in cmd_joints if j in model.joint_names and j not in names]
+                if passive:
+                    return ("the model does not fit the controller: parameter 'joints' names the passive joint(s) "
+                            "%s; the command is for the actuated joints (%s)" % (', '.join(passive), ', '.join(names)))
             return 'the model does not fit the controller: %s' % exc
-        limiter = TorqueLimiter(model.effort_limit, p.effort_limit_scale)
+        index = [model.joint_names.index(n) for n in names]
+        limiter = TorqueLimiter(model.effort_limit[index], p.effort_limit_scale)
         if not limiter.bounded:
             free = [n for n, l in zip(names, limiter.limit) if not math.isfinite(l)]
             self.get_logger().warning('no URDF effort limit for %s: their torques are checked for '
@@ -410,6 +439,11 @@ class DynamicsNode(ModelNode):
             self.merger = JointStateMerger(names)
             self.reference = None
             self._abort_identification('the model\'s joints changed while collecting joint states')
+        passive = tuple(n for n in model.joint_names if n not in names)
+        if not passive:
+            self.passive = None
+        elif self.passive is None or self.passive.joint_names != passive:
+            self.passive = JointStateMerger(passive)
         problem = self._build_monitor(model, names, cmd_joints)
         if problem:
             return problem
@@ -436,13 +470,25 @@ class DynamicsNode(ModelNode):
         self.cmd_idx, self.cmd_joints = cmd_idx, cmd_joints
         self.kp = self._gains(p.kp, names, cmd_joints)
         self.kd = self._gains(p.kd, names, cmd_joints)
+        self.out_names = names
         self.mode = p.mode
         self.ready = True
         return None
 
     def _laws(self, model):
-        """The compensation of ``model`` (set ``self._ff``, ``self._ct`` and ``self.base`` to go with it)."""
+        """The compensation of ``model`` (set ``self._ff``, ``self._ct``, ``self.base`` and ``self.loop`` to go
+        with it)."""
         p = self.p
+        if model.loops:
+            self.base = None
+            old, loop = self.loop, ClosedLoop(model, self.actuated(model), p.mode, p.friction_smoothing)
+            if old is not None and old.model.joint_names == model.joint_names:
+                loop.q = old.q                        # the branch the mechanism is on carries over
+            self.loop = loop
+            self._ff = loop.feedforward
+            self._ct = lambda q, qd, *desired: loop.computed_torque(q, qd, *desired, self.kp, self.kd)
+            return loop
+        self.loop = None
         if model.root_joint is None:
             self.base = None
             self._ff = lambda q, qd, q_d, qd_d, qdd_d: feedforward(model, q_d, qd_d, qdd_d)
@@ -473,6 +519,14 @@ class DynamicsNode(ModelNode):
                     "joint torques of a moving base do not give its momentum without the wrenches on the base "
                     "(contacts, wheels); set 'observer_gains' to [] for this robot" % describe_base(model))
         return None
+
+    def loops_problem(self, model):
+        """ModelNode's check of ``actuated_joints``; and the observer refuses a closed-loop robot."""
+        if model.loops and self.observer_on:
+            return ("robot %r has closed loops (loops_file): the momentum observer (parameter 'observer_gains') "
+                    "needs a tree, whose joint torques give its momentum; set 'observer_gains' to [] for this robot"
+                    % model.name)
+        return super().loops_problem(model)
 
     def service_base_state(self, model):
         """The latest base state from ``base_state_topic`` if it is fresh (InputError if not)."""
@@ -546,7 +600,7 @@ class DynamicsNode(ModelNode):
             self.get_logger().info('reference cleared (empty trajectory)')
             return
         try:
-            sampler = TrajectorySampler(self.model.joint_names, msg, hold_first=stream)
+            sampler = TrajectorySampler(self.out_names, msg, hold_first=stream)
         except JointMapError as exc:
             self.n_bad += 1
             self._warn('reference ignored: %s' % exc)
@@ -605,6 +659,24 @@ class DynamicsNode(ModelNode):
         q, qd = merger.q, merger.qd
         comp = self.comp
         base = self.base
+        loop = self.loop
+        if loop is not None:
+            # The passive joints come from the actuated ones; a message's passive positions start the assembly.
+            guess = None
+            if self.passive is not None:
+                try:
+                    self.passive.update(msg.name, msg.position, ())
+                    guess = self.passive.q if self.passive.ready else None
+                except JointMapError:
+                    pass
+            try:
+                q, qd = loop.complete(q, qd, guess)
+            except SingularityError as exc:
+                return self._singular(exc)
+            except ValueError as exc:
+                self.n_bad += 1
+                self._warn('no torque for this joint state: %s' % exc)
+                return
         if base is not None:
             now = self._clock.now().nanoseconds
             if not base.fresh(now):
@@ -635,6 +707,8 @@ class DynamicsNode(ModelNode):
                 if self.mode == COMPUTED_TORQUE:
                     self.views['ct'][:] = self._ct(q, qd, q_d, qd_d, qdd_d)
                     outputs = self.out_ct
+        except SingularityError as exc:
+            return self._singular(exc)
         except ValueError as exc:
             self.n_bad += 1
             self._warn('no torque for this joint state: %s' % exc)
@@ -669,6 +743,12 @@ class DynamicsNode(ModelNode):
         self._cb_time += dt
         if dt > self._cb_max:
             self._cb_max = dt
+
+    def _singular(self, exc):
+        """A joint state at a singular pose of the closed loops: no torque, counted."""
+        self.n_singular += 1
+        self.last_singularity = str(exc)
+        self._warn('no torque for this joint state: %s' % exc)
 
     def _on_base_state(self, msg):
         """A nav_msgs/Odometry on base_state_topic: the base state the next joint states use."""
@@ -783,6 +863,9 @@ class DynamicsNode(ModelNode):
         if self.base_model.root_joint is not None:
             return ('%s: payload identification needs a fixed base (the base wrench that a moving base\'s '
                     'contacts give is not measured)' % describe_base(self.base_model))
+        if self.base_model.loops:
+            return ('robot %r has closed loops (loops_file): payload identification needs a tree (the loop forces '
+                    'are not measured)' % self.base_model.name)
         if link not in self.base_model.link_names:
             return 'unknown link %r; the model\'s links are: %s' % (link, ', '.join(self.base_model.link_names))
         if self.base_model.link_body[self.base_model.link_index(link)] < 0:
@@ -922,7 +1005,7 @@ class DynamicsNode(ModelNode):
             ('command_joints', ', '.join(self.cmd_joints)),
             ('reference', 'none' if self.reference is None else
              ('set-point' if self._ref_stream else '%d points, %.3f s' % (len(self.reference.t), self.reference.duration))),
-        ] + self._observer_values() + self._base_values() + [
+        ] + self._observer_values() + self._base_values() + self._loop_values() + [
             ('payload_identification', self._identification_state())]
         if self.ready and not self.merger.ready:
             values.append(('missing_joints', ', '.join(self.merger.missing())))
@@ -983,6 +1066,12 @@ class DynamicsNode(ModelNode):
                 ('base_state_frame', base.fixed_frame),
                 ('last_base_state_problem', base.problem),
                 ('joint_states_without_base_state', self.n_no_base)]
+
+    def _loop_values(self):
+        """Diagnostic values of a closed-loop robot: its singular states (no torque) and the last one."""
+        if self.loop is None:
+            return []
+        return [('singular_states', self.n_singular), ('last_singularity', self.last_singularity)]
 
     def _identification_state(self):
         if self.job is None:

@@ -34,6 +34,20 @@ joint block of M (the arm's inertia with the base held; it does not depend
 on the base's pose). ``~/forward_dynamics`` and ``~/fill_trajectory_efforts``
 refuse: the joint accelerations of a free base depend on the contact
 wrenches on it, and a trajectory's future base states are unknown.
+
+A closed-loop robot (``loops_file``, docs/LOOPS.md): the URDF is the
+mechanism's spanning tree and the YAML file its closure joints, applied
+with ``rd.load_urdf(..., loops=...)`` to every description. The file is
+read once, at start-up; a file that cannot be read or parsed, or loops that
+do not fit a description, leave the node without that model and with an
+ERROR status naming the file and the loop (the node keeps running). The
+state is fixed by ``actuated_joints`` (:mod:`.closed_loop`): a request may
+name only them, the passive joints are computed. ``~/gravity_compensation``
+and ``~/inverse_dynamics`` answer ``rd.constrained_inverse_dynamics`` for
+the actuated joints; ``~/forward_dynamics`` ``rd.constrained_forward_dynamics``
+for every joint (efforts of the actuated joints, none at the passive
+ones); ``~/mass_matrix`` the spanning tree's M; ``~/fill_trajectory_efforts``
+refuses.
 """
 import time
 
@@ -42,6 +56,7 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -52,7 +67,9 @@ from robot_dynamics_interfaces.srv import (ForwardDynamics, GravityCompensation,
 
 from ..ros import params as P
 from .base_state import full_state
-from .joint_map import state_from_names
+from .closed_loop import ClosedLoop, check_actuated
+from .compensation import GRAVITY
+from .joint_map import JointMapError, state_from_names
 from .trajectory import fill_trajectory_efforts
 from ..errors import InputError
 
@@ -78,6 +95,15 @@ MODEL_PARAMS = (
             'Coulomb friction compensation; 0 uses the plain sign.', check=P.non_negative),
     P.Param('diagnostics_period', 1.0, 'Period [s] of the status published on /diagnostics.',
             check=P.positive),
+    P.Param('loops_file', '', 'YAML file of the closure joints of a closed-loop robot (docs/LOOPS.md), whose '
+            'spanning tree the URDF describes: a path (relative: to the working directory) or '
+            'package://<package>/<path> in a package\'s share directory. Read once at start-up and applied to '
+            'every description; a file that cannot be read or does not fit leaves the node without a model, '
+            'with an ERROR status naming the file and the loop. Empty: none.'),
+    P.Param('actuated_joints', [], 'Joints with motors of a closed-loop robot (loops_file): the torques, '
+            'commands and efforts are for them only, and the passive joints are computed from them (a joint '
+            'state may name only the actuated joints). Empty: every joint.',
+            ptype=Parameter.Type.STRING_ARRAY),
 )
 
 # A two-link robot used to compile (or load from numba's cache) every kernel
@@ -109,6 +135,7 @@ def warm_up():
     rd.aba(model, q, q, q)
     rd.friction_torques(model, q, smoothing=0.01)
     rd.rnea(model, np.tile(q, (3, 1)), np.tile(q, (3, 1)), np.tile(q, (3, 1)))
+    rd.forward_kinematics(model, q)           # the loop kinematics of a closed-loop robot (loops_file)
 
 
 def warm_up_moving_base():
@@ -182,6 +209,9 @@ class ModelNode(Node):
         self.model_updates = 0
         self.descriptions_rejected = 0
         self.payloads = {}            # link -> (mass, com (3,), inertia (3, 3))
+        self.loops = None             # the parsed loops_file (a tuple of rd.Loop), or None
+        self.loops_error = ''         # why loops_file could not be read, or ''
+        self._service_loop = None     # the services' ClosedLoop of the current model
         self._clock = self.get_clock()
 
     def configure(self):
@@ -204,9 +234,15 @@ class ModelNode(Node):
             event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
         self.create_outputs()
 
-        # The model: parameter, file, or topic.
+        # The model: parameter, file, or topic; the loops from their file, once.
         from_topic = not (self.p.robot_description or self.p.urdf_path)
-        if self.p.robot_description:
+        if self.p.loops_file:
+            self._read_loops(self.p.loops_file)
+        if self.loops_error:
+            self.model_source = 'parameter robot_description' if self.p.robot_description else (
+                'file %s' % self.p.urdf_path if self.p.urdf_path else 'topic %s' % self.resolve_topic_name(
+                    self.p.robot_description_topic))
+        elif self.p.robot_description:
             self.model_source = 'parameter robot_description'
             self._set_description(self.p.robot_description, fatal=True)
         elif self.p.urdf_path:
@@ -263,6 +299,20 @@ class ModelNode(Node):
         """Add values to the node's DiagnosticStatus and set its level/message."""
 
     # --- model ------------------------------------------------------------------
+    def _read_loops(self, path):
+        """Read and parse ``loops_file`` (a path or package://pkg/path); on failure set ``loops_error``
+        and the error status (the node stays up without a model)."""
+        from ..model.loops import parse_loops
+        try:
+            with open(resolve_path(path), 'rb') as f:
+                text = f.read(1 << 20).decode('utf-8', 'replace')
+            self.loops = parse_loops(text)
+        except (OSError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            self.loops_error = "parameter 'loops_file' %r: %s" % (path, reason)
+            self.model_status, self.model_error = 'error', self.loops_error
+            self.get_logger().error(self.loops_error + '; no model until the node is restarted with a usable file')
+
     def _on_description(self, msg):
         self._set_description(msg.data, fatal=False)
 
@@ -271,10 +321,17 @@ class ModelNode(Node):
         # does not start with '<' as a file, and a description comes from the
         # network (a FIFO path would block the node, any other path would
         # probe the file system).
+        if self.loops_error:
+            self.descriptions_rejected += 1
+            return
         try:
-            base = rd.load_urdf(xml.encode('utf-8'), gravity=tuple(self.p.gravity))
+            base = rd.load_urdf(xml.encode('utf-8'), gravity=tuple(self.p.gravity), loops=self.loops)
         except (ValueError, OSError) as exc:
             text = 'robot description rejected (%s): %s' % (self.model_source, exc)
+            if self.loops and self._tree_loads(xml):           # the loops' fault: an error status, no exit
+                text = ("robot description rejected (%s): the loops of loops_file %r do not fit it: %s"
+                        % (self.model_source, self.p.loops_file, exc))
+                fatal = False
             if fatal:
                 raise P.ParameterError(text) from None
             self.descriptions_rejected += 1
@@ -293,17 +350,43 @@ class ModelNode(Node):
         if problem and fatal:
             raise P.ParameterError(problem)
         if not problem:
-            self.get_logger().info('model %r from %s: %d joints (%s), %.2f kg%s'
+            self.get_logger().info('model %r from %s: %d joints (%s), %.2f kg%s%s'
                                    % (base.name, self.model_source, len(base.joint_names),
                                       ', '.join(base.joint_names), base.total_mass,
-                                      '' if base.root_joint is None else ', %s base' % base.root_joint))
+                                      '' if base.root_joint is None else ', %s base' % base.root_joint,
+                                      '' if not base.loops else ', %d loop(s) from %s (actuated: %s)' % (
+                                          len(base.loops), self.p.loops_file, ', '.join(self.actuated(base)))))
+
+    def _tree_loads(self, xml):
+        """True if the description loads without the loops (then they are what does not fit)."""
+        try:
+            rd.load_urdf(xml.encode('utf-8'), gravity=tuple(self.p.gravity))
+            return True
+        except (ValueError, OSError):
+            return False
+
+    def actuated(self, model):
+        """The actuated joints of ``model``: ``actuated_joints``, or every joint when it is empty."""
+        return list(self.p.actuated_joints) or list(model.joint_names)
+
+    def loops_problem(self, model):
+        """The problem with ``actuated_joints`` for ``model``, or None (subclasses add theirs)."""
+        if not self.p.actuated_joints:
+            if model.loops:
+                self.get_logger().warning('actuated_joints is empty: every joint of the closed-loop robot %r '
+                                          'counts as actuated (its passive joints too); set it to the motors'
+                                          % model.name, once=True)
+            return None
+        return check_actuated(model, list(self.p.actuated_joints))
 
     def _rebuild(self, joints_changed):
         model = self.base_model
         for link, (m, com, inertia) in self.payloads.items():
             model = model.with_payload(link, m, com, inertia)
         self.model = model
-        problem = self.moving_base_problem(model) or self.on_model(model, joints_changed)
+        self._service_loop = None
+        problem = (self.moving_base_problem(model) or self.loops_problem(model)
+                   or self.on_model(model, joints_changed))
         if problem:
             self.model_status = 'error'
             self.model_error = problem
@@ -355,6 +438,12 @@ class ModelNode(Node):
             return self._no_model(response)
         js = request.joint_state
         try:
+            if model.loops:
+                loop = self._loop_of(model)
+                q, qd = self._loop_state(loop, js)
+                tau = loop.compute(q, qd).copy()
+                response.torques = JointState(header=js.header, name=loop.actuated, effort=tau.tolist())
+                return _ok(response)
             q, = state_from_names(model.joint_names, js.name, js.position, (), what=('position',))
             q, _ = self._full_state(model, q)
             tau = rd.gravity_torques(model, q)[model.root_nv:]
@@ -363,11 +452,41 @@ class ModelNode(Node):
         response.torques = JointState(header=js.header, name=list(model.joint_names), effort=tau.tolist())
         return _ok(response)
 
+    def _loop_of(self, model):
+        """The services' :class:`.closed_loop.ClosedLoop` of ``model`` (gravity mode), built once per model."""
+        if self._service_loop is None or self._service_loop.model is not model:
+            self._service_loop = ClosedLoop(model, self.actuated(model), GRAVITY)
+        return self._service_loop
+
+    def _loop_state(self, loop, js, extra=(), what=()):
+        """(q, qd, *extra) of a closed-loop request: the actuated joints' values (the passive ones, if
+        named, only start the assembly); the extra arrays (actuated order) are returned as they are."""
+        arrays = state_from_names(loop.actuated, js.name, js.position, js.velocity, extra,
+                                  what=('position', 'velocity') + tuple(what))
+        guess = None
+        if loop.passive and all(n in js.name for n in loop.passive):
+            try:
+                guess, = state_from_names(loop.passive, js.name, js.position, (), what=('position',))
+            except JointMapError:
+                guess = None
+        q, qd = loop.complete(arrays[0], arrays[1], guess)
+        return (q.copy(), qd.copy()) + tuple(arrays[2:])
+
     def _srv_inverse_dynamics(self, request, response):
         model = self.model
         if model is None:
             return self._no_model(response)
         js = request.joint_state
+        if model.loops:
+            try:
+                loop = self._loop_of(model)
+                q, qd, qdd_a = self._loop_state(loop, js, [request.acceleration], ('acceleration',))
+                tau, _ = rd.constrained_inverse_dynamics(model, q, qd, loop.accelerations(q, qd, qdd_a),
+                                                         loop.actuated)
+            except ValueError as exc:
+                return _fail(response, exc)
+            response.torques = JointState(header=js.header, name=loop.actuated, effort=tau[loop.a].tolist())
+            return _ok(response)
         try:
             q, qd, qdd = state_from_names(model.joint_names, js.name, js.position, js.velocity,
                                           [request.acceleration],
@@ -391,9 +510,16 @@ class ModelNode(Node):
                          'the contacts in f_ext)' % describe_base(model))
         js = request.joint_state
         try:
-            q, qd, tau = state_from_names(model.joint_names, js.name, js.position, js.velocity,
-                                          [js.effort], what=('position', 'velocity', 'effort'))
-            qdd = rd.aba(model, q, qd, tau)
+            if model.loops:
+                loop = self._loop_of(model)
+                q, qd, tau_a = self._loop_state(loop, js, [js.effort], ('effort',))
+                tau = np.zeros(model.nq)
+                tau[loop.a] = tau_a
+                qdd, _ = rd.constrained_forward_dynamics(model, q, qd, tau)
+            else:
+                q, qd, tau = state_from_names(model.joint_names, js.name, js.position, js.velocity,
+                                              [js.effort], what=('position', 'velocity', 'effort'))
+                qdd = rd.aba(model, q, qd, tau)
         except ValueError as exc:
             return _fail(response, exc)
         response.name = list(model.joint_names)
@@ -423,6 +549,9 @@ class ModelNode(Node):
         if model.root_joint is not None:
             return _fail(response, '%s: the efforts of a trajectory need the base state at each of its points, '
                          'which are unknown ahead of time' % describe_base(model))
+        if model.loops:
+            return _fail(response, 'robot %r has closed loops (loops_file): the trajectory efforts are computed for '
+                         'trees only; use ~/inverse_dynamics point by point' % model.name)
         try:
             response.trajectory = fill_trajectory_efforts(
                 model, request.trajectory, include_friction=request.include_friction,
@@ -519,6 +648,11 @@ class ModelNode(Node):
         values = [('model_source', self.model_source), ('model_status', self.model_status),
                   ('model_updates', self.model_updates),
                   ('descriptions_rejected', self.descriptions_rejected)]
+        if self.p.loops_file:
+            values.append(('loops_file', self.p.loops_file))
+        if self.model is not None and self.model.loops:
+            values += [('loops', ', '.join(l.name for l in self.model.loops)),
+                       ('actuated_joints', ', '.join(self.actuated(self.model)))]
         if self.model is not None:
             values += [('robot', self.model.name), ('joints', ', '.join(self.model.joint_names)),
                        ('payload_mass_kg', '%.4g' % self.payload_mass()),
@@ -529,6 +663,22 @@ class ModelNode(Node):
         array.header.stamp = self._clock.now().to_msg()
         array.status = [status]
         self._diag_pub.publish(array)
+
+
+def resolve_path(path):
+    """A file path of ``path``: as it is, or ``package://<package>/<rest>`` in that package's share
+    directory (ament index; OSError if the package is not found)."""
+    prefix = 'package://'
+    if not path.startswith(prefix):
+        return path
+    package, _, rest = path[len(prefix):].partition('/')
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        share = get_package_share_directory(package)
+    except Exception as exc:          # PackageNotFoundError, or no ament index at all
+        raise OSError(0, 'package %r not found (%s)' % (package, exc)) from None
+    import os
+    return os.path.join(share, rest)
 
 
 def describe_base(model):

@@ -63,6 +63,17 @@ services compute with the simulated base state. No TF is broadcast (tf2 is
 not a dependency of this package): Odometry's pose is the odom -> base
 transform, for a relay or RViz's Odometry display.
 
+A closed-loop robot (``loops_file``, docs/LOOPS.md): the simulator
+integrates the constrained dynamics and projects the state back onto the
+loops after every step (:class:`~robot_dynamics.simulation.LoopClosure`);
+joint_states has every joint, the passive ones included (for RViz). The
+commands are for ``actuated_joints`` only (``joints`` defaults to them and
+may not name a passive joint; a joint command naming one is rejected); the
+passive joints get no motor torque and report zero effort. The initial
+state closes the loops: ``initial_positions`` (for ``joints``) are kept and
+the passive joints assembled from the neutral configuration;
+``~/set_state`` keeps the joints it names and assembles the others.
+
 Stamps: with ``publish_clock`` every message is stamped with the simulated
 time of its state (the time on /clock); without it, with the node's clock
 at publication. docs/SIMULATION.md ("The ROS 2 node") has the details.
@@ -326,13 +337,19 @@ class SimulatorNode(ModelNode):
         fails, the previous simulation (if any) keeps running.
         """
         names = list(model.joint_names)
-        cmd_joints = list(self.p.joints) or names
+        actuated = self.actuated(model)
+        cmd_joints = list(self.p.joints) or actuated
+        passive = [j for j in cmd_joints if j in names and j not in actuated]
+        if passive:
+            return ("the model does not fit the simulator: parameter 'joints' names the passive joint(s) %s; the "
+                    "commands are for the actuated joints (%s)" % (', '.join(passive), ', '.join(actuated)))
         try:
             cmd_idx = reorder_indices(names, cmd_joints, what="parameter 'joints'")
             q0, qd0 = self._initial_state(model, cmd_joints, cmd_idx)
-            sim = self._simulator(model, q0, qd0, cmd_idx)
+            sim = self._simulator(model, q0, qd0, cmd_idx, None if actuated == names else actuated)
         except (JointMapError, ValueError) as exc:
             return 'the model does not fit the simulator: %s' % exc
+        q0, qd0 = sim.q, sim.qd                        # a closed-loop model's: on its loops
         old = self.sim
         if old is not None and not joints_changed and old.model.root_joint == model.root_joint:
             self._carry_over(old, sim)
@@ -353,8 +370,9 @@ class SimulatorNode(ModelNode):
             self._restart_clock()                       # a model from the topic: pace from its arrival
         return None
 
-    def _simulator(self, model, q0, qd0, cmd_idx):
-        """A Simulator of ``model`` at ``(q0, qd0)`` with the parameters' integrator, forces and servo gains."""
+    def _simulator(self, model, q0, qd0, cmd_idx, actuated=None):
+        """A Simulator of ``model`` at ``(q0, qd0)`` with the parameters' integrator, forces and servo gains
+        (and ``actuated``, the joints with motors)."""
         p = self.p
         forces = [JointFriction(model, smoothing=p.friction_smoothing)] if p.joint_friction else []
         forces += [PositionLimits(model, dt=self.dt)] if p.position_limits else []
@@ -365,7 +383,8 @@ class SimulatorNode(ModelNode):
                                       'constraint is for a fixed base)' % (model.root_joint, model.name), once=True)
         return Simulator(model, dt=self.dt, integrator=p.integrator, forces=forces,
                          constraints=[VelocityLimits(model)] if limits else [],
-                         actuator=JointActuator(model, bandwidth=p.servo_bandwidth, **gains), q0=q0, qd0=qd0)
+                         actuator=JointActuator(model, bandwidth=p.servo_bandwidth, **gains), q0=q0, qd0=qd0,
+                         actuated=actuated)
 
     def _initial_state(self, model, cmd_joints, cmd_idx):
         """(q0 (nq,), qd0 (nv,)): ``initial_positions`` and, for a floating or planar base,
@@ -464,7 +483,8 @@ class SimulatorNode(ModelNode):
         from ..simulation import MODES
         sim.reset(old.q, old.qd, old.time)
         cmd = old.command
-        sim.set_command(cmd.value, [MODES[m] for m in cmd.mode])
+        idx = [sim.model.joint_names.index(j) for j in sim.actuated]
+        sim.set_command(cmd.value[idx], [MODES[m] for m in cmd.mode[idx]], list(sim.actuated))
         for link, (frame, w) in old.wrenches.wrenches.items():
             if link in sim.model.link_names:
                 sim.apply_wrench(link, w, frame)
@@ -540,7 +560,7 @@ class SimulatorNode(ModelNode):
         """Keep the state, zero the commands, remove the wrenches, warn."""
         self.counts['simulation_errors'] += 1
         sim = self.sim
-        sim.set_command(np.zeros(len(sim.model.joint_names)), 'effort')
+        sim.set_command(np.zeros(len(sim.actuated)), 'effort')
         sim.clear_wrenches()
         self.commanded = False
         self.get_logger().error('%s. Commands set to zero effort and wrenches removed.' % exc,
@@ -548,7 +568,7 @@ class SimulatorNode(ModelNode):
 
     def _command_timed_out(self):
         sim = self.sim
-        sim.set_command(np.zeros(len(sim.model.joint_names)), 'effort')
+        sim.set_command(np.zeros(len(sim.actuated)), 'effort')
         self.commanded = False
         self.counts['timeouts'] += 1
         self.get_logger().warning('no command for %.3f s of simulated time (command_timeout): every joint '
@@ -678,7 +698,7 @@ class SimulatorNode(ModelNode):
         if sim is None:
             return _answer(response, False, 'no robot model yet (%s)' % self.model_status)
         sim.reset(self.q0, self.qd0, sim.time)
-        sim.set_command(np.zeros(len(sim.model.joint_names)), 'effort')
+        sim.set_command(np.zeros(len(sim.actuated)), 'effort')
         sim.clear_wrenches()
         self.commanded = self.fresh_command = False
         self._restart_clock()
@@ -719,7 +739,10 @@ class SimulatorNode(ModelNode):
         q, qd = sim.q, sim.qd
         idx = np.asarray(idx, dtype=int)
         q[model.root_nq + idx], qd[model.root_nv + idx] = q_new, qd_new
-        sim.reset(q, qd, sim.time)
+        try:                                    # a closed-loop model: the named joints held, the loops closed
+            sim.reset(q, qd, sim.time, keep=[model.joint_names[i] for i in idx] if model.loops else None)
+        except ValueError as exc:
+            return _answer(response, False, 'the loops cannot be closed with these positions: %s' % exc)
         self._restart_clock()
         self._publish_state()
         return _answer(response, True, 'state of %d joint(s) set at t = %.6f s' % (len(idx), sim.time))
@@ -755,7 +778,7 @@ class SimulatorNode(ModelNode):
             ('command_timeouts', c['timeouts']), ('simulation_errors', c['simulation_errors']),
             ('non_finite_outputs', c['non_finite_outputs']),
             ('paused', self.paused), ('joints', ', '.join(self.cmd_joints)),
-        ] + self._base_values()
+        ] + self._base_values() + self._loop_values()
         status.values.extend(KeyValue(key=k, value=str(v)) for k, v in values)
         self._tick_time = self._tick_max = 0.0
         self._ticks = 0
@@ -771,6 +794,13 @@ class SimulatorNode(ModelNode):
             status.message = 'running behind: real-time factor %.3f of %.3f' % (achieved, rtf)
         else:
             status.message = 'running (real-time factor %.3f)' % achieved
+
+    def _loop_values(self):
+        """Diagnostic values of a closed-loop robot: the last step's drift off the loops (before the projection)."""
+        sim = self.sim
+        if sim is None or not sim.model.loops:
+            return []
+        return [('loop_drift_last_step', '%.3g' % sim.loop_closure.last_drift)]
 
     def _base_values(self):
         """Diagnostic values of a floating or planar base: its kind, link, pose and Odometry count."""
