@@ -3,6 +3,7 @@
     ros2 launch robot_dynamics sim.launch.py                       # the bundled Panda
     ros2 launch robot_dynamics sim.launch.py gravity_compensation:=true
     ros2 launch robot_dynamics sim.launch.py urdf:=/path/arm.urdf rviz:=false
+    ros2 launch robot_dynamics sim.launch.py robot:=palletiser gravity_compensation:=true
 
 Starts robot_dynamics' simulator_node (parameters from params_file, default
 config/simulator.yaml), robot_state_publisher (TF from the simulator's
@@ -18,6 +19,16 @@ nodes share (RViz's config names the root namespace's topics).
 use_sim_time:=true makes the simulator publish /clock and the other nodes
 follow it. For another arm, give a params_file whose `joints` and
 `initial_positions` fit it (and pick its root link as RViz's fixed frame).
+
+robot:=palletiser runs the closed-loop example instead
+(urdf/examples/palletiser.urdf with palletiser.loops.yaml, docs/LOOPS.md):
+both robot_dynamics nodes get `loops_file` and `actuated_joints` (the three
+motors, also the command's `joints`), the simulator starts at
+`initial_positions` of the motors with the parallelogram closed and
+publishes every joint at 250 Hz (the closed-loop step and compensation
+cost 0.3-0.7 ms each: docs/LOOPS.md), RViz's fixed frame is base_link.
+For another closed-loop robot: urdf:=..., loops_file:=... and
+actuated_joints:=a,b,c with a params_file that fits it.
 
 robot_state_publisher, rviz2 and xacro are optional dependencies of the
 package (a headless robot computer needs none of them, and rviz2 brings Qt):
@@ -63,6 +74,20 @@ def _description(path):
         return f.read()
 
 
+#: The robots of the `robot` argument: URDF and loops file (share-relative), the parameters both
+#: robot_dynamics nodes get on top of their files (the simulator's `initial_positions` and
+#: `publish_rate` too), RViz's fixed frame.
+MOTORS = ['turntable_joint', 'shoulder_joint', 'drive_joint']
+ROBOTS = {
+    'panda': dict(urdf=('urdf', 'panda_arm.urdf'), loops=None, params={}, simulator={}, fixed_frame=None),
+    'palletiser': dict(urdf=('urdf', 'examples', 'palletiser.urdf'),
+                       loops=('urdf', 'examples', 'palletiser.loops.yaml'),
+                       params={'joints': MOTORS, 'actuated_joints': MOTORS},
+                       simulator={'initial_positions': [0.0, 0.3, 0.6], 'publish_rate': 250.0},
+                       fixed_frame='base_link'),
+}
+
+
 def launch_setup(context, *args, **kwargs):
     def arg(name):
         return LaunchConfiguration(name).perform(context)
@@ -74,23 +99,33 @@ def launch_setup(context, *args, **kwargs):
         _require(['robot_state_publisher', 'rviz2'], 'TF and RViz; rviz:=false starts no RViz')
     else:
         _require(['robot_state_publisher'], "TF from the simulator's joint states")
-    description = _description(arg('urdf'))
+    robot = ROBOTS[arg('robot')]
+    description = _description(arg('urdf') or share(*robot['urdf']))
     sim_time = arg('use_sim_time') == 'true'
+    # What both robot_dynamics nodes get on top of their parameter files: the robot's, then the arguments'.
+    ours = dict(robot['params'])
+    loops = arg('loops_file') or (share(*robot['loops']) if robot['loops'] else '')
+    if loops:
+        ours['loops_file'] = loops
+    if arg('actuated_joints'):
+        ours['actuated_joints'] = ours['joints'] = arg('actuated_joints').split(',')
     nodes = [
         Node(package='robot_dynamics', executable='simulator_node', name='simulator', output='screen',
-             parameters=[arg('params_file'), {'robot_description': description, 'publish_clock': sim_time}]),
+             parameters=[arg('params_file'), dict(ours, **robot['simulator'], robot_description=description,
+                                                  publish_clock=sim_time)]),
         Node(package='robot_state_publisher', executable='robot_state_publisher', name='robot_state_publisher',
              output='screen', parameters=[{'robot_description': description, 'use_sim_time': sim_time}]),
     ]
     if arg('rviz') == 'true':
+        frame = ['-f', robot['fixed_frame']] if robot['fixed_frame'] else []
         nodes.append(Node(package='rviz2', executable='rviz2', name='rviz2', output='screen',
-                          arguments=['-d', arg('rviz_config')], parameters=[{'use_sim_time': sim_time}]))
+                          arguments=['-d', arg('rviz_config')] + frame, parameters=[{'use_sim_time': sim_time}]))
     if arg('gravity_compensation') == 'true':
         nodes.append(Node(
             package='robot_dynamics', executable='dynamics_node', name='dynamics_node', output='screen',
             parameters=[share('config', 'gravity_compensation.yaml'),
-                        {'robot_description': description, 'publish_command': True,
-                         'mode': 'gravity_coriolis', 'use_sim_time': sim_time}]))
+                        dict(ours, robot_description=description, publish_command=True,
+                             mode='gravity_coriolis', use_sim_time=sim_time)]))
     return nodes
 
 
@@ -100,8 +135,21 @@ def generate_launch_description():
 
     return LaunchDescription([
         DeclareLaunchArgument(
-            'urdf', default_value=share('urdf', 'panda_arm.urdf'),
-            description='URDF (or .xacro) file of the arm; every node gets it as robot_description.'),
+            'robot', default_value='panda', choices=sorted(ROBOTS),
+            description='The bundled robot: panda (urdf/panda_arm.urdf), or palletiser (the closed-loop example '
+                        'urdf/examples/palletiser.urdf with its loops_file, the three motors as actuated_joints).'),
+        DeclareLaunchArgument(
+            'urdf', default_value='',
+            description="URDF (or .xacro) file of the arm; every node gets it as robot_description. Empty: the "
+                        "`robot`'s."),
+        DeclareLaunchArgument(
+            'loops_file', default_value='',
+            description="YAML file of the closure joints of a closed-loop robot (docs/LOOPS.md), for both "
+                        "robot_dynamics nodes. Empty: the `robot`'s (the palletiser's), or none."),
+        DeclareLaunchArgument(
+            'actuated_joints', default_value='',
+            description='Comma-separated joints with motors of a closed-loop robot (actuated_joints and the '
+                        "command's joints of both robot_dynamics nodes). Empty: the `robot`'s."),
         DeclareLaunchArgument(
             'params_file', default_value=share('config', 'simulator.yaml'),
             description='Parameter file of simulator_node.'),

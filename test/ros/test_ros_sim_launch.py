@@ -59,7 +59,8 @@ def yaml_params(path):
 
 def test_sim_launch_describes_simulator_state_publisher_and_rviz(standins):
     declared, nodes, context = L.evaluate(LAUNCH, {}, SHARES)
-    assert {'urdf', 'params_file', 'rviz', 'rviz_config', 'gravity_compensation', 'use_sim_time'} <= set(declared)
+    assert {'urdf', 'params_file', 'rviz', 'rviz_config', 'gravity_compensation', 'use_sim_time', 'robot', 'loops_file',
+            'actuated_joints'} <= set(declared)
     assert all(d.description for d in declared.values())
     by = {n.kwargs['executable']: n for n in nodes}
     assert set(by) == {'simulator_node', 'robot_state_publisher', 'rviz2'}
@@ -199,3 +200,36 @@ def test_documented_ros2_control_block_equals_the_shipped_one():
     shipped = yaml.safe_load((ROOT / 'config' / 'simulator_ros2_controllers.yaml').read_text())
     for key, value in yaml.safe_load(ctrl).items():
         assert shipped[key] == value, key
+
+
+def test_sim_launch_runs_the_palletiser_with_its_loops_and_gravity_compensation(ros, start_node, tmp_path, standins):
+    """robot:=palletiser: both robot_dynamics nodes get the loops file and the three motors; the simulator
+    publishes every joint of the closed parallelogram and the motors apply the compensation of the closed
+    mechanism (rd.constrained_inverse_dynamics), the passive joints none."""
+    _, nodes, context = L.evaluate(LAUNCH, {'robot': 'palletiser', 'gravity_compensation': 'true', 'rviz': 'false'},
+                                   SHARES)
+    examples = ROOT / 'urdf' / 'examples'
+    motors = ['turntable_joint', 'shoulder_joint', 'drive_joint']
+    ours = {n.kwargs['executable']: n for n in nodes if n.kwargs['package'] == 'robot_dynamics'}
+    for node in ours.values():
+        params = params_of(node, context)[1]
+        assert params['robot_description'] == (examples / 'palletiser.urdf').read_text()
+        assert params['loops_file'] == str(examples / 'palletiser.loops.yaml')
+        assert params['actuated_joints'] == params['joints'] == motors
+    assert params_of(ours['simulator_node'], context)[1]['initial_positions'] == [0.0, 0.3, 0.6]
+    model = rd.load_urdf(str(examples / 'palletiser.urdf'), loops=str(examples / 'palletiser.loops.yaml'))
+    procs = [start_node.command(L.node_command(n, context, SCRIPTS, tmp_path), n.kwargs['name'])
+             for n in ours.values()]
+    ros.wait_for_subscriber('/effort_controller/commands', process=procs[0])
+    ros.wait_for_subscriber('/joint_states', process=procs[1])
+    states = ros.subscribe(JointState, '/joint_states')
+    A = [model.joint_names.index(j) for j in motors]
+
+    def compensated(m):
+        q = np.array(m.position)
+        if list(m.name) != list(model.joint_names) or np.abs(rd.loop_residual(model, q)).max() > 1e-6:
+            return False
+        g, _ = rd.constrained_inverse_dynamics(model, q, np.zeros(5), np.zeros(5), motors)
+        return (np.allclose(np.array(m.effort)[A], g[A], atol=0.01 * np.abs(g).max())
+                and m.effort[2] == m.effort[4] == 0.0)
+    assert states.wait_where(compensated, timeout=30), procs[1].read_log()
