@@ -177,3 +177,23 @@ def test_semi_implicit_euler_and_wrenches_on_a_loop(palletiser):
     sim.step(500)
     assert np.abs(sim.q - q_hold).max() < 1e-6
     assert np.abs(rd.loop_residual(palletiser, sim.q)).max() < 1e-8
+
+
+def test_loop_kinematics_and_project_are_the_public_functions_in_one_pass(palletiser):
+    """rd.constraints.loop_kinematics gives loop_residual, loop_jacobian and loop_bias of one state; project puts
+    a drifted state back (residual within 1e-12, J qd = 0) and keeps a closed one."""
+    from robot_dynamics.constraints import loop_bias, loop_kinematics, project
+    rng = np.random.default_rng(3)
+    q, qd = rng.uniform(-0.5, 0.5, 5), rng.uniform(-1, 1, 5)
+    kin = loop_kinematics(palletiser, q)
+    np.testing.assert_allclose(kin.residual(), rd.loop_residual(palletiser, q), atol=1e-15)
+    np.testing.assert_allclose(kin.jacobian(), rd.loop_jacobian(palletiser, q), atol=1e-15)
+    np.testing.assert_allclose(kin.bias(qd), loop_bias(palletiser, q, qd), atol=1e-13)
+    closed = np.array([0.4, 0.3, 0.3, 0.6, -0.3])
+    q1, qd1 = project(palletiser, closed + 1e-6 * rng.standard_normal(5), qd)
+    assert np.abs(rd.loop_residual(palletiser, q1)).max() < 1e-12
+    assert np.abs(rd.loop_jacobian(palletiser, q1) @ qd1).max() < 1e-9
+    q2, _ = project(palletiser, closed, np.zeros(5))
+    np.testing.assert_array_equal(q2, closed)
+    with pytest.raises(rd.AssemblyError, match="too far from the loops"):
+        project(palletiser, closed + np.array([0.0, 0.0, 1.5, 0.0, 0.0]), qd, max_iter=1)

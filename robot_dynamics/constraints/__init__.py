@@ -9,12 +9,14 @@ public ``load_urdf`` that checks the loops close (:mod:`.load`).
 docs/LOOPS.md says what each computes and how.
 """
 from .assembly import assemble, mechanism_rank, mobility
-from .closure import loop_bias, loop_jacobian, loop_residual, loop_rows, loop_slices, loop_wrenches
+from .closure import (LoopKinematics, loop_bias, loop_jacobian, loop_kinematics, loop_residual, loop_rows,
+                      loop_slices, loop_wrenches)
 from .dynamics import constrained_forward_dynamics, constrained_inverse_dynamics
 from .impact import impact
 from .load import load_urdf
 from .projection import project
 
-__all__ = ["assemble", "mechanism_rank", "mobility", "loop_bias", "loop_jacobian", "loop_residual", "loop_rows",
+__all__ = ["assemble", "mechanism_rank", "mobility", "loop_bias", "loop_jacobian", "loop_kinematics", "LoopKinematics",
+           "loop_residual", "loop_rows",
            "loop_slices", "loop_wrenches", "constrained_forward_dynamics", "constrained_inverse_dynamics", "impact",
            "load_urdf", "project"]

@@ -269,24 +269,71 @@ def _tree(model):
     return tree
 
 
-class LoopFrames(NamedTuple):
-    """The kinematics of one state q that the loop rows need.
+class LoopKinematics:
+    """The loops' kinematics at one configuration q, from one forward-kinematics pass.
 
-    C: (E, 4, 4) base-frame poses of the closure frames, A and B of each loop
-    in turn (:attr:`closure` pairs them); S: (nb, 6) the bodies' motion axes
-    ``[a; o x a]`` (prismatic ``[0; a]``), base frame.
+    Built by :func:`loop_kinematics` (checked) or :func:`frames` (not). The
+    rows are those of :func:`loop_residual`; each result is computed once and
+    kept (the arrays are shared: copy them to change them).
+
+    Attributes:
+        q: (nq,) the configuration.
+        C: (E, 4, 4) base-frame poses of the closure frames, A and B of each
+            loop in turn (:attr:`closure` pairs them).
+        S: (nb, 6) the bodies' motion axes ``[a; o x a]`` (prismatic
+            ``[0; a]``), base frame.
     """
-    C: np.ndarray
-    S: np.ndarray
+    __slots__ = ("model", "q", "C", "S", "_phi", "_J", "_parts")
+
+    def __init__(self, model, q, C, S):
+        self.model, self.q, self.C, self.S = model, q, C, S
+        self._phi = self._J = self._parts = None
 
     @property
     def closure(self):
         """[(T_A, T_B)] of each loop, (4, 4) each."""
         return list(zip(self.C[0::2], self.C[1::2]))
 
+    def residual(self):
+        """(m,) phi(q), as :func:`loop_residual`."""
+        if self._phi is None:
+            self._phi = _residual(self.model, self)
+        return self._phi
+
+    def jacobian(self):
+        """(m, nq) J(q), as :func:`loop_jacobian`."""
+        if self._J is None:
+            self._J, self._parts = _jacobian_parts(self.model, self)
+        return self._J
+
+    def bias(self, qd):
+        """(m,) ``Jdot qd`` for the velocities qd (nq,), as :func:`loop_bias`."""
+        self.jacobian()
+        return _bias_of(self.model, self, self._parts, qd)
+
+
+@one_thread
+def loop_kinematics(model, q):
+    """The loop residual, Jacobian and bias at one configuration from one kinematics pass.
+
+    Args:
+        model: a fixed-base model with loops.
+        q: (nq,) one configuration [rad, m].
+
+    Returns:
+        :class:`LoopKinematics`: ``residual()``, ``jacobian()`` and
+        ``bias(qd)`` equal :func:`loop_residual`, :func:`loop_jacobian` and
+        :func:`loop_bias` at q, for the cost of one of them (what a control
+        loop that needs several at each state calls).
+    """
+    shape, Q = _states(model, q)
+    if shape:
+        raise InputError("loop_kinematics takes one configuration (%d,), got q of shape %s" % (model.nq, np.shape(q)))
+    return frames(model, Q[0].copy())
+
 
 def frames(model, q):
-    """:class:`LoopFrames` of one state q (nq,): closure frames and the bodies' motion axes."""
+    """:class:`LoopKinematics` of one state q (nq,), unchecked: closure frames and the bodies' motion axes."""
     tree = _tree(model)
     T = forward_kinematics(model, q)
     R = np.array([T[name] for name in tree.body_links])                     # (nb, 4, 4) body poses
@@ -298,7 +345,7 @@ def frames(model, q):
         S[:, 3:] = np.where(tree.prismatic, a, S[:, 3:])
         S[:, :3] = np.where(tree.prismatic, 0.0, a)
     C = np.array([T[name] for name in tree.end_links]).reshape(-1, 4, 4) @ tree.placement
-    return LoopFrames(C, S)
+    return LoopKinematics(model, q, C, S)
 
 
 def _orientation_axes(tree, C):
@@ -318,35 +365,47 @@ def _residual(model, F):
 
 
 def _jacobian(model, F):
-    return _jacobian_and_bias(model, F)[0]
+    return F.jacobian()
 
 
 def _bias(model, F, qd):
     """Jdot qd at one state: the second derivative of the residual with qdd = 0."""
-    return _jacobian_and_bias(model, F, qd)[1]
+    return F.bias(qd)
 
 
-def _jacobian_and_bias(model, F, qd=None):
-    """(J (m, nv), Jdot qd (m,) or None without qd) at one state, sharing the closure frames' Jacobians."""
+def _jacobian_and_bias(model, F, qd):
+    """(J (m, nv), Jdot qd (m,)) at one state."""
+    return F.jacobian(), F.bias(qd)
+
+
+def _jacobian_parts(model, F):
+    """(J (m, nv), what the bias reuses: the closure frames' spatial Jacobians and axes)."""
     tree = _tree(model)
     nv = model.nv
-    if tree.m == 0:
-        return np.zeros((0, nv)), (None if qd is None else np.zeros(0))
     J = np.empty((tree.m, nv))
+    if tree.m == 0:
+        return J, None
     Js = (tree.end_path[:, :, None] * F.S).transpose(0, 2, 1) @ tree.G      # (E, 6, nv): [w; v_O] per frame
     x = F.C[:, :3, 3]
     Jw = Js[:, :3]
     Jv = Js[:, 3:] + _cross(np.repeat(-x, nv, axis=0),                      # v = v_O + w x x
                             Jw.transpose(0, 2, 1).reshape(-1, 3)).reshape(-1, nv, 3).transpose(0, 2, 1)
     J[tree.position_rows] = Jv[1::2] - Jv[0::2]                             # d/dt (p_B - p_A)
-    rows = tree.orientation_rows.size
-    if rows:                                                                 # d/dt s (a . b) = s (b x a) . (w_B - w_A)
+    a = b = n = None
+    if tree.orientation_rows.size:                                           # d/dt s (a . b) = s (b x a) . (w_B - w_A)
         a, b = _orientation_axes(tree, F.C)
         n = tree.row_sign * _cross(b, a)
         J[tree.orientation_rows] = (n[:, None, :] @ (Jw[1::2] - Jw[0::2])[tree.row_loop])[:, 0]
-    if qd is None:
-        return J, None
+    return J, (Js, x, a, b, n)
+
+
+def _bias_of(model, F, parts, qd):
+    """Jdot qd from the Jacobian's parts: the closure points' velocity-product accelerations."""
+    tree = _tree(model)
     bias = np.empty(tree.m)
+    if tree.m == 0:
+        return bias
+    Js, x, a, b, n = parts
     nb = model.nb
     su = F.S * (tree.G @ qd)[:, None]                                        # s_k u_k
     V = tree.path[:nb] @ su                                                  # (nb, 6) body velocities
@@ -359,7 +418,7 @@ def _jacobian_and_bias(model, F, qd=None):
     wx = _cross(np.concatenate([we, alpha]), np.concatenate([x, x]))        # w x x, alpha x x
     acc = Ae[:, 3:] + wx[E:] + _cross(we, Ve[:, 3:] + wx[:E])               # a_O + alpha x x + w x v
     bias[tree.position_rows] = acc[1::2] - acc[0::2]                         # a_s^vp - a_p^vp (eq. 3.106)
-    if rows:
+    if tree.orientation_rows.size:
         # d/dt (b x a) . dw with b x a's derivative (w_B x b) x a + b x (w_A x a), expanded:
         # (w_B . a)(b . dw) - (w_A . b)(a . dw) - (a . b)(dw . dw), dw = w_B - w_A; from the Gram matrix.
         k = tree.row_loop
@@ -370,7 +429,7 @@ def _jacobian_and_bias(model, F, qd=None):
         d_axis_dw = g[:, 3, 0] * b_dw - g[:, 2, 1] * a_dw - g[:, 0, 1] * dw_dw
         bias[tree.orientation_rows] = (tree.row_sign[:, 0] * d_axis_dw
                                        + np.sum(n * (alpha[2 * k + 1] - alpha[2 * k]), axis=1))
-    return J, bias
+    return bias
 
 
 def _states(model, *states):

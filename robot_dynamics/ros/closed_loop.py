@@ -19,21 +19,30 @@ joints from the actuated ones, whether a joint state names them or not:
   with ``J qdd_0 = -Jdot qd`` (eq. 3.109 of the Handbook).
 
 The torque laws (the modes of :mod:`.compensation`) on the completed state,
-for the actuated joints (``n_a`` values, in ``actuated`` order):
+for the actuated joints (``n_a`` values, in ``actuated`` order), each the
+actuated torques of ``rd.constrained_inverse_dynamics(q, qd, qdd,
+actuated)`` (Handbook sec. 3.6.1):
 
-- gravity ``constrained_inverse_dynamics(q, 0, 0, actuated)``: the torques
-  that hold the mechanism at rest (Handbook sec. 3.6.1);
-- gravity + Coriolis ``constrained_inverse_dynamics(q, qd, qdd, actuated)``
-  with the actuated joints' acceleration zero (``qdd = qdd_0 - Gamma S^T
-  qdd_0``): a tree's ``rnea(q, qd, 0)`` cannot be had, ``J qdd = -Jdot qd``
-  forbids ``qdd = 0`` while the loops move; Coriolis = that - gravity;
+- gravity: ``qd = qdd = 0``, the torques that hold the mechanism at rest;
+- gravity + Coriolis: the measured ``qd`` and the actuated joints'
+  acceleration zero (``qdd = qdd_0 - Gamma S^T qdd_0``): a tree's
+  ``rnea(q, qd, 0)`` cannot be had, ``J qdd = -Jdot qd`` forbids ``qdd = 0``
+  while the loops move; Coriolis = that - gravity;
 - friction ``Gamma^T friction_torques(qd)``: the friction of every joint,
-  passive ones included, as actuated torques of the same power (the map
-  ``constrained_inverse_dynamics`` applies to the tree's torques);
-- feedforward ``constrained_inverse_dynamics(q_d, qd_d, qdd_d, actuated)`` of
-  the desired actuated motion completed as above;
-- computed torque: the same at the measured state with the actuated
-  joints' acceleration ``qdd_d + Kd (qd_d - qd) + Kp (q_d - q)``.
+  passive ones included, as actuated torques of the same power;
+- feedforward: the desired actuated motion completed as above;
+- computed torque: the measured state with the actuated joints'
+  acceleration ``qdd_d + Kd (qd_d - qd) + Kp (q_d - q)``.
+
+At the measured state the torques are computed as ``Gamma^T rnea(q, qd,
+qdd)``: ``Gamma^T = (K^T S)^+ K^T`` is exactly the map
+``constrained_inverse_dynamics`` applies to the tree's torques (its
+minimum-norm ``tau_a`` of ``K^T S tau_a = K^T rnea``), and the completion has
+Gamma already: one loop-kinematics pass a message, 0.15 ms on the
+palletiser, where calling ``constrained_inverse_dynamics`` again costs 0.5
+ms more (it redoes the kinematics and the SVD per state); tested equal to
+it within 1e-9 over DDS (test/ros/test_ros_loops.py). The feedforward,
+at a desired state of its own, calls ``constrained_inverse_dynamics``.
 
 Errors (nothing is computed): :class:`~robot_dynamics.AssemblyError` when
 the actuated positions cannot close the loops, and
@@ -44,7 +53,7 @@ Jacobian loses rank, or the actuated joints cannot move the mechanism:
 import numpy as np
 
 import robot_dynamics as rd
-from ..constraints import loop_bias, mechanism_rank
+from ..constraints import loop_kinematics, mechanism_rank
 from ..errors import InputError, SingularityError
 from .compensation import GRAVITY, GRAVITY_CORIOLIS_FRICTION, MODES
 
@@ -103,7 +112,7 @@ class ClosedLoop:
         self.q = np.clip(model.neutral(), lo, hi)        # the first guess of the passive positions
         self.qd = np.zeros(model.nq)
         self._zero = np.zeros(model.nq)
-        self._J = self._U = self._s = self._Vt = self._Gamma = None
+        self._kin = self._U = self._s = self._Vt = self._Gamma = None
 
     # --- the state ---------------------------------------------------------------
     def complete(self, q_a, qd_a, passive_guess=None):
@@ -116,14 +125,17 @@ class ClosedLoop:
         q[self.a] = q_a
         if passive_guess is not None:
             q[self.p] = passive_guess
-        q = rd.assemble(self.model, q, keep=self.actuated, tol=TOL)
-        self._free(q)
+        kin = loop_kinematics(self.model, q)
+        if np.abs(kin.residual()).max() > TOL:
+            q = rd.assemble(self.model, q, keep=self.actuated, tol=TOL)
+            kin = loop_kinematics(self.model, q)
+        self._free(kin)
         self.q, self.qd = q, self._Gamma @ qd_a
         return self.q, self.qd
 
-    def _free(self, q):
-        """J and Gamma = K (S^T K)^+ at q; SingularityError at a singular pose."""
-        J = rd.loop_jacobian(self.model, q)
+    def _free(self, kin):
+        """J and Gamma = K (S^T K)^+ at the kinematics ``kin``; SingularityError at a singular pose."""
+        J = kin.jacobian()
         U, s, Vt = np.linalg.svd(J)
         r = self.r
         if r and (s[r - 1] * MAX_CONDITION < s[0] or not np.isfinite(s[0])):
@@ -136,30 +148,26 @@ class ClosedLoop:
             raise SingularityError('the actuated joints (%s) cannot move the mechanism at this pose (singular '
                                    'values of S^T K: %s): an actuation singularity'
                                    % (', '.join(self.actuated), np.array2string(sa, precision=3)))
-        self._J, self._U, self._s, self._Vt = J, U[:, :r], s[:r], Vt[:r]
+        self._kin, self._U, self._s, self._Vt = kin, U[:, :r], s[:r], Vt[:r]
         self._Gamma = K @ (Vta.T @ (Ua.T / sa[:, None]))                       # K (S^T K)^+
 
     def accelerations(self, q, qd, qdd_a):
         """(nq,) accelerations on the loops (J qdd = -Jdot qd) with actuated part qdd_a, at the state
         :meth:`complete` (or :meth:`desired`) gave last."""
-        l = -loop_bias(self.model, q, qd)
+        l = -self._kin.bias(qd)
         qdd0 = self._Vt.T @ ((self._U.T @ l) / self._s)                      # J qdd_0 = l
         return qdd0 + self._Gamma @ (qdd_a - qdd0[self.a])
 
     # --- the laws ----------------------------------------------------------------
     def compute(self, q, qd):
         """Fill gravity, coriolis, friction and total at the completed (q, qd); returns total."""
-        model = self.model
+        model, GammaT = self.model, self._Gamma.T
+        np.dot(GammaT, rd.gravity_torques(model, q), out=self.gravity)          # constrained ID at rest
         if self.mode == GRAVITY:
-            tau, _ = rd.constrained_inverse_dynamics(model, q, self._zero, self._zero, self.actuated)
-            self.gravity[:] = tau[self.a]
             self.total[:] = self.gravity
         else:
             qdd = self.accelerations(q, qd, np.zeros(len(self.a)))
-            tau, _ = rd.constrained_inverse_dynamics(model, np.stack([q, q]), np.stack([self._zero, qd]),
-                                                     np.stack([self._zero, qdd]), self.actuated)
-            self.gravity[:] = tau[0, self.a]
-            self.total[:] = tau[1, self.a]
+            np.dot(GammaT, rd.rnea(model, q, qd, qdd), out=self.total)
             np.subtract(self.total, self.gravity, out=self.coriolis)
         if self.mode == GRAVITY_CORIOLIS_FRICTION:
             self.friction[:] = self._Gamma.T @ rd.friction_torques(model, qd, smoothing=self.smoothing)
@@ -169,18 +177,17 @@ class ClosedLoop:
     def feedforward(self, q, qd, q_d, qd_d, qdd_d):
         """(n_a,) ``constrained_inverse_dynamics`` of the desired actuated motion (n_a,) each, completed
         from the measured state's branch; the measured state's completion is kept."""
-        saved = self.q, self.qd, self._J, self._U, self._s, self._Vt, self._Gamma
+        saved = self.q, self.qd, self._kin, self._U, self._s, self._Vt, self._Gamma
         try:
             qf, qdf = self.complete(q_d, qd_d, passive_guess=q[self.p])
             qddf = self.accelerations(qf, qdf, qdd_d)
             tau, _ = rd.constrained_inverse_dynamics(self.model, qf, qdf, qddf, self.actuated)
         finally:
-            self.q, self.qd, self._J, self._U, self._s, self._Vt, self._Gamma = saved
+            self.q, self.qd, self._kin, self._U, self._s, self._Vt, self._Gamma = saved
         return tau[self.a]
 
     def computed_torque(self, q, qd, q_d, qd_d, qdd_d, kp, kd):
-        """(n_a,) ``constrained_inverse_dynamics(q, qd, qdd)`` with the actuated joints' acceleration
+        """(n_a,) ``constrained_inverse_dynamics(q, qd, qdd)`` (as ``Gamma^T rnea``) with the actuated joints' acceleration
         ``qdd_d + Kd (qd_d - qd_a) + Kp (q_d - q_a)`` (gains (n_a,)), at the completed measured state."""
         a = qdd_d + kd * (qd_d - qd[self.a]) + kp * (q_d - q[self.a])
-        tau, _ = rd.constrained_inverse_dynamics(self.model, q, qd, self.accelerations(q, qd, a), self.actuated)
-        return tau[self.a]
+        return self._Gamma.T @ rd.rnea(self.model, q, qd, self.accelerations(q, qd, a))

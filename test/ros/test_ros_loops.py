@@ -215,3 +215,36 @@ def test_a_loops_file_that_does_not_fit_gives_an_error_status(ros, start_node, t
     message = error(got).message
     assert "tie_rod_to_lever" in message and str(bad) in message and 'tie_rods' in message, message
     assert proc.poll() is None                                                   # still running
+
+
+# --- the laws without DDS (robot_dynamics/ros/closed_loop.py) ------------------------------------
+
+def test_closed_loop_laws_equal_constrained_inverse_dynamics():
+    """Friction as actuated torques of the same power, feedforward and computed torque against
+    rd.constrained_inverse_dynamics at the completed states; too few actuated joints are refused."""
+    import re
+    from robot_dynamics.ros.closed_loop import ClosedLoop
+    frictional = re.sub(r'(<limit [^>]*/>)', r'\1<dynamics damping="30" friction="12"/>', URDF.read_text())
+    model = rd.load_urdf(frictional, loops=str(LOOPS)).with_payload('flange', 20.0)
+    assert np.all(model.friction == 12.0)
+    K = np.linalg.svd(rd.loop_jacobian(model, Q0))[2][2:].T
+    qd = K @ np.array([0.2, 0.5, -0.3])
+    loop = ClosedLoop(model, MOTORS, 'gravity_coriolis_friction', 0.01)
+    q, v = loop.complete(Q0[A], qd[A])                                        # the actuated joints only
+    np.testing.assert_allclose(q, Q0, atol=1e-12)
+    np.testing.assert_allclose(v, qd, atol=1e-12)
+    total = loop.compute(q, v).copy()
+    f = rd.friction_torques(model, v, smoothing=0.01)
+    assert np.abs(loop.friction).max() > 1.0
+    np.testing.assert_allclose(loop.friction @ v[A], f @ v, atol=1e-12)    # the same power
+    np.testing.assert_allclose(total, loop.gravity + loop.coriolis + loop.friction, atol=1e-12)
+    qdd_a = np.array([0.1, -0.2, 0.3])
+    ff = loop.feedforward(q, v, Q0[A], qd[A], qdd_a)
+    qdd = loop.accelerations(q, v, qdd_a)
+    np.testing.assert_allclose(qdd[A], qdd_a, atol=1e-12)
+    tau, _ = rd.constrained_inverse_dynamics(model, q, v, qdd, MOTORS)
+    np.testing.assert_allclose(ff, tau[A], atol=1e-9)
+    ct = loop.computed_torque(q, v, Q0[A], qd[A], qdd_a, np.full(3, 100.0), np.full(3, 20.0))
+    np.testing.assert_allclose(ct, tau[A], atol=1e-9)                      # no error: the feedforward
+    with pytest.raises(rd.InputError, match="cannot drive the closed mechanism"):
+        ClosedLoop(model, MOTORS[:2], 'gravity')
