@@ -181,11 +181,11 @@ def _solve_reduced(Mr, b):
     if Mr.size == 0:
         return np.zeros(0)
     try:
-        L = np.linalg.cholesky(Mr)
+        np.linalg.cholesky(Mr)                  # the check: positive definite
     except np.linalg.LinAlgError:
         raise SingularityError("the mass matrix is singular on the mechanism's free directions (K^T M K is "
                                "not positive definite: a free motion without inertia)") from None
-    return np.linalg.solve(L.T, np.linalg.solve(L, b))
+    return np.linalg.solve(Mr, b)               # one LU solve: numpy has no triangular one (two cost 10 us more)
 
 
 def _selection(model, actuated):
