@@ -12,9 +12,10 @@ Algorithms*, sec. 9.3, gravity as a base acceleration, Handbook eq. 3.39)::
 
 and of the frame for kinematics (``T_world = T_root(q) T_base``). The mass
 matrix is the chain's: it depends on the motion subspaces only, equal for
-the chain and the joint. The compiled forward dynamics of a floating root
-treats it as the 6-DOF joint itself (:func:`.root_kernels._aba_free_flyer`);
-the shift above gives the same accelerations. Every function here takes the
+the chain and the joint. The compiled forward dynamics treats the root as
+the multi-DOF joint itself (:func:`.root_kernels._aba_root_joint`); the
+shift above, on the Python path (external wrenches), gives the same
+accelerations. Every function here takes the
 public arguments of its namesake and returns what it returns.
 """
 import numpy as np

@@ -13,10 +13,10 @@ Cholesky; rnea with qdd = 0): every compiled entry costs set-up time.
 import numba as nb
 import numpy as np
 
-from .aba import _aba, _aba_accelerations, _aba_inertias, _aba_velocities
+from .aba import _aba_accelerations, _aba_inertias, _aba_velocities
 from .crba import _crba
 from .kernels import (MAT, TABLE, V, V_RO, all_finite, chunks, entry, finite1, finite2, inline, jit, nbodies,
-                      parallel, work, work_buffer, work_crba, work_rnea, work_size)
+                      parallel, set_base_acceleration, work, work_buffer, work_crba, work_rnea, work_size)
 from .rnea import _gravity_from_base, _rnea
 from ..model.configuration import QUATERNION_TOLERANCE
 from ..model.packed import FLOATING_ROOT, NQ, ROOT, ROOT_ROT, WORLD_GRAVITY
@@ -195,80 +195,95 @@ def _aba_root(D, q, qd, tau, qdd, W):
 @inline
 def _aba_root_w(D, q, qd, tau, qdd, w, s):
     """With the work arrays w (the ABA leaves w.zero alone: it holds the
-    kernels' coordinates) and s (6,) scratch. A floating root is one 6-DOF
-    joint (:func:`_aba_free_flyer`); a planar one the chain of three 1-DOF
-    joints, with the root's shift b(v) + g_root added."""
+    kernels' coordinates) and s (6,) scratch: :func:`_aba_root_joint`, then
+    the root's share of gravity g_root added."""
     nv = qd.shape[0]
     nr = root_sizes(D)[1]
     qk = w.zero
-    if not root_state(D, q, qd, qk, s, nr != 6):
+    if not root_state(D, q, qd, qk, s, False):
         return False
     if nbodies(D) != nv:            # mimic joints: the Python path (CRBA + Cholesky, aba.FD_CRB)
         return False
-    if nr == 6:
-        if not _aba_free_flyer(D, qk, qd, tau, qdd, w):
-            return False
-    else:
-        _aba(D, qk, qd, tau, _NONE, qdd, w)
+    if not _aba_root_joint(D, qk, qd, tau, qdd, w, nr):
+        return False
     for k in range(nr):
         qdd[k] += s[k]
     return True
 
 
 @inline
-def _aba_free_flyer(D, qk, qd, tau, qdd, w):
-    """The ABA with a floating base (Featherstone, *Rigid Body Dynamics
-    Algorithms*, ch. 9; the 6-DOF joint of the Handbook, sec. 2.3.4, and its
-    ABA, sec. 3.5.2), gravity-free: the base body b = 5 (the last of the root chain, whose
-    transforms are the identity) is a 6-DOF joint, with no velocity-product
-    term (S = 1), so the inward pass stops at the joints and the base's
-    acceleration solves ``IA_b a_b = f_b - pA_b`` (f_b the base wrench of
-    tau); qdd's root part is a_b (linear first). False if IA_b is not
-    positive definite (the Python path says why)."""
-    b = 5
+def _aba_root_joint(D, qk, qd, tau, qdd, w, nr):
+    """The ABA with the root as one multi-DOF joint (Featherstone, *Rigid
+    Body Dynamics Algorithms*, ch. 9 for the 6-DOF joint; the Handbook's
+    joint models, sec. 2.3.4, 3.4.4, and its ABA, sec. 3.5.2), gravity-free
+    in the root's plane. The base body b = nr - 1 (the last of the root
+    chain, whose transforms are the identity) moves with a_b = a_0 + S qdd_r,
+    S the root's nr columns of the identity (no velocity-product term: S is
+    constant and the world does not move), so the inward pass stops at the
+    joints and ``S^T IA_b S qdd_r = tau_r - S^T (pA_b + IA_b a_0)`` gives
+    the root's accelerations (an nr x nr Cholesky solve). False if that
+    matrix is not positive definite (the Python path says why)."""
+    b, n = nr - 1, nbodies(D)
     _aba_velocities(D, qk, qd, _NONE, w)
     w.c[b, :] = 0.0
-    _aba_inertias(D, tau, w, b + 1)
-    a, pA = w.a, w.pA
-    for r in range(3):                            # Featherstone order: (torque; force)
-        a[b, r] = tau[3 + r] - pA[b, r]
-        a[b, 3 + r] = tau[r] - pA[b, 3 + r]
-    if not cholesky_solve6(w.IA, b, a):
+    _aba_inertias(D, tau, w, nr)
+    IA, pA, a = w.IA, w.pA, w.a
+    set_base_acceleration(D, a)
+    for k in range(nr):                           # IA[n], pA[n] (scratch): S^T IA_b S and the right side
+        ck = root_component(nr, k)
+        r = tau[k] - pA[b, ck]
+        for c in range(6):
+            r -= IA[b, ck, c] * a[n, c]
+        pA[n, k] = r
+        for j in range(nr):
+            IA[n, k, j] = IA[b, ck, root_component(nr, j)]
+    if not cholesky_solve(IA, pA, n, nr):
         return False
-    _aba_accelerations(D, qdd, w, b + 1)
-    for r in range(3):
-        qdd[r] = a[b, 3 + r]
-        qdd[3 + r] = a[b, r]
+    for c in range(6):
+        a[b, c] = a[n, c]
+    for k in range(nr):
+        a[b, root_component(nr, k)] += pA[n, k]
+        qdd[k] = pA[n, k]
+    _aba_accelerations(D, qdd, w, nr)
     return True
 
 
 @inline
-def cholesky_solve6(A, b, x):
-    """x[b] (6,) <- A[b]^-1 x[b] for a symmetric positive definite A[b]
-    (6, 6), whose lower triangle becomes its Cholesky factor. False if A[b]
-    is not positive definite."""
-    for j in range(6):
-        s = A[b, j, j]
+def root_component(nr, k):
+    """The spatial component (Featherstone's order: angular, then linear) of
+    the root's coordinate k: floating (vx vy vz wx wy wz), planar (vx vy wz)."""
+    if k < 2 or (nr == 6 and k == 2):
+        return 3 + k
+    return k - 3 if nr == 6 else 2
+
+
+@inline
+def cholesky_solve(A, x, i, m):
+    """x[i, :m] <- A[i, :m, :m]^-1 x[i, :m] for a symmetric positive definite
+    A[i, :m, :m], whose lower triangle becomes its Cholesky factor. False if
+    it is not positive definite."""
+    for j in range(m):
+        s = A[i, j, j]
         for k in range(j):
-            s -= A[b, j, k] * A[b, j, k]
+            s -= A[i, j, k] * A[i, j, k]
         if not s > 0.0:
             return False
-        A[b, j, j] = np.sqrt(s)
-        for i in range(j + 1, 6):
-            t = A[b, i, j]
+        A[i, j, j] = np.sqrt(s)
+        for r in range(j + 1, m):
+            t = A[i, r, j]
             for k in range(j):
-                t -= A[b, i, k] * A[b, j, k]
-            A[b, i, j] = t / A[b, j, j]
-    for i in range(6):                            # L y = x
-        t = x[b, i]
-        for k in range(i):
-            t -= A[b, i, k] * x[b, k]
-        x[b, i] = t / A[b, i, i]
-    for i in range(5, -1, -1):                    # L^T z = y
-        t = x[b, i]
-        for k in range(i + 1, 6):
-            t -= A[b, k, i] * x[b, k]
-        x[b, i] = t / A[b, i, i]
+                t -= A[i, r, k] * A[i, j, k]
+            A[i, r, j] = t / A[i, j, j]
+    for r in range(m):                            # L y = x
+        t = x[i, r]
+        for k in range(r):
+            t -= A[i, r, k] * x[i, k]
+        x[i, r] = t / A[i, r, r]
+    for r in range(m - 1, -1, -1):                # L^T z = y
+        t = x[i, r]
+        for k in range(r + 1, m):
+            t -= A[i, k, r] * x[i, k]
+        x[i, r] = t / A[i, r, r]
     return True
 
 
