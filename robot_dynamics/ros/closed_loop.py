@@ -187,7 +187,7 @@ class ClosedLoop:
         return tau[self.a]
 
     def computed_torque(self, q, qd, q_d, qd_d, qdd_d, kp, kd):
-        """(n_a,) ``constrained_inverse_dynamics(q, qd, qdd)`` (as ``Gamma^T rnea``) with the actuated joints' acceleration
-        ``qdd_d + Kd (qd_d - qd_a) + Kp (q_d - q_a)`` (gains (n_a,)), at the completed measured state."""
+        """(n_a,) ``constrained_inverse_dynamics(q, qd, qdd)`` (as ``Gamma^T rnea``) at the completed measured
+        state, with the actuated joints' acceleration ``qdd_d + Kd (qd_d - qd_a) + Kp (q_d - q_a)`` (gains (n_a,))."""
         a = qdd_d + kd * (qd_d - qd[self.a]) + kp * (q_d - q[self.a])
         return self._Gamma.T @ rd.rnea(self.model, q, qd, self.accelerations(q, qd, a))

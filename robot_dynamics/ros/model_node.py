@@ -429,7 +429,7 @@ class ModelNode(Node):
     # --- services ---------------------------------------------------------------
     def _no_model(self, response):
         response.success = False
-        response.message = 'no robot model yet (%s)' % self.model_status
+        response.message = 'no robot model yet (%s)' % (self.model_error or self.model_status)
         return response
 
     def _srv_gravity(self, request, response):

@@ -28,7 +28,7 @@ import robot_dynamics as rd
 from robot_dynamics.simulation import Simulator
 from robot_dynamics_interfaces.srv import GravityCompensation, SetState
 
-from conftest import ROOT, wait_for
+from conftest import READY_TIMEOUT, ROOT, wait_for
 
 # Times DDS delivery to this test process on a 2-core machine: one rerun, every assertion each time.
 pytestmark = pytest.mark.flaky(reruns=1)
@@ -210,11 +210,22 @@ def test_a_loops_file_that_does_not_fit_gives_an_error_status(ros, start_node, t
 
     def error(array):
         return next((s for s in array.status if proc.name in s.name and s.level == DiagnosticStatus.ERROR), None)
-    got = diag.wait_where(error, timeout=60)
+    got = diag.wait_where(error, timeout=READY_TIMEOUT)          # start-up: a cold kernel cache
     assert got is not None, proc.read_log()
     message = error(got).message
     assert "tie_rod_to_lever" in message and str(bad) in message and 'tie_rods' in message, message
     assert proc.poll() is None                                                   # still running
+    # A file that is not there: the same, naming the file; the services say why there is no model.
+    missing = str(tmp_path / 'no_such.loops.yaml')
+    proc = start_node('dynamics_node', loop_params(loops_file=missing, diagnostics_period=0.2))
+    got = diag.wait_where(error, timeout=READY_TIMEOUT)          # start-up: a cold kernel cache
+    assert got is not None, proc.read_log()
+    assert "'loops_file'" in error(got).message and missing in error(got).message, error(got).message
+    req = GravityCompensation.Request()
+    req.joint_state.name, req.joint_state.position = MOTORS, Q0[A].tolist()
+    res = ros.call(GravityCompensation, proc.topic('~/gravity_compensation'), req)
+    assert not res.success and 'no such file' in res.message.lower(), res.message
+    assert proc.poll() is None
 
 
 # --- the laws without DDS (robot_dynamics/ros/closed_loop.py) ------------------------------------
