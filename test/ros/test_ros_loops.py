@@ -259,3 +259,14 @@ def test_closed_loop_laws_equal_constrained_inverse_dynamics():
     np.testing.assert_allclose(ct, tau[A], atol=1e-9)                      # no error: the feedforward
     with pytest.raises(rd.InputError, match="cannot drive the closed mechanism"):
         ClosedLoop(model, MOTORS[:2], 'gravity')
+
+
+def test_loops_file_paths_resolve_as_paths_or_package_urls(monkeypatch, tmp_path):
+    import launch_standins as L
+    from robot_dynamics.ros.model_node import resolve_path
+    assert resolve_path('urdf/examples/palletiser.loops.yaml') == 'urdf/examples/palletiser.loops.yaml'
+    L.ament_index(monkeypatch, tmp_path, ['robot_dynamics'])
+    assert resolve_path('package://robot_dynamics/urdf/examples/palletiser.loops.yaml') == str(
+        tmp_path / 'share' / 'robot_dynamics' / 'urdf' / 'examples' / 'palletiser.loops.yaml')
+    with pytest.raises(OSError, match="package 'no_such_package' not found"):
+        resolve_path('package://no_such_package/x.yaml')
