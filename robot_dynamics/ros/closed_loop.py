@@ -61,9 +61,9 @@ MAX_CONDITION = 1e8          # as constrained_forward_dynamics: sigma_1 / sigma_
 TOL = 1e-12                  # |loop_residual|_inf [m, rad] the passive positions are assembled to
 
 
-def check_actuated(model, actuated):
+def check_actuated(model, actuated, drive=True):
     """The problem with ``actuated`` (joint names) for ``model``, or None: unknown or repeated names, or
-    fewer than the closed mechanism's degrees of freedom."""
+    (with ``drive``: the torque laws need it) fewer than the closed mechanism's degrees of freedom."""
     names = model.joint_names
     unknown = [j for j in actuated if j not in names]
     if unknown:
@@ -71,7 +71,7 @@ def check_actuated(model, actuated):
             ", ".join(repr(j) for j in unknown), ", ".join(names))
     if len(set(actuated)) != len(actuated):
         return "actuated_joints names a joint more than once: %s" % list(actuated)
-    if model.loops and len(actuated) < rd.mobility(model):
+    if drive and model.loops and len(actuated) < rd.mobility(model):
         return ("actuated_joints: %d joint(s) (%s) cannot drive the closed mechanism of %r, which has %d degrees "
                 "of freedom" % (len(actuated), ", ".join(actuated), model.name, rd.mobility(model)))
     return None

@@ -102,6 +102,7 @@ from ..simulation import (INTEGRATORS, JointActuator, JointFriction, PositionLim
 from ..model.configuration import QUATERNION_TOLERANCE
 from ..ros import params as P
 from .base_state import base_link, odometry_values
+from .closed_loop import check_actuated
 from .joint_map import JointMapError, reorder_indices
 from .markers import MarkerBuilder
 from .model_node import ModelNode, describe_base, run
@@ -461,6 +462,13 @@ class SimulatorNode(ModelNode):
     def moving_base_problem(self, model):
         """None: the simulator has the base state of a floating or planar robot."""
         return None
+
+    def loops_problem(self, model):
+        """Unknown or repeated ``actuated_joints``; fewer motors than degrees of freedom simulate (an
+        under-actuated mechanism moves as its dynamics say)."""
+        if not self.p.actuated_joints:
+            return None
+        return check_actuated(model, list(self.p.actuated_joints), drive=False)
 
     def _gains(self, model, name, cmd_idx):
         """(n,) gains from parameter ``name``, or None (the servo_bandwidth default)."""
