@@ -38,10 +38,11 @@ At the measured state the torques are computed as ``Gamma^T rnea(q, qd,
 qdd)``: ``Gamma^T = (K^T S)^+ K^T`` is exactly the map
 ``constrained_inverse_dynamics`` applies to the tree's torques (its
 minimum-norm ``tau_a`` of ``K^T S tau_a = K^T rnea``), and the completion has
-Gamma already: one loop-kinematics pass a message, 0.15 ms on the
-palletiser, where calling ``constrained_inverse_dynamics`` again costs 0.5
-ms more (it redoes the kinematics and the SVD per state); tested equal to
-it within 1e-9 over DDS (test/ros/test_ros_loops.py). The feedforward,
+Gamma already: one loop-kinematics pass a message, 0.1-0.2 ms on the
+palletiser (gravity; gravity + Coriolis), where calling
+``constrained_inverse_dynamics`` for the laws took 0.3-0.5 ms (it redoes
+the kinematics and the SVD per state); tested equal to it within 1e-9
+over DDS (test/ros/test_ros_loops.py). The feedforward,
 at a desired state of its own, calls ``constrained_inverse_dynamics``.
 
 Errors (nothing is computed): :class:`~robot_dynamics.AssemblyError` when
