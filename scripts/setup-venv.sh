@@ -115,6 +115,14 @@ fi
 if ! "$vpy" -c 'import sys; from robot_dynamics.cache import cache_dir; sys.exit(not (cache_dir() / "warm").exists())' \
         >/dev/null 2>&1; then
     say "compiling the numba kernels into the cache (first run: about 3 minutes)"
-    (cd /tmp && "$vpy" -m robot_dynamics.tools.warmup)
+    if [ "$(nproc 2>/dev/null || echo 1)" -ge 2 ]; then
+        # Two halves of about the same compile time, one per core.
+        (cd /tmp && "$vpy" -m robot_dynamics.tools.warmup --part trees) & trees=$!
+        (cd /tmp && "$vpy" -m robot_dynamics.tools.warmup --part roots) & roots=$!
+        wait "$trees"
+        wait "$roots"
+    else
+        (cd /tmp && "$vpy" -m robot_dynamics.tools.warmup)
+    fi
     "$vpy" -c 'from robot_dynamics.cache import cache_dir; (cache_dir() / "warm").touch()'
 fi

@@ -4,13 +4,25 @@ Run by the set-up script (``scripts/setup-venv.sh``) after the package is
 installed; ``python -m robot_dynamics.tools.warmup`` does it by hand. A
 plain tree and a coupled (mimic) one, one state and a batch, cover every
 specialisation the library compiles.
+
+``--part trees`` and ``--part roots`` split the work in two halves of
+about the same compile time (the fixed-base algorithms; the floating-base
+kernels and the simulator's compiled step), which the set-up runs as two
+processes at once on a machine with two or more cores: numba writes each
+cache file atomically, so the two may meet on a shared helper.
 """
+import argparse
 import time
 
 import numpy as np
 
+PARTS = ("all", "trees", "roots")
 
-def main():
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--part", choices=PARTS, default="all", help="which kernels (default: all)")
+    part = ap.parse_args(argv).part
     import robot_dynamics as rd
     from robot_dynamics.cache import cache_dir
     from robot_dynamics.tools.sample import random_urdf
@@ -19,14 +31,16 @@ def main():
 
     t0 = time.perf_counter()
     arm = rd.load_urdf(random_urdf(0, 7, branching=0.0, p_fixed=0.0, p_massless=0.0))
-    coupled = rd.load_urdf(random_urdf(1, 6, mimic=True, p_massless=0.0))
-    for model in (arm, coupled):
-        exercise(rd, model)
-    floating = rd.load_urdf(random_urdf(2, 4, p_massless=0.0), root_joint="floating")
-    exercise_root(rd, floating)
-    for integrator in ("rk4", "semi_implicit_euler", "implicit_euler"):   # the simulator's compiled step
-        simulate(arm, np.zeros(arm.nq), duration=0.002, dt=0.001, integrator=integrator)
-    print("robot_dynamics: kernels compiled into %s in %.0f s" % (cache_dir(), time.perf_counter() - t0))
+    if part in ("all", "trees"):
+        coupled = rd.load_urdf(random_urdf(1, 6, mimic=True, p_massless=0.0))
+        for model in (arm, coupled):
+            exercise(rd, model)
+    if part in ("all", "roots"):
+        floating = rd.load_urdf(random_urdf(2, 4, p_massless=0.0), root_joint="floating")
+        exercise_root(rd, floating)
+        for integrator in ("rk4", "semi_implicit_euler", "implicit_euler"):   # the simulator's compiled step
+            simulate(arm, np.zeros(arm.nq), duration=0.002, dt=0.001, integrator=integrator)
+    print("robot_dynamics: kernels (%s) compiled into %s in %.0f s" % (part, cache_dir(), time.perf_counter() - t0))
 
 
 def exercise(rd, model):
