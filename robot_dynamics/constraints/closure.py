@@ -57,11 +57,12 @@ ORIENTATION_ROWS = {"point": (), "revolute": ((-1.0, 1, 2), (1.0, 0, 2)),
 def one_thread(f):
     """Run ``f`` with the kernels on one thread (restored after; numba's count is per calling thread).
 
-    This layer calls the tree algorithms one state at a time; ``jacobian``
-    and ``forward_kinematics`` run even one state through their
-    multi-threaded batch kernel, whose start-up dominates: 2.2-8 ms per
-    ``jacobian`` call on two threads of this loaded 2-core machine, 0.012 ms
-    on one (the four-bar).
+    This layer calls the tree algorithms one state or a few at a time,
+    where the thread pool's start-up would dominate (2.2-8 ms a call on two
+    threads of a loaded 2-core machine against 0.012 ms on one, measured
+    when a batch of one state still went through the pool; the dispatcher
+    now runs such a batch on the calling thread, but not every algorithm
+    has that path).
     """
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
