@@ -117,10 +117,10 @@ if ! "$vpy" -c 'import sys; from robot_dynamics.cache import cache_dir; sys.exit
     say "compiling the numba kernels into the cache (first run: about 3 minutes)"
     if [ "$(nproc 2>/dev/null || echo 1)" -ge 2 ]; then
         # Two halves of about the same compile time, one per core.
-        (cd /tmp && "$vpy" -m robot_dynamics.tools.warmup --part trees) & trees=$!
-        (cd /tmp && "$vpy" -m robot_dynamics.tools.warmup --part roots) & roots=$!
-        wait "$trees"
-        wait "$roots"
+        (cd /tmp && "$vpy" -m robot_dynamics.tools.warmup --part first) & first=$!
+        (cd /tmp && "$vpy" -m robot_dynamics.tools.warmup --part second) & second=$!
+        wait "$first"
+        wait "$second"
     else
         (cd /tmp && "$vpy" -m robot_dynamics.tools.warmup)
     fi

@@ -5,9 +5,10 @@ installed; ``python -m robot_dynamics.tools.warmup`` does it by hand. A
 plain tree and a coupled (mimic) one, one state and a batch, cover every
 specialisation the library compiles.
 
-``--part trees`` and ``--part roots`` split the work in two halves of
-about the same compile time (the fixed-base algorithms; the floating-base
-kernels and the simulator's compiled step), which the set-up runs as two
+``--part first`` and ``--part second`` split the work in two halves of
+about the same compile time (the fixed-base algorithms; their derivatives
+and regressor, the floating-base kernels and the simulator's compiled
+step), which the set-up runs as two
 processes at once on a machine with two or more cores: numba writes each
 cache file atomically, so the two may meet on a shared helper.
 """
@@ -16,7 +17,7 @@ import time
 
 import numpy as np
 
-PARTS = ("all", "trees", "roots")
+PARTS = ("all", "first", "second")
 
 
 def main(argv=None):
@@ -31,11 +32,13 @@ def main(argv=None):
 
     t0 = time.perf_counter()
     arm = rd.load_urdf(random_urdf(0, 7, branching=0.0, p_fixed=0.0, p_massless=0.0))
-    if part in ("all", "trees"):
-        coupled = rd.load_urdf(random_urdf(1, 6, mimic=True, p_massless=0.0))
-        for model in (arm, coupled):
+    coupled = rd.load_urdf(random_urdf(1, 6, mimic=True, p_massless=0.0))
+    for model in (arm, coupled):
+        if part in ("all", "first"):
             exercise(rd, model)
-    if part in ("all", "roots"):
+        if part in ("all", "second"):
+            exercise_derivatives(rd, model)
+    if part in ("all", "second"):
         floating = rd.load_urdf(random_urdf(2, 4, p_massless=0.0), root_joint="floating")
         exercise_root(rd, floating)
         for integrator in ("rk4", "semi_implicit_euler", "implicit_euler"):   # the simulator's compiled step
@@ -44,7 +47,7 @@ def main(argv=None):
 
 
 def exercise(rd, model):
-    """Call every algorithm on one state (with and without Data) and on a batch."""
+    """Call every algorithm but the derivatives on one state (with and without Data) and on a batch."""
     data, n = rd.Data(model), model.nq
     one, many = np.full(n, 0.1), np.full((3, n), 0.1)
     link = model.link_names[-1]
@@ -61,15 +64,22 @@ def exercise(rd, model):
         rd.potential_energy(model, x)
         rd.forward_kinematics(model, x)
         rd.jacobian(model, x, link)
-        rd.rnea_derivatives(model, x, x, x)
-        rd.aba_derivatives(model, x, x, x)
-        rd.coriolis_derivatives(model, x, x)
-        rd.regressor(model, x, x, x)
     rd.rnea(model, one, one, one, data=data)
     rd.gravity_torques(model, one, data=data)
     rd.nonlinear_effects(model, one, one, data=data)
     rd.mass_matrix(model, one, data=data)
     rd.aba(model, one, one, one, data=data)
+
+
+def exercise_derivatives(rd, model):
+    """The derivatives and the regressor on one state (with and without Data) and on a batch."""
+    data, n = rd.Data(model), model.nq
+    one, many = np.full(n, 0.1), np.full((3, n), 0.1)
+    for x in (one, many):
+        rd.rnea_derivatives(model, x, x, x)
+        rd.aba_derivatives(model, x, x, x)
+        rd.coriolis_derivatives(model, x, x)
+        rd.regressor(model, x, x, x)
     rd.rnea_derivatives(model, one, one, one, data=data)
     rd.aba_derivatives(model, one, one, one, data=data)
 
