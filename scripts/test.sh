@@ -37,7 +37,7 @@ if [ "$#" -gt 0 ]; then
     run "$@" || status=$?               # no path given: pytest.ini's testpaths (test/) applies
 else
     workers="$(nproc 2>/dev/null || echo 2)"
-    run -n "$workers" --ignore=test/ros test || status=$?
-    run test/ros || { s=$?; [ "$status" -eq 0 ] && status=$s; }
+    run -n "$workers" --durations=15 --ignore=test/ros test || status=$?
+    run --durations=15 test/ros || { s=$?; [ "$status" -eq 0 ] && status=$s; }
 fi
 exit "$status"
