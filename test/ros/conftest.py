@@ -120,11 +120,16 @@ class Ros:
     def publisher(self, msg_type, topic, qos=RELIABLE):
         return self.node.create_publisher(msg_type, topic, qos)
 
-    def call(self, srv_type, name, request, timeout=10.0, idempotent=False):
+    def call(self, srv_type, name, request, timeout=10.0, idempotent=True):
         """Call a service and wait for the answer (fails the test if none comes).
 
-        ``idempotent``: the request may be served twice, so it is resent while
-        unanswered (:func:`robot_dynamics.ros.process.call_until_answered`)."""
+        ``idempotent`` (the default): the request may be served twice, so it
+        is resent while unanswered (:func:`robot_dynamics.ros.process.call_until_answered`:
+        Fast DDS drops a response sent before the server matched this new
+        client, "failed to send response (timeout)" in the node's log). Every
+        service the tests call through here is: the queries, ~/pause,
+        ~/set_state, ~/set_payload (it replaces a link's payload) and
+        ~/set_parameters. Pass False for one that is not."""
         client = self.node.create_client(srv_type, name)
         try:
             assert client.wait_for_service(timeout_sec=timeout), 'service %s not available' % name
