@@ -122,6 +122,7 @@ from .closed_loop import ClosedLoop
 from .compensation import (COMPUTED_TORQUE, FEEDFORWARD, GRAVITY_CORIOLIS, MODES, Compensation,
                            TorqueLimiter, computed_torque, feedforward)
 from .deferred import DeferredService
+from . import profiles
 from .external_torque import ExternalTorqueMonitor, warm_up as warm_up_observer
 from .joint_map import JointMapError, JointStateMerger, reorder_indices
 from .model_node import ModelNode, describe_base, run, warm_up_model, warm_up_moving_base
@@ -197,6 +198,14 @@ NODE_PARAMS = (
             'gives no torque. Empty: none (fixed-base robots).'),
     P.Param('identify_rest_velocity', 0.01, '~/identify_payload with static_poses: a sample is at rest, and '
             'used, when every joint is slower than this [rad/s or m/s].', check=P.positive),
+    P.Param('robot_compensates_gravity', 'false', 'Does the robot add its own gravity compensation to the effort '
+            'command (Franka, UR: true)? true: the command leaves g(q) out (gravity_coriolis then commands the '
+            'Coriolis and centrifugal torques only); false: the command is the whole law; unknown: the node does '
+            'not start. The torque topics are not affected. config/robots/*.yaml and docs/ROBOTS.md give the '
+            'vendor sources.', check=profiles.check_state, dynamic=True),
+    P.Param('robot_compensates_friction', 'false', 'Does the robot add its own friction compensation to the effort '
+            'command? true: the command leaves the friction compensation of gravity_coriolis_friction out; '
+            'false: it includes it; unknown: the node does not start.', check=profiles.check_state, dynamic=True),
 )
 
 #: QoS of ~/collision: reliable, and the latest event kept for late subscribers (the current state).
@@ -368,6 +377,11 @@ class DynamicsNode(ModelNode):
                                       'plus compensation of the measured state')
         if len(set(p.joints)) != len(p.joints):
             raise P.ParameterError("parameter 'joints' names a joint more than once: %s" % p.joints)
+        # Never command a term the robot compensates itself (profiles.py, docs/ROBOTS.md).
+        problem = (profiles.unknown_problem(p.robot_compensates_gravity, p.robot_compensates_friction)
+                   or profiles.mode_problem(p.mode, p.robot_compensates_gravity, p.publish_command))
+        if problem:
+            raise P.ParameterError(problem)
         if self.observer_on and not all(g > 0 for g in p.observer_gains):
             raise P.ParameterError("parameter 'observer_gains' mixes 0 (no observer) and gains > 0: give every "
                                    "joint a gain > 0, or [] for no observer")
@@ -472,6 +486,9 @@ class DynamicsNode(ModelNode):
         self.kd = self._gains(p.kd, names, cmd_joints)
         self.out_names = names
         self.mode = p.mode
+        self.robot_terms = profiles.CommandTerms(profiles.parse_state(p.robot_compensates_gravity) == profiles.TRUE,
+                                                 profiles.parse_state(p.robot_compensates_friction) == profiles.TRUE,
+                                                 len(names))
         self.ready = True
         return None
 
@@ -717,8 +734,15 @@ class DynamicsNode(ModelNode):
         # torque (first output) counts the clamp events.
         limiter = self.limiter
         command = outputs[0][2]
+        if self.robot_terms.active:
+            # The robot adds these terms itself: they are left out of the command (profiles.CommandTerms).
+            command = self.robot_terms.command(command, comp.gravity, comp.friction)
+            if not limiter.apply(command):
+                self.n_nonfinite += 1
+                self._warn('non-finite torque at q=%s, qd=%s: nothing published' % (q, qd))
+                return
         for k, (_, msg_out, view) in enumerate(outputs):
-            if not limiter.apply(view, count=k == 0):
+            if not limiter.apply(view, count=k == 0 and not self.robot_terms.active):
                 self.n_nonfinite += 1
                 self._warn('non-finite torque at q=%s, qd=%s: nothing published' % (q, qd))
                 return
@@ -1003,6 +1027,7 @@ class DynamicsNode(ModelNode):
             ('effort_limit_scale', self.p.effort_limit_scale),
             ('command_topic', self.p.command_topic if self.pub_cmd is not None else '(off)'),
             ('command_joints', ', '.join(self.cmd_joints)),
+            ('command_contains', self.robot_terms.describe() if self.ready else '(no model)'),
             ('reference', 'none' if self.reference is None else
              ('set-point' if self._ref_stream else '%d points, %.3f s' % (len(self.reference.t), self.reference.duration))),
         ] + self._observer_values() + self._base_values() + self._loop_values() + [

@@ -34,12 +34,14 @@ class Param:
     check: Optional[Callable[[Any], Optional[str]]] = None
     ptype: Optional[Parameter.Type] = None
     choices: Optional[tuple] = None
+    dynamic: bool = False        # any type (a bool or a string, e.g.); ``check`` decides
 
     def descriptor(self):
         text = self.description
         if self.choices:
             text += ' One of: %s.' % ', '.join(self.choices)
-        return ParameterDescriptor(name=self.name, description=text, read_only=self.read_only)
+        return ParameterDescriptor(name=self.name, description=text, read_only=self.read_only,
+                                   dynamic_typing=self.dynamic)
 
     def validate(self, value):
         """Problem text for ``value``, or None."""

@@ -107,6 +107,7 @@ from .joint_map import JointMapError, reorder_indices
 from .markers import MarkerBuilder
 from .model_node import ModelNode, describe_base, run
 from .pacing import Pacer, tick_period
+from .robot_emulation import RobotGravityCompensation
 from .sim_commands import CommandError, effort_command, joint_command, joint_state_update, stamp, wrench_values
 from ..errors import InputError
 
@@ -194,6 +195,11 @@ NODE_PARAMS = (
             'rest. Also the twist ~/reset returns to.', check=_finite_list, ptype=Parameter.Type.DOUBLE_ARRAY),
     P.Param('marker_rate', 30.0, 'Rate [Hz, wall clock] of ~/markers (visualization_msgs/MarkerArray); 0: none.',
             check=P.non_negative),
+    P.Param('robot_compensates_gravity', False, 'Emulate a robot whose controller adds its own gravity compensation '
+            'to the effort command, as Franka\'s and UR\'s do: before each physics step the effort-commanded '
+            'joints get g(q) of the model at the current state on top of the command (zero-order hold at '
+            'physics_rate), within the effort limits; joint_states reports the sum as the effort. A fixed-base '
+            'tree only. dynamics_node must then run with robot_compensates_gravity true (docs/ROBOTS.md).'),
 )
 
 
@@ -254,6 +260,7 @@ class SimulatorNode(ModelNode):
         # A floating or planar base: nav_msgs/Odometry on `odom` (created with the first such model).
         self.pub_odom = self.odom_msg = None
         self.qd0 = None                     # the initial velocity (the base's twist; joints at rest)
+        self.robot_gravity = None           # robot_compensates_gravity: the emulated robot controller's g(q)
 
     # --- parameters -----------------------------------------------------------
     def validate_params(self):
@@ -352,6 +359,11 @@ class SimulatorNode(ModelNode):
             return 'the model does not fit the simulator: %s' % exc
         q0, qd0 = sim.q, sim.qd                        # a closed-loop model's: on its loops
         old = self.sim
+        if self.robot_gravity is not None and self.robot_gravity.sim is old:
+            self.robot_gravity.restore()               # the user's command carries over, not the robot's sum
+        if self.p.robot_compensates_gravity and (model.root_joint is not None or model.loops):
+            return ("parameter 'robot_compensates_gravity' emulates a fixed-base arm's controller; robot %r has %s"
+                    % (model.name, 'closed loops' if model.loops else 'a %s base' % model.root_joint))
         if old is not None and not joints_changed and old.model.root_joint == model.root_joint:
             self._carry_over(old, sim)
         elif old is not None:
@@ -367,6 +379,7 @@ class SimulatorNode(ModelNode):
         self.markers = self._marker_builder(model)
         self._odometry(model)
         self.sim = sim
+        self.robot_gravity = RobotGravityCompensation(sim) if self.p.robot_compensates_gravity else None
         if old is None:
             self._restart_clock()                       # a model from the topic: pace from its arrival
         return None
@@ -549,7 +562,10 @@ class SimulatorNode(ModelNode):
         sim = self.sim
         t_before = sim.time
         try:
-            sim.step(k)
+            if self.robot_gravity is not None:
+                self.robot_gravity.step(k)              # the robot's own g(q) before each step
+            else:
+                sim.step(k)
             done = k
         except SimulationError as exc:
             done = int(round((sim.time - t_before) / sim.dt))

@@ -1,0 +1,241 @@
+"""Vendor profiles: what a real arm's torque interface expects, and the command that follows (no ROS needed).
+
+A robot's effort (torque) command interface may add terms of its own to the
+torque it is sent: Franka's controller adds the gravity torque g(q) and the
+friction compensation (libfranka's ``franka::Torques`` are "joint-level
+torque commands without gravity and friction"), UR's ``direct_torque`` adds
+gravity and a tunable friction compensation. Sending g(q) to such an arm
+doubles gravity. The rule of this package: **never command a term the robot
+already compensates.**
+
+A profile (``config/robots/<name>.yaml``) says, for one robot and its ROS 2
+stack, which terms the robot compensates (``true``, ``false`` or
+``unknown``, each with the vendor documentation it comes from), the joints,
+the effort controller and its topic. dynamics_node takes the two answers as
+the parameters ``robot_compensates_gravity`` and
+``robot_compensates_friction`` and refuses to start while one is
+``unknown`` (:func:`unknown_problem`). :class:`CommandTerms` removes the
+compensated terms from the commanded torque; the published torque topics
+(``~/gravity_torque``, ``~/compensation_torque``, ...) keep the full model
+torques.
+"""
+import os
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+import yaml
+
+TRUE, FALSE, UNKNOWN = 'true', 'false', 'unknown'
+STATES = (TRUE, FALSE, UNKNOWN)
+#: The compensated terms a profile states, and the dynamics_node parameter of each.
+TERMS = {'gravity': 'robot_compensates_gravity', 'friction': 'robot_compensates_friction'}
+PROFILE_KEYS = ('name', 'robot', 'joints', 'controller', 'dynamics_node', 'compensated_by_robot', 'effort_interface')
+
+
+class ProfileError(ValueError):
+    """A profile file that cannot be read or misses what it must say."""
+
+
+def parse_state(value, name='value'):
+    """'true', 'false' or 'unknown' from a bool or a string (any case).
+
+    A parameter file or ``-p name:=true`` gives a bool, a launch file a string;
+    both are accepted. Raises ValueError naming ``name`` otherwise.
+    """
+    if isinstance(value, bool):
+        return TRUE if value else FALSE
+    if isinstance(value, str) and value.strip().lower() in STATES:
+        return value.strip().lower()
+    raise ValueError('%s must be true, false or unknown, got %r' % (name, value))
+
+
+def check_state(value):
+    """The check of a ``robot_compensates_*`` parameter (params.Param convention): None or the problem."""
+    try:
+        parse_state(value)
+    except ValueError:
+        return 'must be true, false or unknown'
+    return None
+
+
+def unknown_problem(gravity, friction, profile=''):
+    """None, or the reason dynamics_node must not start: a term whose compensation by the robot is unknown.
+
+    Args:
+        gravity, friction: the values of ``robot_compensates_gravity`` and
+            ``robot_compensates_friction`` (bool or 'true' / 'false' / 'unknown').
+        profile: the profile's name, for the message.
+    """
+    states = {'gravity': parse_state(gravity, TERMS['gravity']),
+              'friction': parse_state(friction, TERMS['friction'])}
+    unknown = [term for term, state in states.items() if state == UNKNOWN]
+    if not unknown:
+        return None
+    where = ' (profile %r found no vendor source for it)' % profile if profile else ''
+    lines = ['it is unknown whether the robot compensates %s itself%s. Commanding a term the robot already '
+             'compensates doubles it on the real arm, so the node does not start until you state it:'
+             % (' and '.join(unknown), where)]
+    for term in unknown:
+        lines.append('  set the parameter %r to true (the robot adds its own %s compensation: the command leaves '
+                     'it out) or false (the command includes it), e.g. -p %s:=false'
+                     % (TERMS[term], term, TERMS[term]))
+    lines.append('  (docs/ROBOTS.md lists what each vendor documents)')
+    return '\n'.join(lines)
+
+
+def mode_problem(mode, gravity, publish_command):
+    """None, or why ``mode`` makes no sense with the robot compensating gravity: mode ``gravity`` would
+    then command zero (allowed when the command is not published, for the torque topics)."""
+    if mode == 'gravity' and parse_state(gravity) == TRUE and publish_command:
+        return ("mode 'gravity' with robot_compensates_gravity true commands nothing (the robot holds itself "
+                "against gravity); use gravity_coriolis (Coriolis and centrifugal torques only), feedforward or "
+                "computed_torque, or publish_command false")
+    return None
+
+
+class CommandTerms:
+    """The command torque without the terms the robot compensates itself.
+
+    ``tau_cmd = tau_law - g(q) [if the robot compensates gravity] - tau_f(qd) [if it compensates friction]``,
+    where ``tau_law`` is the torque of the mode (``~/compensation_torque``,
+    ``~/feedforward_torque`` or ``~/computed_torque``), ``g(q)`` the
+    gravity torque at the measured state (what the robot adds, as its model
+    has it) and ``tau_f`` the friction compensation of the mode (nonzero in
+    ``gravity_coriolis_friction`` only). So the robot's total is the law:
+    in ``gravity_coriolis`` the command is ``C(q, qd) qd``, in
+    ``feedforward`` ``M(q_d) qdd_d + C(q_d, qd_d) qd_d + g(q_d) - g(q)``.
+    All torques in [N m] (or [N] for prismatic joints), in the order of the
+    arrays given (model order in dynamics_node).
+
+    Args:
+        gravity, friction: True if the robot compensates that term itself.
+        n: number of joints.
+    """
+
+    def __init__(self, gravity, friction, n):
+        self.gravity = bool(gravity)
+        self.friction = bool(friction)
+        self.active = self.gravity or self.friction
+        self._out = np.zeros(n)
+
+    def command(self, total, gravity, friction=None):
+        """The command torque (n,): ``total`` itself when nothing is removed, else a reused buffer.
+
+        Args:
+            total: (n,) the law's torque.
+            gravity: (n,) g(q) at the measured state.
+            friction: (n,) the friction compensation in ``total`` (None: none).
+        """
+        if not self.active:
+            return total
+        out = self._out
+        if self.gravity:
+            np.subtract(total, gravity, out=out)
+        else:
+            out[:] = total
+        if self.friction and friction is not None:
+            out -= friction
+        return out
+
+    def describe(self):
+        """What the command leaves out, for logs and diagnostics."""
+        left = [t for t, on in (('gravity', self.gravity), ('friction', self.friction)) if on]
+        if not left:
+            return 'the whole law (the robot compensates nothing itself)'
+        return 'the law minus %s (the robot compensates it itself)' % ' and '.join(left)
+
+
+# --- profile files -------------------------------------------------------------------------------
+
+@dataclass
+class Profile:
+    """A vendor profile (``config/robots/<name>.yaml``), validated.
+
+    Attributes:
+        name, robot: short name and description.
+        joints: the effort controller's joints in its order ([]: the params file's / every model joint).
+        controller: name, command_topic, recipe (a file under config/), vendor_runs_broadcaster.
+        node: further dynamics_node parameters of the profile (its ``dynamics_node`` block, e.g. ``mode``).
+        gravity, friction: 'true' / 'false' / 'unknown': does the robot compensate it.
+        data: the whole file (sources, effort_interface).
+    """
+    name: str
+    robot: str
+    joints: list
+    controller: dict
+    node: dict
+    gravity: str
+    friction: str
+    data: dict
+    path: Optional[str] = None
+
+    def node_parameters(self):
+        """dynamics_node parameters of the profile: the two ``robot_compensates_*``, its ``dynamics_node``
+        block, and, if it names joints, ``joints`` and ``command_topic`` (a profile without joints, the
+        generic one, leaves both to the parameter file)."""
+        params = {TERMS['gravity']: self.gravity, TERMS['friction']: self.friction}
+        params.update(self.node)
+        if self.joints:
+            params['joints'] = list(self.joints)
+            params['command_topic'] = self.controller['command_topic']
+        return params
+
+
+def known_profiles(directory):
+    """Sorted names of the profiles in ``directory`` (``<name>.yaml``)."""
+    if not os.path.isdir(directory):
+        return []
+    return sorted(f[:-5] for f in os.listdir(directory) if f.endswith('.yaml'))
+
+
+def profile_path(name, directory):
+    """The file of profile ``name`` in ``directory``; ProfileError listing the known ones if there is none."""
+    known = known_profiles(directory)
+    if name not in known:
+        raise ProfileError('unknown robot profile %r; known profiles (in %s): %s'
+                           % (name, directory, ', '.join(known) or 'none'))
+    return os.path.join(directory, name + '.yaml')
+
+
+def load_profile(path):
+    """Read and validate the profile file ``path``; ProfileError saying what is wrong."""
+    try:
+        with open(path, encoding='utf-8') as f:
+            data = yaml.safe_load(f)
+    except (OSError, yaml.YAMLError) as exc:
+        raise ProfileError('cannot read robot profile %s: %s' % (path, exc)) from None
+    if not isinstance(data, dict):
+        raise ProfileError('robot profile %s: expected a mapping, got %s' % (path, type(data).__name__))
+    missing = [k for k in PROFILE_KEYS if k not in data]
+    if missing:
+        raise ProfileError('robot profile %s misses %s' % (path, ', '.join(missing)))
+    controller = data['controller']
+    for key in ('name', 'command_topic', 'recipe', 'vendor_runs_broadcaster'):
+        if key not in controller:
+            raise ProfileError('robot profile %s: controller misses %r' % (path, key))
+    states = {term: _term(path, data['compensated_by_robot'], term) for term in TERMS}
+    node = dict(data['dynamics_node'] or {})
+    clash = sorted(set(node) & (set(TERMS.values()) | {'joints', 'command_topic'}))
+    if clash:
+        raise ProfileError('robot profile %s: dynamics_node sets %s, which the profile gives elsewhere '
+                           '(compensated_by_robot, joints, controller)' % (path, ', '.join(clash)))
+    return Profile(name=str(data['name']), robot=str(data['robot']), joints=list(data['joints'] or []),
+                   controller=dict(controller), node=node, gravity=states['gravity'],
+                   friction=states['friction'], data=data, path=str(path))
+
+
+def _term(path, block, term):
+    """The state of one compensated term; every state needs a ``source`` (for unknown: why none was found)."""
+    entry = (block or {}).get(term)
+    if not isinstance(entry, dict) or 'value' not in entry:
+        raise ProfileError('robot profile %s: compensated_by_robot.%s needs a value (true, false or unknown)'
+                           % (path, term))
+    try:
+        state = parse_state(entry['value'], 'compensated_by_robot.%s.value' % term)
+    except ValueError as exc:
+        raise ProfileError('robot profile %s: %s' % (path, exc)) from None
+    if not entry.get('source'):
+        raise ProfileError('robot profile %s: compensated_by_robot.%s has no source (the vendor documentation it '
+                           'follows, or for unknown why none was found)' % (path, term))
+    return state
