@@ -53,6 +53,37 @@ def wait_for(predicate, timeout=5.0, period=0.005):
             return value
         time.sleep(period)
 
+# --- the simulator, paused and resumed (simulator_node's ~/pause) ----------------------------------
+
+def stamp_s(msg):
+    """A message's header stamp [s]."""
+    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+
+def stamp_ns(msg):
+    """A message's header stamp [ns], exact."""
+    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+
+
+def set_paused(ros, proc, on):
+    """Pause (``on``) or resume simulator_node ``proc``; its answer, checked for success."""
+    from std_srvs.srv import SetBool
+    res = ros.call(SetBool, proc.topic('~/pause'), SetBool.Request(data=on), idempotent=True)
+    assert res.success, res.message
+    return res
+
+
+def run_simulated(ros, proc, states, duration, slack=3.0):
+    """Resume ``proc``, wait until ``states`` (a Collector of its joint_states) holds ``duration`` s of
+    simulated time, pause it; the states stamped after the start. Gives up after ``slack * duration + 20``
+    s of wall time."""
+    start = stamp_s(states.last())
+    set_paused(ros, proc, False)
+    done = states.wait_where(lambda m: stamp_s(m) >= start + duration - 1e-9, timeout=slack * duration + 20)
+    set_paused(ros, proc, True)
+    assert done is not None, 'the simulation did not reach %.1f s:\n%s' % (start + duration, proc.read_log())
+    return [m for m in list(states.messages) if start < stamp_s(m) <= start + duration + 1e-9]
+
 
 class Collector:
     """Messages received on one topic, in arrival order, thread-safe."""

@@ -13,13 +13,12 @@ import numpy as np
 import yaml
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
-from std_srvs.srv import SetBool
 
 import robot_dynamics as rd
 from robot_dynamics.simulation import simulate
 from robot_dynamics_interfaces.srv import SetState
 
-from conftest import PANDA, ROOT
+from conftest import PANDA, ROOT, run_simulated, stamp_s
 import pytest
 
 # Times DDS delivery to this test process on a 2-core machine, where a late
@@ -34,23 +33,7 @@ TOLERANCE = 1e-3      # [rad]
 DEEP = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 
 
-def t_of(msg):
-    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
 
-
-def pause(ros, proc, on):
-    res = ros.call(SetBool, proc.topic('~/pause'), SetBool.Request(data=on), idempotent=True)
-    assert res.success, res.message
-
-
-def run_for(ros, proc, states, duration):
-    """Resume, collect the states of ``duration`` s of simulated time, pause; the states after the start."""
-    start = t_of(states.last())
-    pause(ros, proc, False)
-    done = states.wait_where(lambda m: t_of(m) >= start + duration - 1e-9, timeout=3 * duration + 10)
-    pause(ros, proc, True)
-    assert done is not None, 'the simulation did not reach %.1f s:\n%s' % (start + duration, proc.read_log())
-    return [m for m in list(states.messages) if start < t_of(m) <= start + duration + 1e-9]
 
 
 def drift(msgs):
@@ -68,7 +51,7 @@ def test_dynamics_node_holds_the_simulated_panda_and_without_it_it_falls(ros, st
     assert states.wait(count=5, timeout=10)
 
     # Without compensation the arm falls, like the core's simulate() from the same state.
-    fall = run_for(ros, sim, states, 1.0)
+    fall = run_simulated(ros, sim, states, 1.0)
     offline = simulate(MODEL, Q0, duration=1.0)
     expected = float(np.abs(offline.q - Q0).max())
     assert expected > 100 * TOLERANCE
@@ -88,8 +71,8 @@ def test_dynamics_node_holds_the_simulated_panda_and_without_it_it_falls(ros, st
     g = rd.gravity_torques(MODEL, Q0)
     assert states.wait_where(lambda m: np.allclose(m.position, Q0, atol=0) and
                              np.allclose(m.effort, g, atol=1e-9, rtol=0), timeout=30), dyn.read_log()
-    hold = run_for(ros, sim, states, HOLD_TIME)
-    span = t_of(hold[-1]) - t_of(hold[0])
+    hold = run_simulated(ros, sim, states, HOLD_TIME)
+    span = stamp_s(hold[-1]) - stamp_s(hold[0])
     # (this process may miss a few of the 1 kHz states on a loaded machine; the simulator sends all)
     assert span >= HOLD_TIME - 0.01 and len(hold) > 0.5 * HOLD_TIME * 1000
     assert drift(hold) < TOLERANCE, drift(hold)

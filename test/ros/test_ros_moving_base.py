@@ -29,7 +29,7 @@ import robot_dynamics as rd
 from robot_dynamics.model.configuration import quaternion_matrix
 from robot_dynamics_interfaces.srv import ForwardDynamics, GravityCompensation
 
-from conftest import ROOT, wait_for
+from conftest import ROOT, stamp_ns, wait_for
 from probes import Diagnostics
 
 URDF_PATH = ROOT / 'test' / 'data' / 'mobile_manipulator.urdf'
@@ -258,9 +258,6 @@ def pose_twist(msg):
     return (np.array([p.x, p.y, p.z]), np.array([o.x, o.y, o.z, o.w]),
             np.array([t.linear.x, t.linear.y, t.linear.z]), np.array([t.angular.x, t.angular.y, t.angular.z]))
 
-
-def stamp_ns(msg):
-    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
 
 
 @pytest.mark.parametrize('root', ['floating', 'planar'])

@@ -30,14 +30,13 @@ from geometry_msgs.msg import WrenchStamped
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
-from std_srvs.srv import SetBool
 
 import robot_dynamics as rd
 from robot_dynamics.simulation import simulate
 from robot_dynamics_interfaces.msg import Collision
 from robot_dynamics_interfaces.srv import SetPayload
 
-from conftest import Collector, PANDA, RELIABLE, wait_for
+from conftest import Collector, PANDA, RELIABLE, set_paused, stamp_ns, stamp_s, wait_for
 from probes import Diagnostics, FastPeer
 
 MODEL = rd.load_urdf(str(PANDA))
@@ -58,9 +57,6 @@ def push(model, q, f=F):
     z = np.zeros(model.nq)
     return rd.gravity_torques(model, q) - rd.rnea(model, q, z, z, f_ext={LINK: f})
 
-
-def stamp_ns(msg):
-    return msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
 
 
 def joint_state(k, q, qd, effort):
@@ -282,13 +278,6 @@ def test_observer_parameters_are_checked(params, expected):
 SIM_Q0 = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])     # the Panda's "ready" pose
 
 
-def t_of(msg):
-    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-
-
-def pause(ros, proc, on):
-    res = ros.call(SetBool, proc.topic('~/pause'), SetBool.Request(data=on), idempotent=True)
-    assert res.success, res.message
 
 
 def test_simulator_effort_is_the_torque_that_drove_the_physics(ros, start_node):
@@ -311,15 +300,15 @@ def test_simulator_effort_is_the_torque_that_drove_the_physics(ros, start_node):
     while not states.wait_where(lambda m: np.allclose(m.effort, applied, atol=1e-12, rtol=0), 0.1):
         assert time.monotonic() < deadline, 'the command never showed in joint_states.effort'
         pub.publish(msg)
-    pause(ros, proc, False)
-    assert states.wait_where(lambda m: t_of(m) >= 0.3 - 1e-9, timeout=20) is not None
-    pause(ros, proc, True)
-    run = [m for m in list(states.messages) if 0 < t_of(m) <= 0.3 + 1e-9]
+    set_paused(ros, proc, False)
+    assert states.wait_where(lambda m: stamp_s(m) >= 0.3 - 1e-9, timeout=20) is not None
+    set_paused(ros, proc, True)
+    run = [m for m in list(states.messages) if 0 < stamp_s(m) <= 0.3 + 1e-9]
     assert len(run) > 100                            # of 300 (this process may miss some)
     effort = np.array([m.effort for m in run])
     np.testing.assert_allclose(effort, np.tile(applied, (len(run), 1)), rtol=0, atol=1e-12)
     offline = simulate(MODEL, SIM_Q0, duration=0.3, tau=effort[0])
-    k = np.round(np.array([t_of(m) for m in run]) / 1e-3).astype(int)
+    k = np.round(np.array([stamp_s(m) for m in run]) / 1e-3).astype(int)
     np.testing.assert_allclose(np.array([m.position for m in run]), offline.q[k], rtol=0, atol=1e-9)
     assert abs(run[-1].position[6] - SIM_Q0[6]) > 0.1             # joint 7 turned, at its limit torque
 
@@ -356,11 +345,11 @@ def test_observer_on_the_simulator_finds_its_push(ros, start_node, peer):
     while not states.wait_where(lambda m: np.allclose(m.effort, g, atol=1e-9, rtol=0), 0.1):
         assert time.monotonic() < deadline, 'the position command never took effect'
         command.publish(JointState(name=NAMES, position=SIM_Q0.tolist()))
-    pause(ros, sim, False)
-    assert ext.wait_where(lambda m: t_of(m) >= 0.3, timeout=20) is not None, dyn.read_log()
+    set_paused(ros, sim, False)
+    assert ext.wait_where(lambda m: stamp_s(m) >= 0.3, timeout=20) is not None, dyn.read_log()
     f_push = np.array([4.0, -2.0, 3.0, 0.0, 0.3, 0.0])
     scale = np.abs(push(MODEL, SIM_Q0, f_push)).max()
-    quiet = [m for m in list(ext.messages) if 0.1 < t_of(m) <= 0.3]
+    quiet = [m for m in list(ext.messages) if 0.1 < stamp_s(m) <= 0.3]
     assert len(quiet) > 20 and max(np.abs(m.effort).max() for m in quiet) < 0.01 * scale   # held, no push
     push_msg = WrenchStamped()
     push_msg.header.frame_id = LINK
@@ -371,22 +360,22 @@ def test_observer_on_the_simulator_finds_its_push(ros, start_node, peer):
     while not states.wait_where(lambda m: np.abs(np.array(m.velocity)).max() > 1e-3, 0.05):
         assert time.monotonic() < deadline, 'the push never moved the arm'
         wpub.publish(push_msg)
-    t_push = t_of(states.wait_where(lambda m: np.abs(np.array(m.velocity)).max() > 1e-3, 0.1))
-    assert ext.wait_where(lambda m: t_of(m) >= t_push + 0.5, timeout=20) is not None
-    pause(ros, sim, True)
+    t_push = stamp_s(states.wait_where(lambda m: np.abs(np.array(m.velocity)).max() > 1e-3, 0.1))
+    assert ext.wait_where(lambda m: stamp_s(m) >= t_push + 0.5, timeout=20) is not None
+    set_paused(ros, sim, True)
     # (this process takes three 1 kHz streams and misses many of their messages: it checks those that came)
-    late = [m for m in list(ext.messages) if t_push + 0.2 < t_of(m) <= t_push + 0.5]
+    late = [m for m in list(ext.messages) if t_push + 0.2 < stamp_s(m) <= t_push + 0.5]
     assert len(late) > 10
-    by_t = {round(t_of(m) * 1000): m for m in list(states.messages)}
+    by_t = {round(stamp_s(m) * 1000): m for m in list(states.messages)}
     compared = 0
     for m in late:
-        state = by_t.get(round(t_of(m) * 1000))            # the joint state the estimate is of
+        state = by_t.get(round(stamp_s(m) * 1000))            # the joint state the estimate is of
         if state is not None:
             expected = push(MODEL, np.array(state.position), f_push)
             np.testing.assert_allclose(m.effort, expected, rtol=0, atol=0.05 * np.abs(expected).max())
             compared += 1
     assert compared > 5
-    ws = [w for w in list(wrench.messages) if t_push + 0.2 < t_of(w) <= t_push + 0.5]
+    ws = [w for w in list(wrench.messages) if t_push + 0.2 < stamp_s(w) <= t_push + 0.5]
     assert len(ws) > 10
     for w in ws:
         got = [w.wrench.force.x, w.wrench.force.y, w.wrench.force.z, w.wrench.torque.x, w.wrench.torque.y,

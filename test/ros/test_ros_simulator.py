@@ -16,7 +16,7 @@ from geometry_msgs.msg import WrenchStamped
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
-from std_srvs.srv import SetBool, Trigger
+from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
 import robot_dynamics as rd
@@ -25,7 +25,7 @@ from robot_dynamics_interfaces.srv import SetPayload, SetState
 
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
-from conftest import BEST_EFFORT, PANDA, wait_for
+from conftest import BEST_EFFORT, PANDA, set_paused, stamp_s, wait_for
 from test_ros_sim_units import composite_coms
 
 MODEL = rd.load_urdf(str(PANDA))
@@ -52,10 +52,6 @@ def start_sim(ros, start_node, **params):
     return proc
 
 
-def t_of(msg):
-    """Header stamp [s]."""
-    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-
 
 def arrays(msgs, field):
     return np.array([getattr(m, field) for m in msgs])
@@ -65,15 +61,10 @@ def call(ros, proc, srv_type, name, request, idempotent=False):
     return ros.call(srv_type, proc.topic(name), request, idempotent=idempotent)
 
 
-def pause(ros, proc, on):
-    res = call(ros, proc, SetBool, '~/pause', SetBool.Request(data=on), idempotent=True)
-    assert res.success, res.message
-    return res
-
 
 def collect_until(states, t_end, timeout=10.0):
     """Messages (arrival order) once one stamped >= t_end [s] has come."""
-    assert states.wait_where(lambda m: t_of(m) >= t_end - 1e-9, timeout), 'no state stamped %.3f s' % t_end
+    assert states.wait_where(lambda m: stamp_s(m) >= t_end - 1e-9, timeout), 'no state stamped %.3f s' % t_end
     return list(states.messages)
 
 
@@ -119,7 +110,7 @@ def test_zero_torque_fall_matches_the_core_and_states_come_at_the_rate(ros, star
     assert all(len(m.position) == len(m.velocity) == len(m.effort) == 7 for m in msgs)
     # One message every 4 physics steps of 1 ms (publish_rate 250 Hz of simulated time);
     # a message this process missed leaves a gap of whole periods.
-    t = np.array([t_of(m) for m in msgs])
+    t = np.array([stamp_s(m) for m in msgs])
     periods = np.diff(t) / (4 * DT)
     np.testing.assert_allclose(periods, np.round(periods), atol=1e-6)
     periods = np.round(periods)
@@ -152,9 +143,9 @@ def test_effort_commands_follow_joints_order_latest_wins(ros, start_node):
         pub.publish(effort_msg(scale * g[::-1]))
     got = publish_until_effort(ros, pub, effort_msg(g[::-1]), states, g)
     np.testing.assert_allclose(got.position, Q0, atol=1e-12)
-    pause(ros, proc, False)
+    set_paused(ros, proc, False)
     msgs = collect_until(states, 0.5)
-    running = [m for m in msgs if t_of(m) > 0]
+    running = [m for m in msgs if stamp_s(m) > 0]
     assert len(running) > 50
     # g(q0) in `joints` order reaches the right joints: the arm holds its pose.
     np.testing.assert_allclose(arrays(running, 'position'), np.tile(Q0, (len(running), 1)), atol=1e-9)
@@ -180,9 +171,9 @@ def test_joint_state_commands_position_and_velocity_by_name(ros, start_node):
     while not states.wait_where(lambda m: np.abs(m.effort).max() > 1e-3, 0.1):   # the servo engaged
         assert time.monotonic() < deadline, 'the joint command never took effect'
         pub.publish(cmd)
-    pause(ros, proc, False)
-    msgs = [m for m in collect_until(states, 1.0) if t_of(m) > 0]
-    t = np.array([t_of(m) for m in msgs])
+    set_paused(ros, proc, False)
+    msgs = [m for m in collect_until(states, 1.0) if stamp_s(m) > 0]
+    t = np.array([stamp_s(m) for m in msgs])
     q, qd = arrays(msgs, 'position'), arrays(msgs, 'velocity')
     # Position joints: e'' + 2 w e' + w^2 e = 0 (w = servo_bandwidth = 20 rad/s) from rest,
     # e(t) = e0 (1 + w t) exp(-w t). Velocity joint: e' + kv e = 0 with kv = 2 w. RK4 at 1 kHz.
@@ -216,7 +207,7 @@ def test_wrench_pushes_the_arm_along_jt_f(ros, start_node):
     dq = np.array(moved.position) - Q0
     assert dq @ qdd / (np.linalg.norm(dq) * np.linalg.norm(qdd)) > 0.99
     # An all-zero wrench removes it: stopped, the arm then stays at rest.
-    pause(ros, proc, True)
+    set_paused(ros, proc, True)
     msg.wrench.force.x = msg.wrench.force.y = msg.wrench.force.z = 0.0
     msg.wrench.torque.x = msg.wrench.torque.y = msg.wrench.torque.z = 0.0
     pub.publish(msg)
@@ -229,8 +220,8 @@ def test_wrench_pushes_the_arm_along_jt_f(ros, start_node):
     assert res.success, res.message
     rest = states.wait_where(lambda m: not any(m.velocity), 5)
     np.testing.assert_array_equal(rest.position, req.joint_state.position)
-    pause(ros, proc, False)
-    msgs = [m for m in collect_until(states, t_of(rest) + 0.2) if t_of(m) > t_of(rest)]
+    set_paused(ros, proc, False)
+    msgs = [m for m in collect_until(states, stamp_s(rest) + 0.2) if stamp_s(m) > stamp_s(rest)]
     assert len(msgs) > 10
     np.testing.assert_array_equal(arrays(msgs, 'velocity'), 0.0)
     np.testing.assert_array_equal(arrays(msgs, 'position'), np.tile(rest.position, (len(msgs), 1)))
@@ -247,7 +238,7 @@ def test_bad_messages_are_rejected_counted_and_change_nothing(ros, start_node):
         assert wait_for(lambda: p.get_subscription_count() > 0, 5)
     joint.publish(JointState(name=NAMES, position=Q0.tolist()))   # servo at the ready pose
     diag_values(diag, proc, lambda v: v['joint_commands_in'] == '1')
-    pause(ros, proc, False)
+    set_paused(ros, proc, False)
     collect_until(states, 0.2)
 
     def wrench_msg(frame, fx):
@@ -271,7 +262,7 @@ def test_bad_messages_are_rejected_counted_and_change_nothing(ros, start_node):
     values = diag_values(diag, proc, lambda v: int(v['commands_rejected']) >= len(bad), timeout=10)
     assert int(values['commands_rejected']) == len(bad) and values['last_rejection']
     assert proc.poll() is None
-    t_bad = t_of(states.last())
+    t_bad = stamp_s(states.last())
     msgs = collect_until(states, t_bad + 0.3)
     q = arrays(msgs, 'position')
     assert np.all(np.isfinite(q)) and np.all(np.isfinite(arrays(msgs, 'effort')))
@@ -285,17 +276,17 @@ def test_pause_set_state_and_reset_services(ros, start_node):
     proc = start_sim(ros, start_node)                              # publish_clock false: wall stamps
     states = ros.subscribe(JointState, proc.topic('joint_states'), DEEP)
     assert states.wait(count=5)
-    assert abs(t_of(states.last()) - time.time()) < 2.0
-    res = pause(ros, proc, True)
+    assert abs(stamp_s(states.last()) - time.time()) < 2.0
+    res = set_paused(ros, proc, True)
     assert 'paused' in res.message
-    assert 'already paused' in pause(ros, proc, True).message
+    assert 'already paused' in set_paused(ros, proc, True).message
     time.sleep(0.1)
     states.clear()
     time.sleep(0.3)
     msgs = list(states.messages)
     assert len(msgs) > 20                                          # still published while paused
     assert np.ptp(arrays(msgs, 'position'), axis=0).max() == 0.0  # frozen
-    assert t_of(msgs[-1]) > t_of(msgs[0])                          # wall stamps move on
+    assert stamp_s(msgs[-1]) > stamp_s(msgs[0])                          # wall stamps move on
     # set_state: named joints only, by name.
     req = SetState.Request()
     req.joint_state.name = [NAMES[3], NAMES[1]]
@@ -322,7 +313,7 @@ def test_pause_set_state_and_reset_services(ros, start_node):
     assert res.success, res.message
     got = states.wait_where(lambda m: np.array_equal(m.position, Q0) and not any(m.effort), 5)
     assert got is not None and not any(got.velocity)
-    pause(ros, proc, False)
+    set_paused(ros, proc, False)
     assert states.wait_where(lambda m: np.abs(np.array(m.position) - Q0).max() > 1e-3, 5)   # falls again
 
 
@@ -373,9 +364,9 @@ def test_command_timeout_zeroes_the_efforts(ros, start_node):
     g = rd.gravity_torques(MODEL, Q0)
     assert wait_for(lambda: pub.get_subscription_count() > 0, 5)
     publish_until_effort(ros, pub, effort_msg(g), states, g)    # accepted at t = 0 (paused)
-    pause(ros, proc, False)
-    msgs = [m for m in collect_until(states, 0.6) if t_of(m) > 0]
-    t = np.array([t_of(m) for m in msgs])
+    set_paused(ros, proc, False)
+    msgs = [m for m in collect_until(states, 0.6) if stamp_s(m) > 0]
+    t = np.array([stamp_s(m) for m in msgs])
     # The state at 0.2 s still reports g: the torque of the step that led to it.
     before, after = t < 0.2 + 1e-6, t > 0.2 + 1e-6
     assert before.sum() > 10 and after.sum() > 10
