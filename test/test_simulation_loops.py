@@ -23,8 +23,8 @@ import pytest
 
 import robot_dynamics as rd
 from robot_dynamics.simulation import LoopClosure, Simulator, simulate
-from test_loops import (FOUR_BAR, FOUR_BAR_LOOPS, FOUR_BAR_MJCF, PALLETISER, PALLETISER_LOOPS, closed_form, closed_q,
-                        free_velocity, wrap)
+from test_loops import FOUR_BAR, FOUR_BAR_MJCF, closed_form, closed_q, free_velocity, wrap
+from test_loops import four_bar, palletiser  # noqa: F401  (the model fixtures, shared)
 
 if os.environ.get("CI"):            # in CI a missing reference is a failure, not a skip
     import mujoco  # noqa: E402
@@ -37,16 +37,6 @@ else:
 CRANK = ["crank_joint"]
 MOTORS = ["turntable_joint", "shoulder_joint", "drive_joint"]
 RELATIVE_ENERGY_DRIFT = 1e-7        # RK4 at 1 ms over 10 s (docs/LOOPS.md; measured about 1e-8)
-
-
-@pytest.fixture(scope="module")
-def four_bar():
-    return rd.load_urdf(FOUR_BAR, loops=FOUR_BAR_LOOPS)
-
-
-@pytest.fixture(scope="module")
-def palletiser():
-    return rd.load_urdf(PALLETISER, loops=PALLETISER_LOOPS)
 
 
 @pytest.fixture(scope="module")

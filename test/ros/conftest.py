@@ -85,6 +85,22 @@ def run_simulated(ros, proc, states, duration, slack=3.0):
     return [m for m in list(states.messages) if start < stamp_s(m) <= start + duration + 1e-9]
 
 
+def odometry(position=(0.0, 0.0, 0.0), orientation=(0.0, 0.0, 0.0, 1.0), linear=(0.0, 0.0, 0.0),
+             angular=(0.0, 0.0, 0.0), child='base_link', frame='odom'):
+    """A nav_msgs/Odometry of a base: pose (position [m], quaternion x, y, z, w) in ``frame``,
+    twist (linear [m/s], angular [rad/s]) in the base frame ``child``."""
+    from nav_msgs.msg import Odometry
+    msg = Odometry()
+    msg.header.frame_id, msg.child_frame_id = frame, child
+    p, o = msg.pose.pose.position, msg.pose.pose.orientation
+    p.x, p.y, p.z = (float(x) for x in position)
+    o.x, o.y, o.z, o.w = (float(x) for x in orientation)
+    t = msg.twist.twist
+    t.linear.x, t.linear.y, t.linear.z = (float(x) for x in linear)
+    t.angular.x, t.angular.y, t.angular.z = (float(x) for x in angular)
+    return msg
+
+
 class Collector:
     """Messages received on one topic, in arrival order, thread-safe."""
 

@@ -10,7 +10,6 @@ import math
 
 import numpy as np
 import pytest
-from nav_msgs.msg import Odometry
 
 import robot_dynamics as rd
 from robot_dynamics.errors import InputError
@@ -18,7 +17,7 @@ from robot_dynamics.ros import base_compensation as BC
 from robot_dynamics.ros import base_state as B
 from robot_dynamics.ros.compensation import GRAVITY_CORIOLIS_FRICTION, Compensation
 
-from conftest import ROOT
+from conftest import ROOT, odometry
 
 URDF = (ROOT / 'test' / 'data' / 'mobile_manipulator.urdf').read_text()
 FLOATING = rd.load_urdf(URDF)
@@ -32,18 +31,6 @@ PLACED_PLANAR = rd.load_urdf(URDF.replace('type="floating"', 'type="planar"').re
     '<child link="base_link"/>\n    <origin xyz="0.1 -0.2 0.3" rpy="0 0 0.4"/>\n  </joint>', 1))
 TOL = 1e-12
 
-
-def odometry(position=(0.0, 0.0, 0.0), orientation=(0.0, 0.0, 0.0, 1.0), linear=(0.0, 0.0, 0.0),
-             angular=(0.0, 0.0, 0.0), child='base_link', frame='odom'):
-    msg = Odometry()
-    msg.header.frame_id, msg.child_frame_id = frame, child
-    p, o = msg.pose.pose.position, msg.pose.pose.orientation
-    p.x, p.y, p.z = (float(x) for x in position)
-    o.x, o.y, o.z, o.w = (float(x) for x in orientation)
-    t = msg.twist.twist
-    t.linear.x, t.linear.y, t.linear.z = (float(x) for x in linear)
-    t.angular.x, t.angular.y, t.angular.z = (float(x) for x in angular)
-    return msg
 
 
 def yaw_quaternion(yaw):

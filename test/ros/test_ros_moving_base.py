@@ -29,7 +29,7 @@ import robot_dynamics as rd
 from robot_dynamics.model.configuration import quaternion_matrix
 from robot_dynamics_interfaces.srv import ForwardDynamics, GravityCompensation
 
-from conftest import ROOT, stamp_ns, wait_for
+from conftest import ROOT, odometry, stamp_ns, wait_for
 from probes import Diagnostics
 
 URDF_PATH = ROOT / 'test' / 'data' / 'mobile_manipulator.urdf'
@@ -51,17 +51,6 @@ def joint_state(position, velocity=()):
     msg.velocity = [float(x) for x in velocity]
     return msg
 
-
-def odometry(position, orientation, linear, angular, child='base_link'):
-    msg = Odometry()
-    msg.header.frame_id, msg.child_frame_id = 'odom', child
-    p, o = msg.pose.pose.position, msg.pose.pose.orientation
-    p.x, p.y, p.z = (float(x) for x in position)
-    o.x, o.y, o.z, o.w = (float(x) for x in orientation)
-    t = msg.twist.twist
-    t.linear.x, t.linear.y, t.linear.z = (float(x) for x in linear)
-    t.angular.x, t.angular.y, t.angular.z = (float(x) for x in angular)
-    return msg
 
 
 def unit(x):
