@@ -1,24 +1,48 @@
-"""Gravity compensation next to a real arm.
+"""Gravity compensation next to a real arm, with the vendor profile of the robot.
 
 The arm's driver already publishes robot_description (robot_state_publisher)
 and joint_states; this starts robot_dynamics' dynamics_node, which publishes
-the compensation torque as std_msgs/Float64MultiArray on command_topic for an
-effort forward_command_controller (config/ros2_controllers.yaml). Topic
-names are relative: launched in the driver's namespace (PushRosNamespace,
-or a namespaced include) the node finds its topics there.
+the command torque as std_msgs/Float64MultiArray on the profile's command
+topic for an effort forward_command_controller. Topic names are relative:
+launched in the driver's namespace (PushRosNamespace, or a namespaced
+include) the node finds its topics there.
 
+    ros2 launch robot_dynamics gravity_compensation.launch.py robot:=franka
+    ros2 launch robot_dynamics gravity_compensation.launch.py robot:=ur
     ros2 launch robot_dynamics gravity_compensation.launch.py \\
         joints:=panda_joint1,panda_joint2,panda_joint3,panda_joint4,panda_joint5,panda_joint6,panda_joint7
 
-Arguments: urdf (a URDF file instead of the robot_description topic), params_file,
-command_topic, joints (the controller's joints, in its order), publish_command,
-joint_states_topic, use_sim_time.
+robot:= picks the vendor profile config/robots/<robot>.yaml (or a profile
+file of your own, a path ending in .yaml): the joints, the controller and its
+command topic, dynamics_node's mode and which terms the robot compensates
+itself (robot_compensates_gravity / robot_compensates_friction), which the
+command then leaves out; docs/ROBOTS.md gives each vendor's sources. The
+default, generic, is a robot that adds nothing (the command is the whole
+law) and takes the joints from params_file. An unknown name stops the launch
+with the list of the known profiles.
+
+spawn_controllers:=true also spawns the profile's effort controller, inactive,
+from its recipe (config/controllers/<robot>.yaml, `type` in the controller's
+own section: the Jazzy spawner's --param-file), and joint_state_broadcaster
+only if the vendor stack does not run one already (spawn_broadcaster:=auto,
+the profile's vendor_runs_broadcaster; true / false force it). Activating the
+effort controller switches the hardware to torque control: do it yourself
+(ros2 control set_controller_state / switch_controllers, docs/ROBOTS.md).
+
+Arguments: robot, urdf (a URDF file instead of the robot_description topic),
+params_file, command_topic and joints (empty: the profile's, else
+params_file's), publish_command, joint_states_topic, use_sim_time,
+spawn_controllers, spawn_broadcaster, controller_manager.
 """
+import os
+
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
+
+from robot_dynamics.ros import profiles
 
 
 def _names(text):
@@ -26,20 +50,53 @@ def _names(text):
     return [n for n in text.replace('[', ' ').replace(']', ' ').replace(',', ' ').split() if n]
 
 
+def _profile(robot, config):
+    """The Profile of the robot argument: a name in config/robots, or a .yaml file."""
+    if robot.endswith('.yaml') and os.path.isfile(robot):
+        return profiles.load_profile(robot)
+    return profiles.load_profile(profiles.profile_path(robot, os.path.join(config, 'robots')))
+
+
+def _spawners(profile, config, arg):
+    """The controller_manager spawner Nodes that spawn_controllers / spawn_broadcaster ask for."""
+    want = arg('spawn_broadcaster')
+    broadcaster = want == 'true' or (want == 'auto' and not profile.controller['vendor_runs_broadcaster'])
+    names = (['joint_state_broadcaster'] if broadcaster else []) + [profile.controller['name']]
+    if broadcaster:
+        # The broadcaster active, the effort controller loaded and configured but inactive: the switch
+        # to torque control stays the user's decision.
+        nodes = [Node(package='controller_manager', executable='spawner', output='screen',
+                      arguments=['joint_state_broadcaster', '--controller-manager', arg('controller_manager'),
+                                 '--param-file', os.path.join(config, profile.controller['recipe'])])]
+    else:
+        nodes = []
+    nodes.append(Node(package='controller_manager', executable='spawner', output='screen',
+                      arguments=[names[-1], '--inactive', '--controller-manager', arg('controller_manager'),
+                                 '--param-file', os.path.join(config, profile.controller['recipe'])]))
+    return nodes
+
+
 def launch_setup(context, *args, **kwargs):
     def arg(name):
         return LaunchConfiguration(name).perform(context)
 
-    overrides = {
+    config = PathJoinSubstitution([FindPackageShare('robot_dynamics'), 'config']).perform(context)
+    try:
+        profile = _profile(arg('robot'), config)
+    except profiles.ProfileError as exc:
+        raise RuntimeError('gravity_compensation.launch.py robot:=%s: %s' % (arg('robot'), exc)) from None
+    overrides = dict(profile.node_parameters())
+    overrides.update({
         'publish_command': arg('publish_command').lower() == 'true',
-        'command_topic': arg('command_topic'),
         'use_sim_time': arg('use_sim_time').lower() == 'true',
-    }
+    })
+    if arg('command_topic'):
+        overrides['command_topic'] = arg('command_topic')
     if arg('urdf'):
         overrides['urdf_path'] = arg('urdf')
     if _names(arg('joints')):
         overrides['joints'] = _names(arg('joints'))
-    return [Node(
+    nodes = [Node(
         package='robot_dynamics',
         executable='dynamics_node',
         name='dynamics_node',
@@ -47,10 +104,18 @@ def launch_setup(context, *args, **kwargs):
         parameters=[arg('params_file'), overrides],
         remappings=[('joint_states', arg('joint_states_topic'))],
     )]
+    if arg('spawn_controllers') == 'true':
+        nodes += _spawners(profile, config, arg)
+    return nodes
 
 
 def generate_launch_description():
     return LaunchDescription([
+        DeclareLaunchArgument(
+            'robot', default_value='generic',
+            description='Vendor profile: franka, ur, kinova, generic (config/robots/<robot>.yaml), or a profile '
+                        'file (*.yaml). It sets the joints, the command topic, the mode and what the robot '
+                        'compensates itself (left out of the command); docs/ROBOTS.md.'),
         DeclareLaunchArgument(
             'urdf', default_value='',
             description='URDF file of the arm. Empty: the model comes from the robot_description topic.'),
@@ -58,23 +123,34 @@ def generate_launch_description():
             'params_file',
             default_value=PathJoinSubstitution(
                 [FindPackageShare('robot_dynamics'), 'config', 'gravity_compensation.yaml']),
-            description='Parameter file of dynamics_node.'),
+            description='Parameter file of dynamics_node (the profile and the arguments override it).'),
         DeclareLaunchArgument(
-            'command_topic', default_value='effort_controller/commands',
+            'command_topic', default_value='',
             description='Float64MultiArray command topic of the effort forward_command_controller '
-                        '(relative: in the node\'s namespace).'),
+                        '(relative: in the node\'s namespace). Empty: the profile\'s, else params_file\'s.'),
         DeclareLaunchArgument(
             'joints', default_value='',
             description="The controller's joints in its order, comma separated "
-                        "(empty: the params_file's, else every model joint)."),
+                        "(empty: the profile's, else the params_file's, else every model joint)."),
         DeclareLaunchArgument(
             'publish_command', default_value='true', choices=['true', 'false'],
-            description='Send the compensation torque to the controller.'),
+            description='Send the command torque to the controller.'),
         DeclareLaunchArgument(
             'joint_states_topic', default_value='joint_states',
             description='sensor_msgs/JointState topic of the driver (relative: in the node\'s namespace).'),
         DeclareLaunchArgument(
             'use_sim_time', default_value='false', choices=['true', 'false'],
             description='Use /clock (simulation) time.'),
+        DeclareLaunchArgument(
+            'spawn_controllers', default_value='false', choices=['true', 'false'],
+            description="Also spawn the profile's effort controller, inactive, from its recipe "
+                        '(config/controllers/<robot>.yaml) into the running controller_manager.'),
+        DeclareLaunchArgument(
+            'spawn_broadcaster', default_value='auto', choices=['auto', 'true', 'false'],
+            description='With spawn_controllers: spawn joint_state_broadcaster too. auto: only if the profile '
+                        'says the vendor stack does not run one (vendor_runs_broadcaster false).'),
+        DeclareLaunchArgument(
+            'controller_manager', default_value='controller_manager',
+            description='Name of the running controller_manager (relative: in the launch namespace).'),
         OpaqueFunction(function=launch_setup),
     ])

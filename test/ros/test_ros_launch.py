@@ -42,8 +42,12 @@ def test_launch_files_declare_the_documented_arguments(standins):
     declared, nodes, context = L.evaluate(LAUNCH / 'gravity_compensation.launch.py', {}, SHARES)
     assert {'urdf', 'params_file', 'command_topic', 'joints'} <= set(declared)
     assert all(d.description for d in declared.values())
-    assert in_root(context.launch_configurations['command_topic']) == '/effort_controller/commands'
+    assert context.launch_configurations['robot'] == 'generic'
     assert context.launch_configurations['params_file'] == str(ROOT / 'config' / 'gravity_compensation.yaml')
+    params_file, overrides = nodes[0].kwargs['parameters']
+    topic = overrides.get('command_topic',
+                          yaml.safe_load(open(params_file))['/**']['ros__parameters']['command_topic'])
+    assert in_root(topic) == '/effort_controller/commands'
     assert [n.kwargs['executable'] for n in nodes] == ['dynamics_node']
     assert 'dynamics_node' in SCRIPTS
     declared, nodes, context = L.evaluate(LAUNCH / 'dynamics_services.launch.py', {}, SHARES)
@@ -58,10 +62,10 @@ def test_launch_files_declare_the_documented_arguments(standins):
 
 def test_controller_yaml_matches_the_node_yaml():
     node = yaml.safe_load((ROOT / 'config' / 'gravity_compensation.yaml').read_text())['/**']['ros__parameters']
-    ctrl = yaml.safe_load((ROOT / 'config' / 'ros2_controllers.yaml').read_text())
-    cm = ctrl['controller_manager']['ros__parameters']
-    assert cm['effort_controller']['type'] == 'forward_command_controller/ForwardCommandController'
-    assert cm['joint_state_broadcaster']['type'] == 'joint_state_broadcaster/JointStateBroadcaster'
+    ctrl = yaml.safe_load((ROOT / 'config' / 'controllers' / 'generic.yaml').read_text())
+    # Each controller's type in its own section (the Jazzy spawner's --param-file reads it there).
+    assert ctrl['effort_controller']['ros__parameters']['type'] == 'forward_command_controller/ForwardCommandController'
+    assert ctrl['joint_state_broadcaster']['ros__parameters']['type'] == 'joint_state_broadcaster/JointStateBroadcaster'
     effort = ctrl['effort_controller']['ros__parameters']
     assert effort['interface_name'] == 'effort'
     assert effort['joints'] == node['joints']
