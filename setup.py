@@ -27,6 +27,8 @@ setup(
         (os.path.join(share, 'urdf', 'textbook'), files('urdf/textbook/*')),
         (os.path.join(share, 'urdf', 'examples'), files('urdf/examples/*')),
         (os.path.join(share, 'config'), files('config/*')),
+        (os.path.join(share, 'config', 'robots'), files('config/robots/*.yaml')),
+        (os.path.join(share, 'config', 'controllers'), files('config/controllers/*.yaml')),
         (os.path.join(share, 'rviz'), files('rviz/*.rviz')),
     ],
     install_requires=['setuptools'],

@@ -36,6 +36,7 @@ spawn_controllers, spawn_broadcaster, controller_manager.
 """
 import os
 
+import yaml
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
@@ -62,17 +63,18 @@ def _spawners(profile, config, arg):
     want = arg('spawn_broadcaster')
     broadcaster = want == 'true' or (want == 'auto' and not profile.controller['vendor_runs_broadcaster'])
     names = (['joint_state_broadcaster'] if broadcaster else []) + [profile.controller['name']]
-    if broadcaster:
+    recipe = os.path.join(config, profile.controller['recipe'])
+    with open(recipe, encoding='utf-8') as f:
+        declared = yaml.safe_load(f) or {}
+    nodes = []
+    for name in names:
         # The broadcaster active, the effort controller loaded and configured but inactive: the switch
-        # to torque control stays the user's decision.
-        nodes = [Node(package='controller_manager', executable='spawner', output='screen',
-                      arguments=['joint_state_broadcaster', '--controller-manager', arg('controller_manager'),
-                                 '--param-file', os.path.join(config, profile.controller['recipe'])])]
-    else:
-        nodes = []
-    nodes.append(Node(package='controller_manager', executable='spawner', output='screen',
-                      arguments=[names[-1], '--inactive', '--controller-manager', arg('controller_manager'),
-                                 '--param-file', os.path.join(config, profile.controller['recipe'])]))
+        # to torque control stays the user's decision. A controller the recipe does not declare (the
+        # broadcaster forced next to a vendor stack) is left to the controller_manager's own configuration.
+        argv = [name, '--controller-manager', arg('controller_manager')]
+        argv += ['--inactive'] if name == profile.controller['name'] else []
+        argv += ['--param-file', recipe] if name in declared else []
+        nodes.append(Node(package='controller_manager', executable='spawner', output='screen', arguments=argv))
     return nodes
 
 

@@ -1,0 +1,151 @@
+"""robot_dynamics.ros.profiles and .robot_emulation without DDS, and the launch file's robot:= argument."""
+import numpy as np
+import pytest
+import yaml
+
+import robot_dynamics as rd
+from robot_dynamics.ros import profiles
+from robot_dynamics.ros.compensation import Compensation
+from robot_dynamics.ros.robot_emulation import RobotGravityCompensation
+from robot_dynamics.simulation import Simulator
+
+import launch_standins as L
+from conftest import PANDA, ROOT
+
+MODEL = rd.load_urdf(str(PANDA))
+ROBOTS = ROOT / 'config' / 'robots'
+Q0 = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+rng = np.random.default_rng(3)
+Q, QD = rng.uniform(-1, 1, (2, 7))
+
+
+def test_states_accept_bools_and_strings_and_refuse_the_rest():
+    assert profiles.parse_state(True) == 'true' and profiles.parse_state(False) == 'false'
+    assert profiles.parse_state(' Unknown ') == 'unknown'
+    with pytest.raises(ValueError, match="robot_compensates_gravity must be true, false or unknown, got 'yes'"):
+        profiles.parse_state('yes', 'robot_compensates_gravity')
+    assert profiles.check_state('maybe') and profiles.check_state(1.0)
+    assert profiles.check_state('true') is None
+
+
+def test_unknown_terms_name_the_parameter_to_set():
+    assert profiles.unknown_problem('true', False) is None
+    text = profiles.unknown_problem('unknown', 'unknown', profile='kinova')
+    assert 'gravity and friction' in text and "'kinova'" in text
+    assert "'robot_compensates_gravity' to true" in text and 'robot_compensates_friction:=false' in text
+    assert profiles.mode_problem('gravity', 'true', True)
+    assert profiles.mode_problem('gravity', 'true', False) is None
+    assert profiles.mode_problem('gravity_coriolis', True, True) is None
+
+
+@pytest.mark.parametrize('gravity, friction', [(False, False), (True, False), (True, True), (False, True)])
+def test_command_leaves_out_exactly_the_terms_the_robot_compensates(gravity, friction):
+    comp = Compensation(MODEL, 'gravity_coriolis_friction', friction_smoothing=0.05)
+    total = comp.compute(Q, QD).copy()
+    terms = profiles.CommandTerms(gravity, friction, MODEL.nq)
+    cmd = terms.command(comp.total, comp.gravity, comp.friction)
+    # What the robot adds back, from the library directly.
+    added = (rd.gravity_torques(MODEL, Q) if gravity else 0) + \
+        (rd.friction_torques(MODEL, QD, smoothing=0.05) if friction else 0)
+    np.testing.assert_allclose(cmd + added, total, atol=1e-12)
+    if gravity and not friction:          # gravity_coriolis's command then is C(q, qd) qd + friction
+        np.testing.assert_allclose(cmd, rd.nonlinear_effects(MODEL, Q, QD) - rd.gravity_torques(MODEL, Q)
+                                   + rd.friction_torques(MODEL, QD, smoothing=0.05), atol=1e-12)
+    assert (cmd is comp.total) == (not (gravity or friction))
+    np.testing.assert_array_equal(comp.total, total)        # the published torque is untouched
+    assert ('minus' in terms.describe()) == terms.active
+
+
+def test_shipped_profiles_state_every_term_with_a_source():
+    loaded = {n: profiles.load_profile(ROBOTS / (n + '.yaml')) for n in profiles.known_profiles(str(ROBOTS))}
+    assert {'franka', 'ur', 'kinova', 'generic'} <= set(loaded)
+    assert (loaded['franka'].gravity, loaded['franka'].friction) == ('true', 'true')
+    assert loaded['ur'].gravity == 'true'
+    assert (loaded['generic'].gravity, loaded['generic'].friction) == ('false', 'false')
+    assert loaded['generic'].node_parameters() == {'robot_compensates_gravity': 'false',
+                                                   'robot_compensates_friction': 'false'}
+    for name, p in loaded.items():
+        for term in profiles.TERMS:
+            for source in p.data['compensated_by_robot'][term]['source']:
+                assert source.get('url', '').startswith(('https://', 'docs/')) or source.get('note'), (name, term)
+        params = p.node_parameters()
+        assert params['robot_compensates_gravity'] == p.gravity
+
+
+def test_profile_errors_say_what_is_wrong(tmp_path):
+    with pytest.raises(profiles.ProfileError, match=r"unknown robot profile 'abb'; known profiles .*franka, generic"):
+        profiles.profile_path('abb', str(ROBOTS))
+    data = yaml.safe_load((ROBOTS / 'franka.yaml').read_text())
+    del data['compensated_by_robot']['friction']['source']
+    bad = tmp_path / 'bad.yaml'
+    bad.write_text(yaml.safe_dump(data))
+    with pytest.raises(profiles.ProfileError, match='compensated_by_robot.friction has no source'):
+        profiles.load_profile(bad)
+    data['compensated_by_robot']['friction'] = {'value': 'maybe', 'source': 'x'}
+    bad.write_text(yaml.safe_dump(data))
+    with pytest.raises(profiles.ProfileError, match='must be true, false or unknown'):
+        profiles.load_profile(bad)
+
+
+def _sim(q0):
+    return Simulator(MODEL, dt=1e-3, q0=q0)
+
+
+def test_emulated_robot_adds_its_gravity_to_effort_commands():
+    sim = _sim(Q0)
+    robot = RobotGravityCompensation(sim)
+    robot.step(300)                                   # zero command: the robot holds itself
+    assert np.abs(sim.q - Q0).max() < 1e-9
+    np.testing.assert_allclose(sim.effort, rd.gravity_torques(MODEL, sim.q), atol=1e-9)   # measured = its g
+    sim.set_command(rd.gravity_torques(MODEL, Q0))   # a user who sends g as well: gravity doubled
+    robot.step(300)
+    free = _sim(Q0)
+    free.step(300)
+    moved, fell = np.abs(sim.q - Q0).max(), np.abs(free.q - Q0).max()
+    assert moved > 0.5 * fell > 1e-2, (moved, fell)
+    assert robot.user_command().value.tolist() == pytest.approx(rd.gravity_torques(MODEL, Q0).tolist())
+    robot.restore()
+    np.testing.assert_allclose(sim.command.value, rd.gravity_torques(MODEL, Q0))
+
+
+# --- launch/gravity_compensation.launch.py robot:= ---------------------------------------------
+
+SHARES = {'robot_dynamics': str(ROOT)}
+
+
+@pytest.fixture
+def standins(monkeypatch):
+    L.install(monkeypatch)
+
+
+def _launch(args):
+    return L.evaluate(ROOT / 'launch' / 'gravity_compensation.launch.py', args, SHARES)
+
+
+def test_launch_robot_picks_the_profile_and_refuses_an_unknown_one(standins):
+    _, nodes, _ = _launch({'robot': 'franka'})
+    params = nodes[0].kwargs['parameters'][1]
+    assert params['robot_compensates_gravity'] == 'true' and params['joints'][0] == 'fr3_joint1'
+    _, nodes, _ = _launch({'robot': 'ur', 'joints': 'a,b', 'command_topic': 'x/commands'})
+    params = nodes[0].kwargs['parameters'][1]
+    assert params['joints'] == ['a', 'b'] and params['command_topic'] == 'x/commands'     # arguments win
+    with pytest.raises(RuntimeError, match=r"robot:=abb: unknown robot profile 'abb'; known profiles .*: "
+                                           r"franka, generic, kinova, ur"):
+        _launch({'robot': 'abb'})
+
+
+def test_launch_spawns_the_broadcaster_only_where_the_vendor_stack_has_none(standins):
+    for robot, want in (('franka', ['effort_controller']), ('ur', ['forward_effort_controller']),
+                        ('generic', ['joint_state_broadcaster', 'effort_controller'])):
+        _, nodes, _ = _launch({'robot': robot, 'spawn_controllers': 'true'})
+        spawners = [n for n in nodes if n.kwargs['package'] == 'controller_manager']
+        assert [n.kwargs['arguments'][0] for n in spawners] == want, robot
+        for n in spawners:
+            argv = n.kwargs['arguments']
+            recipe = yaml.safe_load(open(argv[argv.index('--param-file') + 1]))
+            assert 'type' in recipe[argv[0]]['ros__parameters']      # the Jazzy spawner reads it there
+        assert '--inactive' in spawners[-1].kwargs['arguments']      # switching to torque stays the user's
+    _, nodes, _ = _launch({'robot': 'franka', 'spawn_controllers': 'true', 'spawn_broadcaster': 'true'})
+    assert [n.kwargs['arguments'][0] for n in nodes[1:]] == ['joint_state_broadcaster', 'effort_controller']
+    _, nodes, _ = _launch({'robot': 'franka'})
+    assert len(nodes) == 1
