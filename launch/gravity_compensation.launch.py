@@ -31,7 +31,8 @@ effort controller switches the hardware to torque control: do it yourself
 
 Arguments: robot, urdf (a URDF file instead of the robot_description topic),
 params_file, command_topic and joints (empty: the profile's, else
-params_file's), publish_command, joint_states_topic, use_sim_time,
+params_file's), robot_compensates_gravity and robot_compensates_friction
+(empty: the profile's), publish_command, joint_states_topic, use_sim_time,
 spawn_controllers, spawn_broadcaster, controller_manager.
 """
 import os
@@ -94,6 +95,9 @@ def launch_setup(context, *args, **kwargs):
     })
     if arg('command_topic'):
         overrides['command_topic'] = arg('command_topic')
+    for name in profiles.TERMS.values():          # the user's statement wins over the profile's
+        if arg(name):
+            overrides[name] = arg(name)
     if arg('urdf'):
         overrides['urdf_path'] = arg('urdf')
     if _names(arg('joints')):
@@ -143,6 +147,14 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'use_sim_time', default_value='false', choices=['true', 'false'],
             description='Use /clock (simulation) time.'),
+        DeclareLaunchArgument(
+            'robot_compensates_gravity', default_value='', choices=['', 'true', 'false'],
+            description="Does the robot add its own gravity compensation (the command then leaves it out)? "
+                        "Empty: the profile's."),
+        DeclareLaunchArgument(
+            'robot_compensates_friction', default_value='', choices=['', 'true', 'false'],
+            description="Does the robot add its own friction compensation? Empty: the profile's (kinova: "
+                        "unknown, which must be stated)."),
         DeclareLaunchArgument(
             'spawn_controllers', default_value='false', choices=['true', 'false'],
             description="Also spawn the profile's effort controller, inactive, from its recipe "

@@ -129,6 +129,8 @@ def test_launch_robot_picks_the_profile_and_refuses_an_unknown_one(standins):
     _, nodes, _ = _launch({'robot': 'ur', 'joints': 'a,b', 'command_topic': 'x/commands'})
     params = nodes[0].kwargs['parameters'][1]
     assert params['joints'] == ['a', 'b'] and params['command_topic'] == 'x/commands'     # arguments win
+    _, nodes, _ = _launch({'robot': 'kinova', 'robot_compensates_friction': 'false'})
+    assert nodes[0].kwargs['parameters'][1]['robot_compensates_friction'] == 'false'
     with pytest.raises(RuntimeError, match=r"robot:=abb: unknown robot profile 'abb'; known profiles .*: "
                                            r"franka, generic, kinova, ur"):
         _launch({'robot': 'abb'})
