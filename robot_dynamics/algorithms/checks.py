@@ -58,8 +58,17 @@ def batch(model, **states):
                 "%s %s" % (n, a.shape) for n, a in zip(states, arrays))) from None
         arrays = [np.broadcast_to(a, shape) for a in arrays]
     rows = int(np.prod(shape[:-1], dtype=np.int64))          # not -1: nq may be 0
-    blocks = [np.ascontiguousarray(a.reshape(rows, model.nv)) for a in arrays]
+    blocks = [kernel_block(a.reshape(rows, model.nv)) for a in arrays]
     return shape[:-1], blocks
+
+
+def kernel_block(a):
+    """``a`` as a C-contiguous, writable float64 array, copied only when it is
+    not one already. numba compiles a kernel once per layout and read-only
+    flag of its arguments, and the set-up compiles this form: a read-only
+    input (a broadcast, a frozen array) would otherwise cost a compile of
+    tens of seconds on its first call."""
+    return np.require(a, np.float64, ("C", "W"))
 
 
 def raise_not_finite(**inputs):

@@ -20,6 +20,7 @@ public arguments of its namesake and returns what it returns.
 """
 import numpy as np
 
+from . import checks
 from .dispatch import run
 from ..errors import InputError
 from ..model import configuration as C
@@ -69,7 +70,7 @@ def _many(name, model, args, out, tail):
     except ValueError:
         return None
     B = int(np.prod(shape, dtype=np.int64))
-    blocks = [np.ascontiguousarray(np.broadcast_to(a, shape + a.shape[-1:]).reshape(B, n))
+    blocks = [checks.kernel_block(np.broadcast_to(a, shape + a.shape[-1:]).reshape(B, n))
               for a, n in zip(arrays, sizes)]
     if out is not None:
         if not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.shape == shape + tail
@@ -91,8 +92,8 @@ def _states(model, q, **velocities):
     if shape != qk.shape[:-1]:
         qk = np.broadcast_to(qk, shape + qk.shape[-1:])
         R, p = np.broadcast_to(R, shape + (3, 3)), np.broadcast_to(p, shape + (3,))
-    vs = [np.ascontiguousarray(np.broadcast_to(x, shape + x.shape[-1:])) for x in vs]
-    return np.ascontiguousarray(qk), R, p, vs
+    vs = [checks.kernel_block(np.broadcast_to(x, shape + x.shape[-1:])) for x in vs]
+    return checks.kernel_block(qk), checks.kernel_block(R), checks.kernel_block(p), vs
 
 
 def _root_shift(model, R, v):

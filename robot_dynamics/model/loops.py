@@ -38,6 +38,7 @@ import numpy as np
 
 from ..errors import URDFError
 from .spatial import homogeneous, rpy_to_matrix
+from .files import read_bounded
 
 #: Constraints each kind of closure joint imposes (rows of its residual and Jacobian).
 KINDS = {"point": 3, "revolute": 5, "weld": 6}
@@ -158,11 +159,7 @@ def _text(source):
     text = os.fspath(source)
     if isinstance(source, str) and ("\n" in text or text.lstrip().startswith(("loops:", "[", "{"))):
         return text
-    try:
-        with open(text, "rb") as fh:
-            data = fh.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise URDFError("cannot read loops file %r: %s" % (text, exc.strerror or exc)) from None
+    data = read_bounded(text, MAX_BYTES, "loops file")
     if len(data) > MAX_BYTES:
         raise URDFError("loops file %r is larger than %d bytes" % (text, MAX_BYTES))
     return data.decode("utf-8", "replace")

@@ -22,6 +22,7 @@ from urdf_parser_py.xml_reflection import core as _xmlr
 from . import model as _m
 from . import packed as P
 from ..errors import InertiaWarning, URDFError, URDFWarning
+from .files import read_bounded
 from .inertia import inertia_about_origin, inertia_problem
 from .spatial import homogeneous, rpy_to_matrix
 
@@ -96,11 +97,7 @@ def _read(source, max_bytes):
         if text.lstrip().startswith("<"):
             data = text.encode("utf-8")
         else:
-            try:
-                with open(text, "rb") as fh:
-                    data = fh.read(max_bytes + 1)
-            except OSError as exc:
-                raise URDFError("cannot read URDF file %r: %s" % (text, exc.strerror or exc)) from None
+            data = read_bounded(text, max_bytes, "URDF file")
     if len(data) > max_bytes:
         raise URDFError("URDF is larger than max_bytes=%d bytes; a robot description is kilobytes "
                         "(meshes belong in separate files)" % max_bytes)
