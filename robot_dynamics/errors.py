@@ -51,6 +51,10 @@ class JointMapError(RobotDynamicsError, ValueError):
     """A joint-state message's names do not map onto the model's joints."""
 
 
+class ProfileError(RobotDynamicsError, ValueError):
+    """A robot profile file (config/robots/) that cannot be read or misses what it must say."""
+
+
 class CommandError(RobotDynamicsError, ValueError):
     """A command message that cannot be applied; the text says why."""
 

@@ -26,15 +26,13 @@ from typing import Optional
 import numpy as np
 import yaml
 
+from ..errors import ProfileError
+
 TRUE, FALSE, UNKNOWN = 'true', 'false', 'unknown'
 STATES = (TRUE, FALSE, UNKNOWN)
 #: The compensated terms a profile states, and the dynamics_node parameter of each.
 TERMS = {'gravity': 'robot_compensates_gravity', 'friction': 'robot_compensates_friction'}
 PROFILE_KEYS = ('name', 'robot', 'joints', 'controller', 'dynamics_node', 'compensated_by_robot', 'effort_interface')
-
-
-class ProfileError(ValueError):
-    """A profile file that cannot be read or misses what it must say."""
 
 
 def parse_state(value, name='value'):
