@@ -68,6 +68,26 @@ def test_lists_ints_readonly_and_strided_arrays_are_accepted(model):
     np.testing.assert_allclose(rd.mass_matrix(model, ro), rd.mass_matrix(model, q))
 
 
+def test_read_only_and_broadcast_states_reach_the_kernels_in_the_compiled_form(model):
+    """numba compiles a kernel once per layout and read-only flag of its arguments, and the
+    set-up compiles C-contiguous writable states: a read-only or broadcast batch must reach the
+    kernel in that form (no new specialisation, which would cost tens of seconds on first use)."""
+    from robot_dynamics.algorithms import aba, rnea
+    q = np.linspace(-1, 1, 3 * model.nq).reshape(3, model.nq)
+    expected_tau, expected_qdd = rd.rnea(model, q, q, q), rd.aba(model, q, q, q)
+    before = len(rnea.rnea_batch.signatures), len(aba.aba_batch.signatures)
+    ro = q.copy()
+    ro.setflags(write=False)
+    row = np.broadcast_to(q[0], q.shape)                   # read-only, stride 0
+    np.testing.assert_allclose(rd.rnea(model, ro, q, ro), expected_tau, rtol=1e-12)
+    np.testing.assert_allclose(rd.rnea(model, row, row, row)[1], rd.rnea(model, q[0], q[0], q[0]), rtol=1e-12)
+    np.testing.assert_allclose(rd.aba(model, ro, ro, q), expected_qdd, rtol=1e-12)
+    np.testing.assert_allclose(rd.rnea(model, q, q[0], q[0]), rd.rnea(model, q, np.tile(q[0], (3, 1)),
+                                                                     np.tile(q[0], (3, 1))), rtol=1e-12)
+    assert (len(rnea.rnea_batch.signatures), len(aba.aba_batch.signatures)) == before, (
+        "new kernel specialisations: %s, %s" % (rnea.rnea_batch.signatures, aba.aba_batch.signatures))
+
+
 def test_unknown_link_lists_the_valid_names(model):
     with pytest.raises(ValueError, match="unknown link 'hand'; the model's links are: base, link1"):
         rd.jacobian(model, np.zeros(model.nq), "hand")
