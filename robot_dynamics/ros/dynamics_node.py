@@ -127,6 +127,7 @@ from .external_torque import ExternalTorqueMonitor, warm_up as warm_up_observer
 from .joint_map import JointMapError, JointStateMerger, reorder_indices
 from .model_node import ModelNode, describe_base, run, warm_up_model, warm_up_moving_base
 from .payload_fit import PayloadJob, SampleBuffer, parallel_is_exclusive, payload_entry
+from .staleness import JointStaleness
 from .trajectory import TrajectorySampler
 
 ON_TIMEOUT = ('zero', 'hold', 'stop')
@@ -161,6 +162,12 @@ NODE_PARAMS = (
             'watchdog rate (warning logged and in diagnostics); stop: publish nothing more '
             '(a forward_command_controller keeps applying its last command!).',
             choices=ON_TIMEOUT),
+    P.Param('joint_timeout', 0.0,
+            'Per-joint staleness limit [s]: when the latest position of any joint of the torque (every model '
+            'joint, or the actuated ones) was received longer ago than this, no torque is computed and '
+            'on_timeout applies as for silent joint states, even while other joints keep arriving in their own '
+            'messages (a gripper driver that keeps publishing does not hide a dead arm driver). 0: '
+            'joint_state_timeout.', check=P.non_negative),
     P.Param('joint_states_reliability', 'best_effort',
             'QoS reliability of the joint_states subscription. best_effort accepts both reliable '
             'and best-effort publishers.', choices=('best_effort', 'reliable')),
@@ -294,6 +301,10 @@ class DynamicsNode(ModelNode):
         # Closed loops: the laws (None for a tree), the passive joints' positions of the messages.
         self.loop = self.passive = None
         self.n_singular = 0                 # joint states at a singular pose (no torque)
+        # Per-joint staleness (staleness.py): the reception time of each joint's latest position.
+        self.staleness = None
+        self.n_stale = 0                    # joint states that gave no torque for a stale joint
+        self.timeout_cause = ''             # why the last timeout came (a stale joint), or ''
         self.last_singularity = ''
         self.out_names = ()                 # joints of the torque outputs: the model's, or the actuated ones
 
@@ -308,6 +319,7 @@ class DynamicsNode(ModelNode):
         p = self.p
         self._sim_time = self.get_parameter('use_sim_time').value
         self._timeout_ns = int(p.joint_state_timeout * 1e9)
+        self._joint_timeout_ns = int((p.joint_timeout or p.joint_state_timeout) * 1e9)
         # rclpy adds two QoS-event waitables to every publisher and subscription
         # unless told otherwise, and its executor walks all of them for every
         # message: measured, they cost more than the dynamics. The default
@@ -339,7 +351,7 @@ class DynamicsNode(ModelNode):
         p = self.p
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self._wd_last = self._clock.now().nanoseconds
-        self._wd_period = min(max(p.joint_state_timeout / 10.0, 0.001), 0.05)
+        self._wd_period = min(max(min(p.joint_state_timeout, self._joint_timeout_ns * 1e-9) / 10.0, 0.001), 0.05)
         self.create_timer(self._wd_period, self._watchdog)
         DeferredService(self, IdentifyPayload, '~/identify_payload', self._srv_identify)
         # Steady clock: the answer must come even while simulated time stands still.
@@ -451,6 +463,7 @@ class DynamicsNode(ModelNode):
             limiter.clamp_events = self.limiter.clamp_events
         if self.merger is None or self.merger.joint_names != names:
             self.merger = JointStateMerger(names)
+            self.staleness = JointStaleness(names, self._joint_timeout_ns)
             self.reference = None
             self._abort_identification('the model\'s joints changed while collecting joint states')
         passive = tuple(n for n in model.joint_names if n not in names)
@@ -667,11 +680,22 @@ class DynamicsNode(ModelNode):
         merger = self.merger
         updates = merger.updates
         try:
-            if not merger.update(msg.name, msg.position, msg.velocity):
-                return
+            ready = merger.update(msg.name, msg.position, msg.velocity)
         except JointMapError as exc:
             self.n_bad += 1
             self._warn('joint_states message ignored: %s' % exc)
+            return
+        # The joints this message set were received now; no torque while any joint is too old
+        # (joint_timeout): the watchdog then applies on_timeout (staleness.py).
+        now = self._clock.now().nanoseconds
+        staleness = self.staleness
+        staleness.touch_merged(merger, now)
+        if not ready:
+            return
+        stale = staleness.stale(now)
+        if stale is not None:
+            self.n_stale += 1
+            self._warn('no torque for this joint state: %s' % stale)
             return
         q, qd = merger.q, merger.qd
         comp = self.comp
@@ -712,6 +736,7 @@ class DynamicsNode(ModelNode):
                 self._age_max = age
         if self.timed_out:
             self.timed_out = False
+            self.timeout_cause = ''
             self.get_logger().info('joint_states resumed: publishing again')
         try:
             comp.compute(q, qd)                              # -> views gravity, coriolis, total
@@ -955,7 +980,11 @@ class DynamicsNode(ModelNode):
         self._wd_prev = t
         self._wd_calls += 1
         now = self._clock.now().nanoseconds
-        if self.n_fresh != self._wd_count:
+        # A joint whose latest position is older than joint_timeout counts as silent joint states, even
+        # while other joints' messages keep coming.
+        stale = (self.staleness.stale(now) if self.streaming and not self.timed_out and self.ready
+                 and self.merger.ready else None)
+        if self.n_fresh != self._wd_count and stale is None:
             self._wd_count = self.n_fresh
             self._wd_last = now
             return
@@ -965,8 +994,9 @@ class DynamicsNode(ModelNode):
                 self.n_commands += 1
                 self._warn('joint_states timed out: holding the last command (on_timeout=hold)')
             return
-        if not self.streaming or now - self._wd_last < self._timeout_ns:
+        if not self.streaming or (stale is None and now - self._wd_last < self._timeout_ns):
             return
+        self.timeout_cause = stale or ''
         self.timed_out = True
         self.streaming = False
         self.n_timeouts += 1
@@ -987,6 +1017,9 @@ class DynamicsNode(ModelNode):
             self.merger.reset()          # a stale position is never used again
             if self.base is not None:
                 self.base.forget()       # nor a stale base state
+        if stale is not None:
+            self.get_logger().error('stale joint state: %s (on_timeout=%s): %s' % (stale, action, what))
+            return
         cause = ''
         if self.base is not None and self.n_no_base and not self.base.fresh(now):
             cause = ' (joint states that came gave no torque: %s)' % self._no_base_text(self.base, now)
@@ -1021,6 +1054,8 @@ class DynamicsNode(ModelNode):
             ('input_latency_max_ms', '%.3f' % (self._age_max * 1e3)),
             ('clamp_events', clamps), ('clamp_events_last_period', new_clamps),
             ('timeouts', self.n_timeouts), ('on_timeout', self.p.on_timeout),
+            ('joint_timeout_ms', '%.1f' % (self._joint_timeout_ns * 1e-6)),
+            ('stale_joint_states', self.n_stale),
             ('watchdog_period_ms', '%.1f' % (self._wd_period * 1e3)),
             ('watchdog_calls_last_period', self._wd_calls),
             ('watchdog_interval_max_ms', '%.1f' % (self._wd_gap_max * 1e3)),
@@ -1048,7 +1083,8 @@ class DynamicsNode(ModelNode):
             return
         if self.timed_out:
             status.level = DiagnosticStatus.ERROR if self.p.on_timeout != 'hold' else DiagnosticStatus.WARN
-            status.message = 'joint_states timed out (on_timeout=%s)' % self.p.on_timeout
+            status.message = 'joint_states timed out (on_timeout=%s)%s' % (
+                self.p.on_timeout, ': stale ' + self.timeout_cause if self.timeout_cause else '')
         elif not self.merger.ready:
             status.level = DiagnosticStatus.WARN
             status.message = 'waiting for joint_states of: %s' % ', '.join(self.merger.missing())

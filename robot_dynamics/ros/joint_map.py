@@ -197,6 +197,14 @@ class JointStateMerger:
             self.ready = bool(self.known.all())
         return self.ready
 
+    def last_indices(self):
+        """Model-order indices of the joints the message :meth:`update` accepted last set:
+        ``slice(None)`` for all of them, an int array (maybe empty) for a subset."""
+        layout = self._used
+        if layout is None:
+            return np.zeros(0, dtype=np.intp)
+        return slice(None) if layout.identity else layout.dst
+
     def update_effort(self, effort):
         """Merge the efforts of the message :meth:`update` accepted last; returns ``efforts_ready``.
 

@@ -1,0 +1,62 @@
+"""Per-joint staleness of merged joint states (no ROS needed).
+
+dynamics_node merges partial joint states by name (:class:`.joint_map.JointStateMerger`):
+an arm driver and a gripper driver may publish their joints in separate
+messages. The whole-message watchdog sees a sign of life in every message,
+so a gripper that keeps publishing would hide a dead arm driver.
+:class:`JointStaleness` keeps, per joint, the time its latest position was
+received (a message with a subset of the joints updates only those) and says
+which joint is older than the limit (``joint_timeout``): no torque is then
+computed from it, and the node's watchdog applies ``on_timeout``.
+
+Times are integers in nanoseconds of the node's clock (reception times).
+"""
+import numpy as np
+
+#: Stamp of a joint never received.
+NEVER = np.iinfo(np.int64).min // 2
+
+
+class JointStaleness:
+    """Reception time of each joint's latest position and the staleness limit.
+
+    Args:
+        joint_names: the merged joints, in the merger's order.
+        limit_ns: largest age [ns] of a joint's latest position that gives a torque.
+    """
+
+    def __init__(self, joint_names, limit_ns):
+        self.joint_names = tuple(joint_names)
+        self.limit_ns = int(limit_ns)
+        self.stamp = np.full(len(self.joint_names), NEVER, dtype=np.int64)
+
+    def touch(self, index, now_ns):
+        """Joints ``index`` (indices, or ``slice(None)`` for all) were received at ``now_ns``."""
+        self.stamp[index] = now_ns
+
+    def touch_merged(self, merger, now_ns):
+        """The joints of the message ``merger`` (a JointStateMerger) accepted last were received at
+        ``now_ns`` (none if it named no joint of the merger)."""
+        self.stamp[merger.last_indices()] = now_ns
+
+    def oldest(self, now_ns):
+        """(index, age [ns]) of the joint received longest ago (age huge if one never was)."""
+        k = int(np.argmin(self.stamp))
+        return k, now_ns - int(self.stamp[k])
+
+    def stale(self, now_ns):
+        """None while every joint's latest position is at most ``limit_ns`` old; else a text naming
+        the oldest joint and its age."""
+        k = int(np.argmin(self.stamp))
+        age = now_ns - int(self.stamp[k])
+        if age <= self.limit_ns:
+            return None
+        return self.describe(k, age)
+
+    def describe(self, k, age_ns):
+        """'joint panda_joint1: latest position 0.123 s old, more than joint_timeout (0.050 s)'."""
+        if self.stamp[k] == NEVER:
+            return 'joint %s: no position received' % self.joint_names[k]
+        stale = [self.joint_names[i] for i in np.flatnonzero(self.stamp == self.stamp[k])]
+        return ('joint%s %s: latest position %.3f s old, more than joint_timeout (%.3f s)'
+                % ('s' if len(stale) > 1 else '', ', '.join(stale), age_ns * 1e-9, self.limit_ns * 1e-9))

@@ -1,0 +1,65 @@
+"""Per-joint staleness (robot_dynamics.ros.staleness) with the joint-state merger, no DDS.
+
+Times are integers [ns]; the limit is 50 ms.
+"""
+import numpy as np
+
+from robot_dynamics.ros.joint_map import JointMapError, JointStateMerger
+from robot_dynamics.ros.staleness import JointStaleness
+
+ARM = ['j1', 'j2', 'j3']
+GRIPPER = ['finger']
+NAMES = ARM + GRIPPER
+MS = 1_000_000                       # [ns]
+LIMIT = 50 * MS
+
+
+def merge(merger, staleness, names, now_ns):
+    """What dynamics_node does per message: merge, then stamp the joints the message set."""
+    ready = merger.update(names, [0.1] * len(names), [])
+    staleness.touch_merged(merger, now_ns)
+    return ready
+
+
+def test_a_subset_message_updates_only_its_joints():
+    merger, s = JointStateMerger(NAMES), JointStaleness(NAMES, LIMIT)
+    merge(merger, s, ARM, 0)
+    merge(merger, s, GRIPPER, 10 * MS)
+    assert list(s.stamp) == [0, 0, 0, 10 * MS], 'arm stamped at 0, gripper at 10 ms; got %s' % s.stamp
+    # The gripper keeps coming, the arm stops: stale once the arm is older than the limit.
+    for t in range(20, 51, 10):
+        merge(merger, s, GRIPPER, t * MS)
+    assert s.stale(50 * MS) is None, 'the arm is exactly 50 ms old: not stale yet'
+    text = s.stale(50 * MS + 1)
+    assert text is not None, 'the arm is older than 50 ms: expected stale'
+    assert 'joints j1, j2, j3' in text and '0.050 s old' in text and 'finger' not in text, text
+    k, age = s.oldest(80 * MS)
+    assert NAMES[k] in ARM and age == 80 * MS, (k, age)
+
+
+def test_a_message_of_all_joints_in_model_order_stamps_all():
+    merger, s = JointStateMerger(NAMES), JointStaleness(NAMES, LIMIT)
+    merge(merger, s, NAMES, 7 * MS)
+    assert np.all(s.stamp == 7 * MS), s.stamp
+    assert s.stale(57 * MS) is None and s.stale(57 * MS + 1) is not None
+
+
+def test_a_never_received_joint_is_stale_and_named():
+    merger, s = JointStateMerger(NAMES), JointStaleness(NAMES, LIMIT)
+    merge(merger, s, ARM, 0)
+    text = s.stale(1 * MS)
+    assert text == 'joint finger: no position received', text
+
+
+def test_unknown_names_and_rejected_messages_stamp_nothing():
+    merger, s = JointStateMerger(NAMES), JointStaleness(NAMES, LIMIT)
+    merge(merger, s, NAMES, 0)
+    merge(merger, s, ['other_robot_joint'], 40 * MS)       # names no joint of ours
+    try:
+        merger.update(ARM, [float('nan')] * 3, [])           # rejected: not merged, not stamped
+    except JointMapError:
+        pass
+    else:
+        raise AssertionError('a NaN position must be rejected')
+    assert np.all(s.stamp == 0), 'only the first message stamps; got %s' % s.stamp
+    assert s.stale(60 * MS) is not None
