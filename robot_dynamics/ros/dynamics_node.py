@@ -59,6 +59,12 @@ Publishes (with the input joint state's header, so its stamp; names + effort):
         [+ friction], by ``mode``; Coriolis is zero in ``gravity`` mode);
     ~/feedforward_torque, ~/computed_torque (sensor_msgs/JointState), in the
         feedforward / computed_torque modes while a reference is active;
+        the topic of the commanded torque (compensation, or feedforward /
+        computed torque while that mode has a reference) goes with every
+        joint state, the others are diagnostic: at most
+        ``diagnostic_torque_rate`` [Hz] each (default 50; 0 off, < 0 every
+        joint state). A joint state without header.frame_id gets the
+        model's root link there (RViz's Effort display needs a frame);
     <command_topic> (std_msgs/Float64MultiArray, reliable) if
         ``publish_command``: the command torque in the order of ``joints``;
     ~/external_torque (sensor_msgs/JointState, effort = the external joint
@@ -171,6 +177,14 @@ NODE_PARAMS = (
     P.Param('joint_states_reliability', 'best_effort',
             'QoS reliability of the joint_states subscription. best_effort accepts both reliable '
             'and best-effort publishers.', choices=('best_effort', 'reliable')),
+    P.Param('diagnostic_torque_rate', 50.0,
+            'Most messages per second [Hz] (steady clock) on each diagnostic torque topic: the JointState '
+            'topics other than the one of the commanded torque (~/gravity_torque, ~/coriolis_torque; and '
+            '~/compensation_torque, ~/feedforward_torque while feedforward or computed_torque commands another '
+            'torque). The commanded torque\'s topic and command_topic always go at the input rate. 0: the '
+            'diagnostic topics are off; a negative value: every joint state (the input rate), as before '
+            'this parameter (publishing them at 1 kHz took about 40 % of the node\'s time).',
+            read_only=False, check=lambda v: None if math.isfinite(v) else 'must be finite'),
     P.Param('kp', [], 'Computed-torque position gains [1/s^2]: one value for every joint, or one '
             'per entry of `joints` (model joints not in `joints` get 0).',
             read_only=False, check=P.gains, ptype=Parameter.Type.DOUBLE_ARRAY),
@@ -307,6 +321,11 @@ class DynamicsNode(ModelNode):
         self.timeout_cause = ''             # why the last timeout came (a stale joint), or ''
         self.last_singularity = ''
         self.out_names = ()                 # joints of the torque outputs: the model's, or the actuated ones
+        # Diagnostic torque topics (diagnostic_torque_rate): None off, 0 every message, else the period [ns].
+        self._diag_period_ns = 0
+        self._diag_due = 0                  # time.monotonic_ns() from which the next one may go
+        self.n_diagnostic_out = 0           # joint states whose diagnostic torques were published
+        self._frame = ''                    # frame_id of the outputs of a joint state without one
 
     def warm_up(self):
         super().warm_up()
@@ -499,6 +518,9 @@ class DynamicsNode(ModelNode):
         self.kd = self._gains(p.kd, names, cmd_joints)
         self.out_names = names
         self.mode = p.mode
+        rate = p.diagnostic_torque_rate
+        self._diag_period_ns = None if rate == 0 else (0 if rate < 0 else max(int(1e9 / rate), 1))
+        self._frame = model.base_link
         self.robot_terms = profiles.CommandTerms(profiles.parse_state(p.robot_compensates_gravity) == profiles.TRUE,
                                                  profiles.parse_state(p.robot_compensates_friction) == profiles.TRUE,
                                                  len(names))
@@ -727,6 +749,8 @@ class DynamicsNode(ModelNode):
                 return
             q, qd = comp.state(base.q, base.v, q, qd)
         header = msg.header
+        if not header.frame_id:
+            header.frame_id = self._frame            # RViz's Effort display drops a JointState without one
         stamp = header.stamp
         if not self._sim_time and stamp.sec:
             age = time.time() - (stamp.sec + stamp.nanosec * 1e-9)
@@ -755,6 +779,18 @@ class DynamicsNode(ModelNode):
             self.n_bad += 1
             self._warn('no torque for this joint state: %s' % exc)
             return
+        # The commanded torque (first output) goes with every joint state, the diagnostic ones at most at
+        # diagnostic_torque_rate (steady clock; None: off, 0: every joint state).
+        period = self._diag_period_ns
+        if period is None:
+            outputs = outputs[:1]
+        elif period:
+            t = time.monotonic_ns()
+            due = self._diag_due
+            if t < due:
+                outputs = outputs[:1]
+            else:
+                self._diag_due = due + period if t - due < period else t + period
         # Nothing non-finite or over the limit is published; the command
         # torque (first output) counts the clamp events.
         limiter = self.limiter
@@ -776,6 +812,7 @@ class DynamicsNode(ModelNode):
             self._warn('command clamped to %g x the URDF effort limit' % self.p.effort_limit_scale)
         for pub, msg_out, _ in outputs:
             pub.publish(msg_out)
+        self.n_diagnostic_out += len(outputs) > 1
         if self.pub_cmd is not None:
             np.take(command, self.cmd_idx, out=self.cmd_view)
             self.pub_cmd.publish(self.cmd_msg)
@@ -1046,6 +1083,9 @@ class DynamicsNode(ModelNode):
             ('mode', self.p.mode), ('state', self._state()),
             ('input_rate_hz', '%.1f' % rate), ('messages_in', self.n_in), ('messages_out', self.n_out),
             ('commands_out', self.n_commands), ('references_in', self.n_references),
+            ('diagnostic_torque_rate_hz', 'off' if self._diag_period_ns is None else
+             ('every joint state' if not self._diag_period_ns else '%g' % self.p.diagnostic_torque_rate)),
+            ('diagnostic_torques_out', self.n_diagnostic_out),
             ('bad_messages', self.n_bad),
             ('non_finite_torques', self.n_nonfinite),
             ('callback_time_mean_us', '%.1f' % (mean_cb * 1e6)),

@@ -1,0 +1,74 @@
+"""The baseline of bench/ros_latency.py: a bare rclpy relay of sensor_msgs/JointState.
+
+    python bench/ros_relay.py --ros-args -r __node:=bench_relay -r __ns:=/ns
+
+Subscribes ``joint_states`` (relative; best-effort or reliable as
+``--reliability`` says, depth 100: dynamics_node's subscription) and
+publishes each message as received, header included, on
+``~/compensation_torque`` (reliable, depth 10, no QoS-event callbacks:
+dynamics_node's torque publishers). Nothing else: no model, no
+computation, no timers, no parameters of its own. It spins the executor
+dynamics_node spins (rclpy's EventsExecutor, or the SingleThreadedExecutor
+with ``ROBOT_DYNAMICS_EXECUTOR=single``, as robot_dynamics.ros.model_node
+chooses) with the same ``spin_once(timeout_sec=0.1)`` loop, so the
+difference between the two is what dynamics_node does per message. It does
+not import robot_dynamics (nor numba).
+"""
+import argparse
+import os
+import sys
+
+
+def make_executor():
+    """The executor dynamics_node would spin (robot_dynamics.ros.model_node.make_executor's rule)."""
+    kind = os.environ.get('ROBOT_DYNAMICS_EXECUTOR') or 'events'
+    if kind not in ('events', 'single'):
+        raise SystemExit('ROBOT_DYNAMICS_EXECUTOR is %r; expected events or single' % kind)
+    if kind == 'events':
+        try:
+            from rclpy.experimental import EventsExecutor
+            return EventsExecutor()
+        except ImportError:
+            pass
+    from rclpy.executors import SingleThreadedExecutor
+    return SingleThreadedExecutor()
+
+
+def main(argv=None):
+    import rclpy
+    from rclpy.event_handler import PublisherEventCallbacks
+    from rclpy.executors import ExternalShutdownException
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import JointState
+
+    argv = sys.argv if argv is None else argv
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--reliability', default='best_effort', choices=('best_effort', 'reliable'))
+    args = parser.parse_args(rclpy.utilities.remove_ros_args(argv)[1:])
+    rclpy.init(args=argv)
+    node = rclpy.create_node('bench_relay')
+    pub = node.create_publisher(JointState, '~/compensation_torque', 10,
+                                event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
+    reliability = (ReliabilityPolicy.BEST_EFFORT if args.reliability == 'best_effort'
+                   else ReliabilityPolicy.RELIABLE)
+    node.create_subscription(JointState, 'joint_states', pub.publish,
+                             QoSProfile(depth=100, reliability=reliability))
+    executor = make_executor()
+    executor.add_node(node)
+    node.get_logger().info('relaying; spinning in %s' % type(executor).__name__)
+    try:
+        while rclpy.ok():
+            try:
+                executor.spin_once(timeout_sec=0.1)
+            except Exception:
+                if rclpy.ok():
+                    raise
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == '__main__':
+    main()
