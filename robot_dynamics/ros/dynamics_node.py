@@ -102,6 +102,8 @@ own, and the answer is sent from a timer when it is done
 import array
 import gc
 import math
+import sys
+import threading
 import time
 from dataclasses import dataclass
 
@@ -134,10 +136,14 @@ from .external_torque import ExternalTorqueMonitor, warm_up as warm_up_observer
 from .joint_map import JointMapError, JointStateMerger, reorder_indices
 from .model_node import ModelNode, describe_base, run, warm_up_model, warm_up_moving_base
 from .payload_fit import PayloadJob, SampleBuffer, parallel_is_exclusive, payload_entry
+from .service_thread import ServiceThread, guard, refusing
 from .staleness import JointStaleness
 from .trajectory import TrajectorySampler
 
 ON_TIMEOUT = ('zero', 'hold', 'stop')
+
+BUSY_FILL = ('busy: ~/fill_trajectory_efforts is computing in the services\' thread and numba\'s workqueue threading '
+             'layer runs one batch at a time; call again')
 
 NODE_PARAMS = (
     P.Param('mode', GRAVITY_CORIOLIS,
@@ -196,6 +202,12 @@ NODE_PARAMS = (
             'larger one is dropped before it is deserialized and counted as bad. Converting runs in '
             'the thread of the torque loop, about 0.4 us per byte (256 KiB, some 1,300 points of 7 '
             'joints with positions, velocities and accelerations: about 0.1 s without torques).',
+            check=P.positive),
+    P.Param('max_request_points', 1000,
+            'Most trajectory points a ~/fill_trajectory_efforts request, and samples an ~/identify_payload '
+            'request, may have: a larger request is refused (success false, the limit and its size in the message) '
+            'before rclpy converts it to Python, which holds the GIL about 10 us per point (1,000 points: 10 ms; '
+            'service_thread.py). Larger trajectories: dynamics_services, which has no torque loop.',
             check=P.positive),
     P.Param('observer_gains', [], 'Momentum observer of the external joint torques, fed by the efforts (motor '
             'torques) in joint_states: its gain K_O [1/s], the inverse of the time constant with which the '
@@ -320,6 +332,9 @@ class DynamicsNode(ModelNode):
         self.staleness = None
         self.n_stale = 0                    # joint states that gave no torque for a stale joint
         self.timeout_cause = ''             # why the last timeout came (a stale joint), or ''
+        # The read-only services' thread (service_thread.py) and the lock of numba's batch kernels.
+        self._service_thread = None         # (rclpy's Node has self._services: its list of services)
+        self._batch_lock = threading.Lock()
         self.last_singularity = ''
         self.out_names = ()                 # joints of the torque outputs: the model's, or the actuated ones
         # Diagnostic torque topics (diagnostic_torque_rate): None off, 0 every message, else the period [ns].
@@ -373,7 +388,8 @@ class DynamicsNode(ModelNode):
         self._wd_last = self._clock.now().nanoseconds
         self._wd_period = min(max(min(p.joint_state_timeout, self._joint_timeout_ns * 1e-9) / 10.0, 0.001), 0.05)
         self.create_timer(self._wd_period, self._watchdog)
-        DeferredService(self, IdentifyPayload, '~/identify_payload', self._srv_identify)
+        identify = DeferredService(self, IdentifyPayload, '~/identify_payload', refusing(self._srv_identify))
+        guard(identify.service, lambda: self.p.max_request_points)
         # Steady clock: the answer must come even while simulated time stands still.
         self.create_timer(0.05, self._identify_tick, clock=Clock(clock_type=ClockType.STEADY_TIME))
         quiet = SubscriptionEventCallbacks(use_default_callbacks=False)
@@ -894,8 +910,8 @@ class DynamicsNode(ModelNode):
         # and not while a payload fit runs batch kernels in its thread if numba forbids two at once.
         if (self.pub_wrench is not None and self.pub_wrench.get_subscription_count()
                 and not (self.job is not None and parallel_is_exclusive())):
-            w = monitor.wrench(self.merger.q)
-            if math.isfinite(w.sum()):
+            w = self._batch(monitor.wrench, self.merger.q)
+            if w is not False and math.isfinite(w.sum()):
                 msg = self.wrench_msg
                 msg.header.stamp = header.stamp
                 f, n = msg.wrench.force, msg.wrench.torque
@@ -930,7 +946,10 @@ class DynamicsNode(ModelNode):
             return response
         job = PayloadJob(self.model_without_payload(request.link), request.link,
                          static=request.static_poses, rest_velocity=self.p.identify_rest_velocity)
-        self.job = _Identification(job, ticket, request.apply, self.base_model)
+        # No fit starts while ~/fill_trajectory_efforts computes in the services' thread (workqueue layer).
+        if self._batch(setattr, self, 'job', _Identification(job, ticket, request.apply, self.base_model)) is False:
+            response.success, response.message = False, BUSY_FILL
+            return response
         if request.duration > 0:
             self.job.end_ns = self._clock.now().nanoseconds + int(request.duration * 1e9)
             self.collection = SampleBuffer()
@@ -940,12 +959,42 @@ class DynamicsNode(ModelNode):
         return None
 
     def _srv_trajectory(self, request, response):
-        if self.job is not None and parallel_is_exclusive():
-            response.success = False
-            response.message = ('busy: a payload identification is running and numba\'s workqueue threading '
-                                'layer runs one batch at a time; call again when it has answered')
-            return response
-        return super()._srv_trajectory(request, response)
+        # The services' thread (service_thread.py): the lock keeps the torque loop's wrench and the start
+        # of a payload fit out while the batch runs, if numba's workqueue layer allows one batch at a time.
+        with self._batch_lock:
+            if self.job is not None and parallel_is_exclusive():
+                response.success = False
+                response.message = ('busy: a payload identification is running and numba\'s workqueue threading '
+                                    'layer runs one batch at a time; call again when it has answered')
+                return response
+            return super()._srv_trajectory(request, response)
+
+    def _batch(self, fn, *args):
+        """``fn(*args)``; if numba's workqueue layer allows one thread's batch kernels at a time
+        (:func:`.payload_fit.parallel_is_exclusive`), only while ~/fill_trajectory_efforts computes none
+        in the services' thread, else False, without waiting."""
+        if not parallel_is_exclusive():
+            return fn(*args)
+        if not self._batch_lock.acquire(blocking=False):
+            return False
+        try:
+            return fn(*args)
+        finally:
+            self._batch_lock.release()
+
+    def create_query_service(self, srv_type, name, callback):
+        """The read-only dynamics services, served from a thread of their own with a size limit checked
+        before conversion (service_thread.py), so that no request delays a torque."""
+        if self._service_thread is None:
+            sys.setswitchinterval(0.001)       # the torque loop waits at most this for the GIL [s]
+            self._service_thread = ServiceThread(self)
+        return self._service_thread.create_service(srv_type, name, callback, lambda: self.p.max_request_points)
+
+    def destroy_node(self):
+        if self._service_thread is not None:
+            self._service_thread.destroy()
+            self._service_thread = None
+        super().destroy_node()
 
     def _identify_problem(self, request):
         link, d = request.link, request.duration

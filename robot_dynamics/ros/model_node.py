@@ -260,11 +260,11 @@ class ModelNode(Node):
             self.model_status = 'waiting for %s' % topic
 
         self._diag_timer = self.create_timer(self.p.diagnostics_period, self._publish_diagnostics)
-        self.create_service(GravityCompensation, '~/gravity_compensation', self._srv_gravity)
-        self.create_service(InverseDynamics, '~/inverse_dynamics', self._srv_inverse_dynamics)
-        self.create_service(ForwardDynamics, '~/forward_dynamics', self._srv_forward_dynamics)
-        self.create_service(MassMatrix, '~/mass_matrix', self._srv_mass_matrix)
-        self.create_service(TrajectoryEfforts, '~/fill_trajectory_efforts', self._srv_trajectory)
+        self.create_query_service(GravityCompensation, '~/gravity_compensation', self._srv_gravity)
+        self.create_query_service(InverseDynamics, '~/inverse_dynamics', self._srv_inverse_dynamics)
+        self.create_query_service(ForwardDynamics, '~/forward_dynamics', self._srv_forward_dynamics)
+        self.create_query_service(MassMatrix, '~/mass_matrix', self._srv_mass_matrix)
+        self.create_query_service(TrajectoryEfforts, '~/fill_trajectory_efforts', self._srv_trajectory)
         self.create_service(SetPayload, '~/set_payload', self._srv_set_payload)
         self.create_inputs()
         if from_topic:
@@ -274,6 +274,11 @@ class ModelNode(Node):
         return self
 
     # --- hooks ---------------------------------------------------------------
+    def create_query_service(self, srv_type, name, callback):
+        """Create one of the read-only dynamics services (they read the model, change nothing): here in
+        the node's own thread; dynamics_node serves them from a thread of their own (:mod:`.service_thread`)."""
+        return self.create_service(srv_type, name, callback)
+
     def validate_params(self):
         """Cross-parameter checks of a subclass; raise ParameterError."""
 
@@ -755,10 +760,11 @@ def make_executor(kind=None):
     return SingleThreadedExecutor()
 
 
-def run(node_class, args=None):
+def run(node_class, args=None, configure=True):
     """``main()`` of a node: init, construct, configure, spin, clean shutdown on Ctrl-C/SIGTERM.
 
-    A parameter error is logged with its explanation and exits with status 2.
+    A parameter error is logged with its explanation and exits with status 2. ``configure=False``:
+    a lifecycle node, configured by its ``~/change_state`` service.
     """
     import sys
 
@@ -769,7 +775,8 @@ def run(node_class, args=None):
     try:
         node = node_class()
         try:
-            node.configure()
+            if configure:
+                node.configure()
         except P.ParameterError as exc:
             node.get_logger().fatal(str(exc))
             node.destroy_node()
@@ -782,7 +789,8 @@ def run(node_class, args=None):
             return              # Ctrl-C / SIGTERM while configuring (compiling the kernels)
         executor = make_executor()
         executor.add_node(node)
-        node.get_logger().info('configured; spinning in %s' % type(executor).__name__)
+        node.get_logger().info('%s; spinning in %s' % ('configured' if configure else 'unconfigured (lifecycle)',
+                                                        type(executor).__name__))
         # spin_once in a loop, not spin(): the Jazzy EventsExecutor's spin()
         # was seen not to run timers at all, spin_once() does.
         while node.context.ok():
