@@ -43,6 +43,7 @@ setup(
         'console_scripts': [
             'robot_dynamics_demo = robot_dynamics.tools.demo:main',
             'dynamics_node = robot_dynamics.ros.dynamics_node:main',
+            'dynamics_lifecycle_node = robot_dynamics.ros.lifecycle_node:main',
             'dynamics_services = robot_dynamics.ros.dynamics_services:main',
             'simulator_node = robot_dynamics.ros.simulator_node:main',
             'robot-dynamics = robot_dynamics.tools.cli:main',

@@ -104,7 +104,7 @@ def launch_setup(context, *args, **kwargs):
         overrides['joints'] = _names(arg('joints'))
     nodes = [Node(
         package='robot_dynamics',
-        executable='dynamics_node',
+        executable='dynamics_lifecycle_node' if arg('lifecycle') == 'true' else 'dynamics_node',
         name='dynamics_node',
         output='screen',
         parameters=[arg('params_file'), overrides],
@@ -144,6 +144,10 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'joint_states_topic', default_value='joint_states',
             description='sensor_msgs/JointState topic of the driver (relative: in the node\'s namespace).'),
+        DeclareLaunchArgument(
+            'lifecycle', default_value='false', choices=['true', 'false'],
+            description='Run the managed variant (dynamics_lifecycle_node): it starts unconfigured and '
+                        'sends commands only while active (ros2 lifecycle set /dynamics_node configure, activate).'),
         DeclareLaunchArgument(
             'use_sim_time', default_value='false', choices=['true', 'false'],
             description='Use /clock (simulation) time.'),

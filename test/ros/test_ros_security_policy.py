@@ -18,12 +18,16 @@ from conftest import ROOT, wait_for
 
 POLICY = ROOT / 'config' / 'sros2_policy.xml'
 
-#: module, node name, parameters that switch every optional entity on.
+DYNAMICS_PARAMS = {'publish_command': True, 'use_sim_time': True, 'observer_gains': [20.0],
+                   'collision_thresholds': [5.0], 'external_wrench_link': 'panda_link8'}
+#: module, node name, parameters that switch every optional entity on, enclave.
 TARGETS = [
-    ('dynamics_node', 'dynamics_node', {'publish_command': True, 'use_sim_time': True, 'observer_gains': [20.0],
-                                        'collision_thresholds': [5.0], 'external_wrench_link': 'panda_link8'}),
-    ('dynamics_services', 'dynamics_services', {'use_sim_time': True}),
+    ('dynamics_node', 'dynamics_node', DYNAMICS_PARAMS, '/robot_dynamics/dynamics_node'),
+    ('dynamics_services', 'dynamics_services', {'use_sim_time': True}, '/robot_dynamics/dynamics_services'),
+    ('lifecycle_node', 'dynamics_node', DYNAMICS_PARAMS, '/robot_dynamics/dynamics_lifecycle_node'),
 ]
+#: Hidden nodes of a node's process (same enclave) whose entities are the node's: dynamics_node's services' thread.
+HELPERS = {'dynamics_node': ['_dynamics_node_services']}
 
 
 def resolve(name, ns, node):
@@ -36,12 +40,13 @@ def resolve(name, ns, node):
     return ns + name
 
 
-def policy_grants(node, ns):
-    """{'publish': set, 'subscribe': set, 'reply': set, 'request': set} of ``node``'s profile."""
+def policy_grants(node, ns, enclave):
+    """{'publish': set, 'subscribe': set, 'reply': set, 'request': set} of ``node``'s profile in ``enclave``."""
     root = ET.parse(POLICY).getroot()
     assert root.tag == 'policy' and root.get('version') == '0.2.0'
-    profiles = [p for p in root.iter('profile') if p.get('node') == node]
-    assert len(profiles) == 1, 'one profile for %s expected, found %d' % (node, len(profiles))
+    profiles = [p for e in root.iter('enclave') if e.get('path') == enclave
+                for p in e.iter('profile') if p.get('node') == node]
+    assert len(profiles) == 1, 'one profile for %s in %s expected, found %d' % (node, enclave, len(profiles))
     grants = {'publish': set(), 'subscribe': set(), 'reply': set(), 'request': set()}
     for group in profiles[0]:
         items = [e.text.strip() for e in group]
@@ -55,25 +60,34 @@ def policy_grants(node, ns):
 def test_each_node_has_its_own_enclave():
     root = ET.parse(POLICY).getroot()
     paths = {e.get('path'): [p.get('node') for p in e.iter('profile')] for e in root.iter('enclave')}
-    assert paths == {'/robot_dynamics/%s' % node: [node] for _, node, _ in TARGETS}
+    assert paths == {enclave: [node] for _, node, _, enclave in TARGETS}
 
 
-@pytest.mark.parametrize('module, node, params', TARGETS, ids=[t[0] for t in TARGETS])
-def test_policy_lists_exactly_what_the_node_uses(ros, start_node, module, node, params):
+@pytest.mark.parametrize('module, node, params, enclave', TARGETS, ids=[t[0] for t in TARGETS])
+def test_policy_lists_exactly_what_the_node_uses(ros, start_node, module, node, params, enclave):
     ns = '/sros_%d' % time.monotonic_ns()
     proc = start_node(module, params, name=node, ns=ns)
+    if module == 'lifecycle_node':            # configured through its lifecycle service: then every entity is there
+        from lifecycle_msgs.msg import Transition
+        from lifecycle_msgs.srv import ChangeState
+        ros.wait_for_service(proc.topic('~/change_state'), process=proc)
+        req = ChangeState.Request(transition=Transition(id=Transition.TRANSITION_CONFIGURE))
+        assert ros.call(ChangeState, proc.topic('~/change_state'), req, timeout=120.0, idempotent=False).success
     ros.wait_for_service(proc.topic('~/set_payload'), process=proc)
     graph = ros.node
-    want = policy_grants(node, ns)
+    want = policy_grants(node, ns, enclave)
+    helpers = HELPERS.get(node, [])
 
     def current():
-        if (node, ns) not in graph.get_node_names_and_namespaces():
+        names = graph.get_node_names_and_namespaces()
+        if (node, ns) not in names:
             return {}
+        nodes = [node] + [h for h in helpers if (h, ns) in names]
         return {
-            'publish': {n for n, _ in graph.get_publisher_names_and_types_by_node(node, ns)},
-            'subscribe': {n for n, _ in graph.get_subscriber_names_and_types_by_node(node, ns)},
-            'reply': {n for n, _ in graph.get_service_names_and_types_by_node(node, ns)},
-            'request': {n for n, _ in graph.get_client_names_and_types_by_node(node, ns)},
+            'publish': {n for x in nodes for n, _ in graph.get_publisher_names_and_types_by_node(x, ns)},
+            'subscribe': {n for x in nodes for n, _ in graph.get_subscriber_names_and_types_by_node(x, ns)},
+            'reply': {n for x in nodes for n, _ in graph.get_service_names_and_types_by_node(x, ns)},
+            'request': {n for x in nodes for n, _ in graph.get_client_names_and_types_by_node(x, ns)},
         }
     # Discovery delivers the node's entities one by one: wait until they settle.
     got = wait_for(lambda: current() if current() == want else None, 10, 0.1) or current()
