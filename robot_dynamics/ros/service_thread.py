@@ -1,25 +1,30 @@
 """Services that never stall the torque loop: a size limit before conversion, and a thread of their own.
 
-rclpy takes a service request in two steps: ``rcl_take_request`` deserializes
-the DDS sample into the C message (the GIL released), then the type
-support's ``convert_to_py`` builds the Python message, holding the GIL all
-along: about 10 us per trajectory point, 1 s for 100,000 points. A thread of
-its own is not enough then (the torque loop's thread waits for the GIL), and
-a check in the callback comes too late. So:
+rclpy takes a service request in two steps, both holding the GIL:
+``rcl_take_request_with_info`` deserializes the DDS sample into the C message
+(50-100 ms for a 20 MB request), then the type support's ``convert_to_py``
+builds the Python message (about 10 us per trajectory point, 1 s for
+100,000 points). A thread of its own is not enough then (the torque loop's
+thread waits for the GIL), and a check in the callback comes too late. So:
 
-1. :func:`guard` makes the service take its requests through a Request
-   class whose ``_CONVERT_TO_PY`` first reads the sizes of the C message's
-   sequences (ctypes views of the rosidl C structs: a few field reads) and,
-   over the limit, returns an empty request carrying ``refusal`` (the limit and
-   the size that came) without converting anything; :func:`refusing` answers
-   it with ``success: false``.
-2. :class:`ServiceThread` serves services on a hidden node of the same
+1. :class:`ServiceThread` serves services on a hidden node of the same
    process (``_<node>_services``, no global arguments, no parameter, rosout or
    type-description services of its own) spun by its own executor in a
-   daemon thread, under the main node's service names: the C deserialization
-   and the computation of a request run beside the torque loop, which then
-   waits at most for a GIL switch (``sys.getswitchinterval()``, 5 ms; the
-   node sets 1 ms) or a conversion within the limit.
+   daemon thread, under the main node's service names. That executor takes
+   each request through librcl with ctypes, which releases the GIL for the C
+   call (:func:`raw_take`), reads the sizes of the C message's sequences
+   (ctypes views of the rosidl C structs: a few field reads) and converts it
+   only within the limits; the response goes back through
+   ``rcl_send_response`` the same way. The torque loop then waits at most
+   for a GIL switch (``sys.getswitchinterval()``; dynamics_node sets 1 ms) or
+   a conversion within the limit.
+2. :func:`guard`, for a service that stays in the main executor
+   (``~/identify_payload``): its requests are taken through a Request class
+   whose ``_CONVERT_TO_PY`` checks the sizes first (rclpy's take remains).
+
+Over a limit the callback gets an empty request carrying ``refusal`` (the
+limit and the size that came), which :func:`refusing` answers with
+``success: false``.
 
 Only read-only services belong there: their handlers read the node's current
 model (replaced, never changed in place) and must not change the node's state.
