@@ -203,9 +203,6 @@ def measure(label, target, params, name, receiver, phases, results, args, comman
     got = np.unique(seq[measured])
     expected = info['sent'] - info['first_measured']
     lat_ms = np.sort(lat[measured]) * 1e3
-    if os.environ.get('RD_BENCH_DEBUG'):
-        big = seq[measured][lat[measured] > 0.01]
-        print('DEBUG', label, 'n', n, 'late>10ms', big.size, big[:5], big[-5:], 'first', info['first_measured'])
 
     def pct(p):
         return float(np.percentile(lat_ms, p)) if lat_ms.size else float('nan')
