@@ -93,7 +93,7 @@ def point(p, name="point"):
     a = as_float_array(p, name)
     if a.shape != (3,) or not np.all(np.isfinite(a)):
         raise InputError("%s must be 3 finite numbers [m], got %s" % (name, _describe(p)))
-    return a
+    return kernel_block(a)
 
 
 def _describe(x):

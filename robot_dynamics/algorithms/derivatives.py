@@ -45,7 +45,7 @@ from .rnea import _NO_FEXT
 from .wrench import body_wrenches
 from ..errors import SingularityError
 from ..model.packed import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
-from .floating import require_fixed
+from . import floating
 
 OUT3 = nb.types.Array(nb.float64, 3, "C")       # (3, nq, nq): three matrices of one state
 
@@ -468,8 +468,15 @@ def rnea_derivatives(model, q, qd, qdd, f_ext=None, *, data=None):
         follow ``model.joint_names``; with mimic joints the derivatives are
         with respect to the independent coordinates (chain rule through
         the multipliers). ``dtau_dqd`` is zero at ``qd = 0``.
+
+    On a floating or planar base q is (..., nq), the rest (..., nv), and the
+    matrices are (..., nv, nv), along the tangent space: column k of
+    ``dtau_dq`` is the derivative along ``integrate(model, q, h e_k)`` (the
+    root moved by a base-frame twist; Pinocchio's convention), see
+    :func:`robot_dynamics.algorithms.floating.rnea_derivatives`.
     """
-    require_fixed(model, "rnea_derivatives")
+    if model.root_joint is not None:
+        return floating.rnea_derivatives(model, q, qd, qdd, f_ext, data)
     nq = model.nq
     if f_ext is None:
         if data is not None and data.model is model:      # the control loop: straight to the compiled entry
@@ -497,7 +504,9 @@ def gravity_derivatives(model, q, *, data=None):
         gradient of the potential energy). Equal to ``rnea_derivatives(q, 0, 0)[0]``
         (Carpentier and Mansard, RSS 2018, sec. III).
     """
-    require_fixed(model, "gravity_derivatives")
+    if model.root_joint is not None:
+        zero = np.zeros(model.nv)
+        return floating.rnea_derivatives(model, q, zero, zero, None, data)[0]
     zero = np.zeros(model.nq)
     out = run(RNEA_DERIVATIVES, model, (q, zero, zero), data, tail=(3, model.nq, model.nq))
     return out[..., 0, :, :]
@@ -518,7 +527,10 @@ def coriolis_derivatives(model, q, qd, *, data=None):
         ``d(C qd)/dqd``. Since c is quadratic in qd, ``dc_dqd @ qd == 2 C qd``;
         ``dc_dqd = C + (dC/dqd) qd`` (not C itself) and is zero at ``qd = 0``.
     """
-    require_fixed(model, "coriolis_derivatives")
+    if model.root_joint is not None:                 # c = rnea(q, v, 0) - g(q)
+        zero = np.zeros(model.nv)
+        dq, dv, _ = floating.rnea_derivatives(model, q, qd, zero, None, data)
+        return dq - floating.rnea_derivatives(model, q, zero, zero, None, data)[0], dv
     zero = np.zeros(model.nq)
     out = run(CORIOLIS_DERIVATIVES, model, (q, qd, zero), data, tail=(3, model.nq, model.nq))
     return out[..., 0, :, :], out[..., 1, :, :]
@@ -544,12 +556,14 @@ def aba_derivatives(model, q, qd, tau, f_ext=None, *, data=None):
     Returns:
         ``(dqdd_dq, dqdd_dqd, Minv)``, each (..., nq, nq) [1/s^2, 1/s,
         1/(kg m^2) ...], rows and columns in ``model.joint_names`` order
-        (independent coordinates with mimic joints).
+        (independent coordinates with mimic joints). On a floating or planar
+        base, (..., nv, nv) along the tangent space, as :func:`rnea_derivatives`.
 
     Raises:
         SingularityError: M(q) is not invertible (a moving joint that carries no mass).
     """
-    require_fixed(model, "aba_derivatives")
+    if model.root_joint is not None:
+        return floating.aba_derivatives(model, q, qd, tau, f_ext, data)
     nq = model.nq
     if f_ext is None:
         if data is not None and data.model is model:      # the control loop: straight to the compiled entry

@@ -288,7 +288,8 @@ def unsupported(model, what):
                      "forward_kinematics, link_pose, jacobian, kinetic_energy, potential_energy, "
                      "center_of_mass, com_jacobian, centroidal_momentum(_matrix), operational_space, "
                      "jacobian_derivative_times_qd, dynamically_consistent_inverse, cartesian_dynamics, "
-                     "integrate, difference, normalize, neutral and the Simulator"
+                     "integrate, difference, normalize, neutral, rnea_derivatives, aba_derivatives, "
+                     "gravity_derivatives, coriolis_derivatives and the Simulator"
                      % (what, model.name, model.root_joint, model.nq, model.nv))
 
 
@@ -296,3 +297,78 @@ def require_fixed(model, what):
     if model.root_joint is not None:
         unsupported(model, what)
 
+
+
+# --- derivatives, in the tangent space ------------------------------------------------------
+def rnea_derivatives(model, q, qd, qdd, f_ext, data):
+    """``(dtau_dq, dtau_dv, M)``, each (..., nv, nv), of a floating or planar model.
+
+    The columns of ``dtau_dq`` are derivatives along the tangent space: the
+    root moved as ``integrate(q, dq)`` (a base-frame twist, Pinocchio's
+    convention), the joints added to. The kernels' RNEA derivatives
+    (Carpentier and Mansard, RSS 2018) of the root chain at zero, at the
+    chain's acceleration ``a_k = a - b(v) - g_root(q)`` (as :func:`rnea`),
+    are exact for the joints' columns; the root's columns follow from what
+    ``a_k`` depends on:
+
+    - velocity: ``b(v)`` is the chain's velocity product, so
+      ``dtau/dv = dtau_k/dv - M[:, root] db/dv``;
+    - position: in the base frame the dynamics depend on the base pose only
+      through gravity ``g_b = R^T g``, which a base rotation ``delta`` turns
+      into ``g_b + g_b x delta``; with ``dtau/dg_b = -M[:, root linear]``
+      (gravity is a base acceleration), ``dtau/d delta = -M[:, root linear]
+      [g_b x]``, and a translation changes nothing.
+    """
+    from .derivatives import RNEA_DERIVATIVES, RNEA_DERIVATIVES_FEXT
+    qk, R, p, (v, a) = _states(model, q, qd=qd, qdd=qdd)
+    ak = checks.kernel_block(a - _root_shift(model, R, v))
+    tail = (3, model.nv, model.nv)
+    if f_ext is None:
+        out = run(RNEA_DERIVATIVES, model, (qk, v, ak), data, tail=tail)
+    else:
+        out = run(RNEA_DERIVATIVES_FEXT, model, (qk, v, ak), data, tail=tail,
+                  extra=(_body_wrenches(model, f_ext, qk), True))
+    dq, dv, M = out[..., 0, :, :], out[..., 1, :, :], out[..., 2, :, :]
+    nr = model.root_nv
+    dv[..., :, :nr] -= M[..., :, :nr] @ _root_bias_jacobian(model, v)
+    gb = np.einsum("...ji,j->...i", R, model.gravity)           # gravity in the base frame
+    dq[..., :, :nr] = 0.0
+    if model.root_joint == "floating":
+        dq[..., :, 3:6] = -M[..., :, 0:3] @ C._skew(gb)
+    else:                                                       # theta turns g_b by g_b x e_z
+        dq[..., :, 2] = -(M[..., :, 0] * gb[..., None, 1] - M[..., :, 1] * gb[..., None, 0])
+    return dq, dv, M
+
+
+def _root_bias_jacobian(model, v):
+    """(..., nr, nr) d b / d v_root of :func:`robot_dynamics.model.configuration.root_bias`."""
+    if model.root_joint == "floating":
+        u, w = v[..., 0:3], v[..., 3:6]
+        J = np.zeros(v.shape[:-1] + (6, 6))
+        J[..., 0:3, 0:3] = -C._skew(w)                          # d(u x w)/du
+        J[..., 0:3, 3:6] = C._skew(u)                           # d(u x w)/dw
+        J[..., 3, 4], J[..., 3, 5] = w[..., 2], w[..., 1]       # d(w1 w2, -w0 w2, w0 w1)/dw
+        J[..., 4, 3], J[..., 4, 5] = -w[..., 2], -w[..., 0]
+        J[..., 5, 3], J[..., 5, 4] = w[..., 1], w[..., 0]
+        return J
+    J = np.zeros(v.shape[:-1] + (3, 3))                         # b = (vy w, -vx w, 0)
+    J[..., 0, 1], J[..., 0, 2] = v[..., 2], v[..., 1]
+    J[..., 1, 0], J[..., 1, 2] = -v[..., 2], -v[..., 0]
+    return J
+
+
+def aba_derivatives(model, q, qd, tau, f_ext, data):
+    """``(dqdd_dq, dqdd_dv, Minv)`` of a floating or planar model, in the
+    tangent space as :func:`rnea_derivatives`: with ``qdd = aba(q, v, tau)``,
+    ``dqdd/dq = -M^-1 dtau/dq``, ``dqdd/dv = -M^-1 dtau/dv``, ``dqdd/dtau = M^-1``
+    (Carpentier and Mansard, RSS 2018, sec. IV)."""
+    from .aba import _singular
+    qdd = aba(model, q, qd, tau, f_ext, data, None)
+    dq, dv, M = rnea_derivatives(model, q, qd, qdd, f_ext, data)
+    try:
+        np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        _singular(model)
+    Minv = np.linalg.inv(M)
+    Minv = 0.5 * (Minv + np.swapaxes(Minv, -1, -2))
+    return -Minv @ dq, -Minv @ dv, Minv

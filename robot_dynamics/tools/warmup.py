@@ -94,7 +94,8 @@ def exercise_derivatives(rd, model, which=("rnea", "aba", "coriolis", "regressor
 
 
 def exercise_root(rd, model):
-    """The floating-base entry points and batches (root_kernels) and the centroidal kernel."""
+    """The floating-base entry points and batches (root_kernels), the centroidal kernel and the
+    derivatives (the fixed-base derivative kernels on the root chain)."""
     data = rd.Data(model)
     q, v = model.neutral(), np.full(model.nv, 0.1)
     Q, V = np.tile(q, (3, 1)), np.tile(v, (3, 1))
@@ -105,6 +106,9 @@ def exercise_root(rd, model):
         rd.mass_matrix(model, x)
         rd.aba(model, x, y, y)
         rd.centroidal_momentum_matrix(model, x)
+        rd.rnea_derivatives(model, x, y, y)
+        rd.rnea_derivatives(model, x, y, y, f_ext={model.link_names[-1]: np.ones(6)})
+        rd.aba_derivatives(model, x, y, y)
     rd.rnea(model, q, v, v, data=data)
     rd.gravity_torques(model, q, data=data)
     rd.nonlinear_effects(model, q, v, data=data)
