@@ -270,6 +270,30 @@ def test_derivatives_on_random_floating_trees(seed, kind):
             np.testing.assert_allclose(got[k], [one(s)[k] for s in states], rtol=1e-12, atol=1e-12)
 
 
+def test_derivative_of_a_free_body_held_against_gravity_by_hand():
+    """One free body (mass m, centre of mass c in its frame), at rest: the wrench that holds it is
+    I a_0 with the base acceleration a_0 = (-g_b, 0), g_b = R^T g, so tau = (-m g_b, -m c x g_b).
+    A base rotation delta turns g_b into g_b + g_b x delta, hence
+    dtau/d(delta) = (-m [g_b x], -m [c x] [g_b x]); a translation changes nothing."""
+    m, c = 2.5, np.array([0.1, -0.05, 0.2])
+    model = rd.load_urdf('<robot name="b"><link name="base"><inertial><origin xyz="%g %g %g"/><mass value="%g"/>'
+                         '<inertia ixx="0.1" ixy="0" ixz="0" iyy="0.2" iyz="0" izz="0.3"/></inertial></link></robot>'
+                         % (*c, m), root_joint="floating")
+    quat = np.array([0.3, -0.2, 0.5, 0.8]) / np.linalg.norm([0.3, -0.2, 0.5, 0.8])
+    q = np.r_[1.0, 2.0, 3.0, quat]
+    gb = C.quaternion_matrix(quat).T @ model.gravity
+
+    def skew(w):
+        return np.array([[0, -w[2], w[1]], [w[2], 0, -w[0]], [-w[1], w[0], 0]])
+
+    np.testing.assert_allclose(rd.gravity_torques(model, q), np.r_[-m * gb, -m * np.cross(c, gb)], rtol=1e-12)
+    dq = rd.rnea_derivatives(model, q, np.zeros(6), np.zeros(6))[0]
+    expected = np.zeros((6, 6))
+    expected[:3, 3:] = -m * skew(gb)
+    expected[3:, 3:] = -m * skew(c) @ skew(gb)
+    np.testing.assert_allclose(dq, expected, rtol=1e-12, atol=1e-12)
+
+
 def operational_terms_agree(robot, model, ref, q, v, leaf, J, M, h):
     """Jdot v against Pinocchio's classical acceleration at a = 0 (world-aligned);
     Lambda, mu, rho (Handbook eqs. 3.52-3.54) from Pinocchio's J, M, h and g."""
