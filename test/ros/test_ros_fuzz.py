@@ -394,7 +394,7 @@ def _start_fuzz_target(ros, start_node, desc_topic, cmd_topic):
         'robot_description_topic': desc_topic, 'mode': 'gravity_coriolis', 'publish_command': True,
         'command_topic': cmd_topic, 'joints': NAMES, 'effort_limit_scale': SCALE,
         'joint_states_reliability': 'reliable', 'joint_state_timeout': 30.0,
-        'diagnostics_period': 0.05})
+        'diagnostics_period': 0.05, 'diagnostic_torque_rate': -1.0})   # every diagnostic torque, checked
     ros.wait_for_subscriber(proc.topic('joint_states'), process=proc)
     return proc
 

@@ -46,7 +46,9 @@ def result(future, timeout=30.0):
 
 
 def start(ros, start_node, **params):
-    proc = start_node('dynamics_node', dict({'urdf_path': str(PANDA), 'mode': 'gravity'}, **params))
+    # diagnostic_torque_rate -1: every joint state's ~/gravity_torque (the test counts them)
+    proc = start_node('dynamics_node', dict({'urdf_path': str(PANDA), 'mode': 'gravity',
+                                             'diagnostic_torque_rate': -1.0}, **params))
     ros.wait_for_subscriber(proc.topic('joint_states'), process=proc)
     return proc
 
