@@ -1075,6 +1075,8 @@ class DynamicsNode(ModelNode):
         # while other joints' messages keep coming.
         stale = (self.staleness.stale(now) if self.streaming and not self.timed_out and self.ready
                  and self.merger.ready else None)
+        if stale is not None and self._joint_timeout_ns >= self._timeout_ns and self.staleness.all_stale(now):
+            stale = None        # no joint comes at all: silent joint states, the whole-message watchdog's case
         if self.n_fresh != self._wd_count and stale is None:
             self._wd_count = self.n_fresh
             self._wd_last = now

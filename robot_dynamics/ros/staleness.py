@@ -53,6 +53,10 @@ class JointStaleness:
             return None
         return self.describe(k, age)
 
+    def all_stale(self, now_ns):
+        """True when every joint's latest position is older than the limit (no joint is being received)."""
+        return now_ns - int(self.stamp.max()) > self.limit_ns
+
     def describe(self, k, age_ns):
         """'joint panda_joint1: latest position 0.123 s old, more than joint_timeout (0.050 s)'."""
         if self.stamp[k] == NEVER:

@@ -33,6 +33,8 @@ def test_a_subset_message_updates_only_its_joints():
     text = s.stale(50 * MS + 1)
     assert text is not None, 'the arm is older than 50 ms: expected stale'
     assert 'joints j1, j2, j3' in text and '0.050 s old' in text and 'finger' not in text, text
+    assert not s.all_stale(60 * MS + 1), 'the gripper is 10 ms old: not every joint is stale'
+    assert s.all_stale(100 * MS + 1), 'every joint older than 50 ms'
     k, age = s.oldest(80 * MS)
     assert NAMES[k] in ARM and age == 80 * MS, (k, age)
 
