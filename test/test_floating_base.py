@@ -118,13 +118,18 @@ def robot_path(rel):
     return path
 
 
-@pytest.mark.parametrize("rel", FLOATING + PLANAR)
-def test_agrees_with_pinocchio(rel):
+def robot_pair(rel):
+    """(our model, its Pinocchio Reference, 'floating' or 'planar') of an example-robot-data robot."""
     path = robot_path(rel)
     kind = "planar" if rel in PLANAR else "floating"
     with _quiet():
         model = rd.load_urdf(str(path), root_joint=kind)
-    ref = Reference(path, model)
+    return model, Reference(path, model), kind
+
+
+@pytest.mark.parametrize("rel", FLOATING + PLANAR)
+def test_agrees_with_pinocchio(rel):
+    model, ref, kind = robot_pair(rel)
     pm, pd, G = ref.pm, ref.pd, ref.G
     assert (model.nq, model.nv) == ((pm.nv + 1, pm.nv) if kind == "floating" else (pm.nv, pm.nv)) or ref.G.shape[1] < pm.nv
     rng = np.random.default_rng(sum(map(ord, rel)))
@@ -178,11 +183,7 @@ def test_agrees_with_pinocchio(rel):
 def test_derivatives_agree_with_pinocchio(rel):
     """rnea_derivatives and aba_derivatives in the tangent space (the root moved by a base-frame
     twist, as integrate does) against Pinocchio's computeRNEADerivatives / computeABADerivatives."""
-    path = robot_path(rel)
-    kind = "planar" if rel in PLANAR else "floating"
-    with _quiet():
-        model = rd.load_urdf(str(path), root_joint=kind)
-    ref = Reference(path, model)
+    model, ref, _ = robot_pair(rel)
     pm, pd, G = ref.pm, ref.pd, ref.G
     robot = rel.split("/")[-1]
     rng = np.random.default_rng(sum(map(ord, rel)) + 1)
