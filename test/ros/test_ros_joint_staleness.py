@@ -65,6 +65,11 @@ def test_a_stale_arm_times_out_while_the_gripper_keeps_publishing(ros, start_nod
     gripper = driver('gripper', [FINGER], [0.01])
     assert commands.wait(count=200, timeout=30) is not None, 'no commands from the two drivers:\n' + proc.read_log()
     assert np.any(np.array(commands.last().data) != 0.0), 'the gravity torque of the arm is not zero'
+    # This process times the drivers' messages: it must have matched both before the arm's freezes
+    # (a stopped process answers no discovery).
+    for tag in ('arm:', 'gripper:'):
+        assert wait_for(lambda: sum(1 for m in list(states.messages) if m.header.frame_id.startswith(tag)) >= 20,
+                        timeout=10), "this process never received the %s driver's joint states" % tag[:-1]
 
     # The arm driver freezes; the gripper's messages keep coming.
     arm.send_signal(signal.SIGSTOP)

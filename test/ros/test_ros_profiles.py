@@ -15,6 +15,7 @@ over FALL s (computed offline with robot_dynamics.simulation.simulate), which is
 import numpy as np
 import pytest
 import yaml
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -25,7 +26,7 @@ from robot_dynamics.ros import profiles
 from robot_dynamics.simulation import simulate
 from robot_dynamics_interfaces.srv import SetState
 
-from conftest import PANDA, ROOT, UR5
+from conftest import PANDA, ROOT, UR5, wait_for
 
 # Times DDS delivery to this process on a 2-core machine: one rerun, every assertion each time.
 pytestmark = pytest.mark.flaky(reruns=1)
@@ -92,8 +93,9 @@ class Bench:
         self.ns = '/pr_%s_%d_%d' % (arm, robot_gravity, id(self) % 10000)
         self.sim = start_node('simulator_node', {
             'urdf_path': str(path), 'initial_positions': self.q0.tolist(), 'start_paused': True,
-            'publish_clock': True, 'publish_rate': 1000.0, 'marker_rate': 0.0,
+            'publish_clock': True, 'publish_rate': 1000.0, 'marker_rate': 0.0, 'diagnostics_period': 0.1,
             'robot_compensates_gravity': robot_gravity}, name='simulator', ns=self.ns)
+        self.diagnostics = ros.subscribe(DiagnosticArray, '/diagnostics')
         ros.wait_for_subscriber(self.sim.topic('effort_controller/commands'), process=self.sim)
         self.states = ros.subscribe(JointState, self.ns + '/joint_states', DEEP)
         assert self.states.wait(count=5, timeout=10), self.sim.read_log()
@@ -107,18 +109,36 @@ class Bench:
         res = self.ros.call(SetState, self.sim.topic('~/set_state'), req)
         assert res.success, res.message
 
+    def commands_in(self):
+        """The simulator's count of effort commands received (its latest diagnostics)."""
+        key = '%s: simulator' % self.sim.fqn.lstrip('/')
+        for array in reversed(list(self.diagnostics.messages)):
+            for status in array.status:
+                if status.name == key:
+                    return int({kv.key: kv.value for kv in status.values}['effort_commands_in'])
+        return None
+
     def run(self, profile, duration, **extra):
         """Start dynamics_node with ``profile``, run ``duration`` s of simulated time, stop it; the drift [rad]."""
+        topic = self.ns + '/effort_controller/commands'
         if self.dyn is not None:
             self.dyn.stop()
+        # The previous node's commands must be gone before this one's count: out of the graph, and
+        # the simulator's count of commands received steady.
+        assert wait_for(lambda: self.ros.node.count_publishers(topic) == 0, 10), 'the previous dynamics_node lingers'
+        assert wait_for(lambda: self.commands_in() is not None, 10), 'no diagnostics from the simulator'
         self.reset()
         extra.setdefault('urdf_path', self.path)
         self.dyn = self.start_node('dynamics_node', profile_params(profile, self.model, **extra),
                                    name='dynamics_node_%s' % profile, ns=self.ns)
         self.ros.wait_for_subscriber(self.ns + '/joint_states', process=self.dyn)
-        # While paused the simulator keeps publishing its state: wait for this node's commands.
+        assert wait_for(lambda: self.ros.node.count_publishers(topic) == 1, 10), self.dyn.read_log()
+        # While paused the simulator keeps publishing its state: wait until the simulator takes this node's commands.
+        before = self.commands_in()
         self.commands.clear()
         assert self.commands.wait(count=20, timeout=30), self.dyn.read_log()
+        assert wait_for(lambda: self.commands_in() >= before + 20, 10), (
+            'the simulator did not receive the commands of dynamics_node_%s:\n%s' % (profile, self.sim.read_log()))
         states = run_for(self.ros, self.sim, self.states, duration)
         assert len(states) > 0.5 * duration * 1000, len(states)
         return drift(states, self.q0), states

@@ -64,8 +64,16 @@ def test_effort_display_shows_a_joint_state_topic_of_dynamics_node(ros, start_no
     namespace = L._perform(node['namespace'], context) if node.get('namespace') else '/'
     proc = start_node.command(L.node_command(by['dynamics_node'], context, SCRIPTS, tmp_path), name)
     ros.wait_for_subscriber('/joint_states', process=proc)
-    published = dict(ros.node.get_publisher_names_and_types_by_node(name, namespace))
-    joint_state_topics = sorted(t for t, types in published.items() if JOINT_STATE in types)
+
+    def joint_state_topics():
+        # The graph learns of the node and of each endpoint separately: ask until the display's topic is there.
+        if (name, namespace) not in ros.node.get_node_names_and_namespaces():
+            return []
+        published = dict(ros.node.get_publisher_names_and_types_by_node(name, namespace))
+        return sorted(t for t, types in published.items() if JOINT_STATE in types)
+
+    wait_for(lambda: topic in joint_state_topics(), timeout=10)
+    joint_state_topics = joint_state_topics()
     assert topic in joint_state_topics, (
         'the Effort display reads %s, which dynamics_node (%s in namespace %s) does not publish as %s; '
         'it publishes JointState on: %s' % (topic, name, namespace, JOINT_STATE, ', '.join(joint_state_topics)))
