@@ -19,14 +19,13 @@ from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
-from std_srvs.srv import SetBool
 
 import robot_dynamics as rd
 from robot_dynamics.ros import profiles
 from robot_dynamics.simulation import simulate
 from robot_dynamics_interfaces.srv import SetState
 
-from conftest import PANDA, ROOT, UR5, wait_for
+from conftest import PANDA, ROOT, UR5, run_simulated, stamp_s, wait_for
 
 # Times DDS delivery to this process on a 2-core machine: one rerun, every assertion each time.
 pytestmark = pytest.mark.flaky(reruns=1)
@@ -40,25 +39,6 @@ ARMS = {
     'panda': (PANDA, np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])),
     'ur5': (UR5, np.array([0.0, -1.2, 1.0, -1.2, -1.57, 0.0])),
 }
-
-
-def t_of(msg):
-    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-
-
-def pause(ros, proc, on):
-    res = ros.call(SetBool, proc.topic('~/pause'), SetBool.Request(data=on))
-    assert res.success, res.message
-
-
-def run_for(ros, proc, states, duration):
-    """Resume, collect ``duration`` s of simulated time of joint states, pause; the states after the start."""
-    start = t_of(states.last())
-    pause(ros, proc, False)
-    done = states.wait_where(lambda m: t_of(m) >= start + duration - 1e-9, timeout=3 * duration + 10)
-    pause(ros, proc, True)
-    assert done is not None, 'the simulation did not reach %.1f s:\n%s' % (start + duration, proc.read_log())
-    return [m for m in list(states.messages) if start < t_of(m) <= start + duration + 1e-9]
 
 
 def drift(msgs, q0):
@@ -139,8 +119,13 @@ class Bench:
         assert self.commands.wait(count=20, timeout=30), self.dyn.read_log()
         assert wait_for(lambda: self.commands_in() >= before + 20, 10), (
             'the simulator did not receive the commands of dynamics_node_%s:\n%s' % (profile, self.sim.read_log()))
-        states = run_for(self.ros, self.sim, self.states, duration)
-        assert len(states) > 0.5 * duration * 1000, len(states)
+        states = run_simulated(self.ros, self.sim, self.states, duration)
+        # The window is observed from end to end (this process may miss states of a 1 kHz stream on a
+        # loaded machine, which the drift over the rest does not need).
+        t = np.array([stamp_s(m) for m in states])
+        assert t.size > 0 and t[-1] - t[0] > 0.95 * duration and np.diff(t).max(initial=0.0) < 0.05, (
+            '%d states over %.3f s, largest gap %.3f s' % (t.size, np.ptp(t) if t.size else 0.0,
+                                                             np.diff(t).max(initial=0.0)))
         return drift(states, self.q0), states
 
 
