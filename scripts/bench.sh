@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# Run the benchmark (robot_dynamics against Pinocchio).
+# Run the benchmarks, side by side with the references in one run each.
 #
 # Usage: scripts/bench.sh [benchmark options, see bench/benchmark.py --help]
-# With no option it regenerates the tables of docs/PERFORMANCE.md (--write-docs).
-# Creates/reuses .venv with the dev requirements, then runs bench/benchmark.py
-# from the checkout.
+# With no option: bench/benchmark.py --write-docs (the kernels against
+# Pinocchio; regenerates the tables of docs/PERFORMANCE.md), then
+# bench/derivatives.py (the analytical derivatives against Pinocchio) and
+# bench/simulation.py (simulation steps against MuJoCo), which print their
+# tables. With options: bench/benchmark.py with them, alone.
+# Creates/reuses .venv with the dev requirements and runs from the checkout.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/setup-venv.sh" --dev
 
-# The package keys its numba cache on its kernel sources (robot_dynamics/cache.py)
-# and is installed in .venv (editable): no PYTHONPATH needed.
 cd "$root"
-[ "$#" -gt 0 ] || set -- --write-docs
-exec "$root/.venv/bin/python" bench/benchmark.py "$@"
+if [ "$#" -gt 0 ]; then
+    exec "$root/.venv/bin/python" bench/benchmark.py "$@"
+fi
+"$root/.venv/bin/python" bench/benchmark.py --write-docs
+"$root/.venv/bin/python" bench/derivatives.py
+"$root/.venv/bin/python" bench/simulation.py

@@ -255,18 +255,18 @@ def _inverse(L, r, Minv):
 
 @jit
 def _times_minus(Minv, X0, X1, Y0, Y1):
-    """Y0 = -Minv X0 and Y1 = -Minv X1 (one pass over Minv)."""
+    """Y0 = -Minv X0 and Y1 = -Minv X1 (one pass over Minv; rows of X in the
+    inner loop, contiguous, so that it vectorises)."""
     n = Minv.shape[0]
     for i in range(n):
         for c in range(n):
-            s0 = 0.0
-            s1 = 0.0
-            for k in range(n):
-                m = Minv[i, k]
-                s0 += m * X0[k, c]
-                s1 += m * X1[k, c]
-            Y0[i, c] = -s0
-            Y1[i, c] = -s1
+            Y0[i, c] = 0.0
+            Y1[i, c] = 0.0
+        for k in range(n):
+            m = -Minv[i, k]
+            for c in range(n):
+                Y0[i, c] += m * X0[k, c]
+                Y1[i, c] += m * X1[k, c]
 
 
 @jit
@@ -337,10 +337,12 @@ def aba_derivative_states(D, Q, QD, TAU, FEXT, OUT, W):
 def aba_derivatives_batch(D, Q, QD, TAU, FEXT, OUT):
     """(B, nq) states -> OUT (B, 3, nq, nq) on all threads; FEXT (B, nb, 6) or (0, 0, 6)."""
     ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), Q.shape[1])
+    ok = np.ones(ranges.shape[0], dtype=np.bool_)
     for k in nb.prange(ranges.shape[0]):
         lo, hi = ranges[k, 0], ranges[k, 1]
         aba_derivative_states(D, Q[lo:hi], QD[lo:hi], TAU[lo:hi], FEXT[lo:hi], OUT[lo:hi], np.empty(size))
-    return all_finite(OUT) and all_finite(Q) and all_finite(QD) and all_finite(TAU)
+        ok[k] = all_finite(OUT[lo:hi])                     # each thread checks its own results
+    return ok.all() and all_finite(Q) and all_finite(QD) and all_finite(TAU)
 
 
 @jit
