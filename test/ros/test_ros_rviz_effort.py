@@ -84,6 +84,13 @@ def test_effort_display_shows_a_joint_state_topic_of_dynamics_node(ros, start_no
     got = ros.subscribe(JointState, topic, BEST_EFFORT)
     pub = ros.publisher(JointState, '/joint_states')
     assert wait_for(lambda: pub.get_subscription_count() > 0, 10)
+    # Both ends matched first: states until one torque comes back (discovery of the torque topic's
+    # publisher by this subscription may lag behind the node's subscription to joint_states).
+    warm = JointState(name=list(MODEL.joint_names), position=Q.tolist(), velocity=QD.tolist())
+    warm.header.stamp.sec = 99
+    assert wait_for(lambda: pub.publish(warm) or len(got) > 0, 10, period=0.02), 'no torque from dynamics_node'
+    time.sleep(0.1)
+    got.clear()
     n = 30
     for k in range(n):
         msg = JointState(name=list(MODEL.joint_names), position=(Q + 1e-3 * k).tolist(), velocity=QD.tolist())
