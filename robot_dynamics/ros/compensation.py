@@ -54,6 +54,7 @@ class Compensation:
         self.with_coriolis = mode != GRAVITY
         self.with_friction = mode == GRAVITY_CORIOLIS_FRICTION
         n = model.nq
+        self.data = rd.Data(model)          # the work buffers: the calls below allocate nothing
         self.gravity = np.zeros(n)
         self.coriolis = np.zeros(n)
         self.friction = np.zeros(n)
@@ -61,13 +62,11 @@ class Compensation:
 
     def compute(self, q, qd):
         """Fill gravity, coriolis, friction and total at (q, qd); returns total."""
-        model = self.model
-        g = rd.gravity_torques(model, q)
-        self.gravity[:] = g
+        model, data = self.model, self.data
+        g = rd.gravity_torques(model, q, data=data, out=self.gravity)
         if self.with_coriolis:
-            h = rd.nonlinear_effects(model, q, qd)
+            h = rd.nonlinear_effects(model, q, qd, data=data, out=self.total)
             np.subtract(h, g, out=self.coriolis)
-            self.total[:] = h
         else:
             self.total[:] = g
         if self.with_friction:

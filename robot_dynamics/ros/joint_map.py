@@ -129,7 +129,8 @@ class JointStateMerger:
             if len(self._layouts) >= _MAX_LAYOUTS:
                 self._layouts.clear()
             layout = self._layouts[key] = _Layout(key, self._index)
-        self._last_names = list(key)
+        # A tuple (cdr.JointStateReader's, one object per list) is kept as it is; a list may change later.
+        self._last_names = key if type(names) is tuple else list(key)
         self._last_layout = layout
         return layout
 

@@ -79,7 +79,7 @@ class DynamicsLifecycleNode(LifecycleNodeMixin, DynamicsNode):
             self.merger.reset()                  # positions read before activation are never used
         self.timed_out = self.streaming = False
         self._wd_count = self.n_fresh
-        self._wd_last = self._clock.now().nanoseconds
+        self._wd_last = self._now_ns()
         self.active = True
         self.get_logger().info('active: torques and commands from the next joint states')
         return TransitionCallbackReturn.SUCCESS
@@ -117,10 +117,9 @@ class DynamicsLifecycleNode(LifecycleNodeMixin, DynamicsNode):
         """Leave the active state: one zero command (if there is a command), then nothing."""
         self.active = False
         sent = False
-        if self.pub_cmd is not None and getattr(self, 'cmd_msg', None) is not None:
+        if self.pub_cmd is not None and self.cmd_writer is not None:
             self.cmd_view[:] = 0.0
-            self.pub_cmd.publish(self.cmd_msg)
-            self.n_commands += 1
+            self._send_command()
             sent = True
         self.get_logger().info('%s: %s, no command until activated' % (
             why, 'sent one zero command' if sent else 'no command to zero'))

@@ -36,8 +36,11 @@ class JointStaleness:
 
     def touch_merged(self, merger, now_ns):
         """The joints of the message ``merger`` (a JointStateMerger) accepted last were received at
-        ``now_ns`` (none if it named no joint of the merger)."""
-        self.stamp[merger.last_indices()] = now_ns
+        ``now_ns`` (none if it named no joint of the merger). True if it set every joint (then none is
+        stale)."""
+        index = merger.last_indices()
+        self.stamp[index] = now_ns
+        return type(index) is slice
 
     def oldest(self, now_ns):
         """(index, age [ns]) of the joint received longest ago (age huge if one never was)."""

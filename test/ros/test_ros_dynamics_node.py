@@ -11,15 +11,18 @@ import numpy as np
 import pytest
 from builtin_interfaces.msg import Duration, Time
 from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.serialization import serialize_message
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 import robot_dynamics as rd
+from robot_dynamics.ros.cdr import CDR_LE
 from robot_dynamics_interfaces.srv import SetPayload
 
 from conftest import BEST_EFFORT, LATCHED, PANDA, RELIABLE, UR5, wait_for
+from test_ros_cdr import big_endian_joint_state
 
 PANDA_MODEL = rd.load_urdf(str(PANDA))
 NAMES = list(PANDA_MODEL.joint_names)
@@ -137,6 +140,10 @@ def test_bad_messages_do_not_crash_and_are_counted(ros, start_node):
            joint_state(NAMES, Q[:5]),                                  # too few positions
            joint_state(NAMES, Q, QD[:3]),                              # velocity length
            joint_state(NAMES[:2] + NAMES[:1], Q[:3])]                  # duplicate name
+    # The node reads the serialized bytes itself (robot_dynamics/ros/cdr.py): bytes from a raw DDS writer
+    # that are not a JointState (truncated, garbage) are bad messages too.
+    whole = serialize_message(joint_state(NAMES, Q, QD))
+    bad += [whole[:40], whole[:len(whole) // 2], CDR_LE + bytes(range(60))]
     for msg in bad:
         pub.publish(msg)
         time.sleep(0.01)
@@ -145,12 +152,17 @@ def test_bad_messages_do_not_crash_and_are_counted(ros, start_node):
     got = publish_until(pub, joint_state(NAMES, Q, QD), tot)
     assert got is not None and proc.poll() is None
     np.testing.assert_allclose(effort(got), rd.nonlinear_effects(PANDA_MODEL, Q, QD), atol=TOL)
+    # A big-endian message (another host's rmw) is read, through rclpy.
+    tot.clear()
+    got = publish_until(pub, big_endian_joint_state(12, 346, '', NAMES, list(Q)), tot)
+    assert got is not None and got.header.stamp.nanosec == 346
+    np.testing.assert_allclose(effort(got), rd.gravity_torques(PANDA_MODEL, Q), atol=TOL)
 
     def counted(array):
         for s in array.status:
             if proc.name in s.name:
                 values = {kv.key: kv.value for kv in s.values}
-                return int(values.get('bad_messages', 0)) >= 4
+                return int(values.get('bad_messages', 0)) >= len(bad)
         return False
     if not diag.wait_where(counted, timeout=5):
         mine = [s for a in diag.messages for s in a.status if proc.name in s.name]
