@@ -55,6 +55,10 @@ class ProfileError(RobotDynamicsError, ValueError):
     """A robot profile file (config/robots/) that cannot be read or misses what it must say."""
 
 
+class CdrError(RobotDynamicsError, ValueError):
+    """Bytes that are not a serialized message of the expected type (robot_dynamics.ros.cdr)."""
+
+
 class CommandError(RobotDynamicsError, ValueError):
     """A command message that cannot be applied; the text says why."""
 

@@ -29,6 +29,8 @@ import numpy as np
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 
+from ..errors import CdrError
+
 #: Encapsulation of plain CDR, little endian (and its two option bytes, zero).
 CDR_LE = b'\x00\x01\x00\x00'
 _ZEROS = bytes(8)
@@ -38,10 +40,6 @@ _EMPTY = np.empty(0)
 _EMPTY.flags.writeable = False
 #: Distinct name lists kept, so that each is one tuple object (see :meth:`JointStateReader.read`).
 MAX_NAME_LISTS = 16
-
-
-class CdrError(ValueError):
-    """Bytes that are not a serialized message of the expected type."""
 
 
 def _pad(offset, size):
