@@ -10,6 +10,7 @@ import sys
 import time
 
 import numpy as np
+import pytest
 from lifecycle_msgs.msg import State, Transition
 from lifecycle_msgs.srv import ChangeState, GetState
 from std_msgs.msg import Float64MultiArray
@@ -21,9 +22,10 @@ Q = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
 QUIET = 0.4                  # [s] a stretch in which no command may come
 
 
-def start(ros, start_node, urdf):
+def start(ros, start_node, urdf, executor='events'):
     proc = start_node('lifecycle_node', {'urdf_path': str(urdf), 'mode': 'gravity', 'publish_command': True,
-                                         'joint_state_timeout': 0.2, 'on_timeout': 'zero'})
+                                         'joint_state_timeout': 0.2, 'on_timeout': 'zero'},
+                      env={'ROBOT_DYNAMICS_EXECUTOR': executor})
     ros.wait_for_service(proc.topic('~/change_state'), process=proc)
     return proc
 
@@ -43,8 +45,10 @@ def after(collector, t0):
         return [(t, np.array(m.data)) for t, m in zip(collector.times, collector.messages) if t > t0]
 
 
-def test_commands_only_while_active_and_one_zero_on_deactivate(ros, start_node):
-    proc = start(ros, start_node, PANDA)
+@pytest.mark.parametrize('executor', ['events', 'single'])
+def test_commands_only_while_active_and_one_zero_on_deactivate(ros, start_node, executor):
+    """With either executor the node can spin (ROBOT_DYNAMICS_EXECUTOR, robot_dynamics.ros.model_node)."""
+    proc = start(ros, start_node, PANDA, executor)
     commands = ros.subscribe(Float64MultiArray, proc.topic('effort_controller/commands'))
     start_node.command([sys.executable, str(ROOT / 'test' / 'ros' / 'joint_state_publisher.py'),
                         '--topic', proc.topic('joint_states'), '--tag', 'p', '--names', ','.join(NAMES),
@@ -83,6 +87,8 @@ def test_commands_only_while_active_and_one_zero_on_deactivate(ros, start_node):
         assert change(ros, proc, Transition.TRANSITION_CLEANUP), proc.read_log()
         assert state(ros, proc).id == State.PRIMARY_STATE_UNCONFIGURED
     assert proc.poll() is None, proc.read_log()
+    spinning = 'spinning in %s' % {'events': 'EventsExecutor', 'single': 'SingleThreadedExecutor'}[executor]
+    assert spinning in proc.read_log(), proc.read_log()
 
 
 def test_configure_with_a_bad_urdf_fails_and_stays_unconfigured(ros, start_node, tmp_path):
