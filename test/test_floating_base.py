@@ -257,6 +257,10 @@ def test_derivatives_on_random_floating_trees(seed, kind):
     assert np.abs(rd.rnea_derivatives(model, q, zero, a)[1]).max() < 1e-12       # dtau/dv is zero at v = 0
     np.testing.assert_array_equal(rd.gravity_derivatives(model, q), rd.rnea_derivatives(model, q, zero, zero)[0])
     dc_dq, dc_dv = rd.coriolis_derivatives(model, q, v)
+    # one pass without gravity equals the two with it: dc/dq = dtau/dq (a = 0) - dg/dq, dc/dv = dtau/dv (a = 0)
+    np.testing.assert_allclose(dc_dq, rd.rnea_derivatives(model, q, v, zero)[0] - rd.gravity_derivatives(model, q),
+                               rtol=1e-10, atol=1e-10 * max(1.0, np.abs(dc_dq).max()))
+    np.testing.assert_allclose(dc_dv, rd.rnea_derivatives(model, q, v, zero)[1], rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(dc_dq, central(lambda x: rd.nonlinear_effects(model, x, v) - rd.gravity_torques(model, x)),
                                atol=1e-6 * max(1.0, np.abs(dc_dq).max()))
     np.testing.assert_allclose(dc_dv @ v, 2 * (rd.nonlinear_effects(model, q, v) - rd.gravity_torques(model, q)),

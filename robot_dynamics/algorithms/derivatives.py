@@ -529,10 +529,9 @@ def coriolis_derivatives(model, q, qd, *, data=None):
         ``d(C qd)/dqd``. Since c is quadratic in qd, ``dc_dqd @ qd == 2 C qd``;
         ``dc_dqd = C + (dC/dqd) qd`` (not C itself) and is zero at ``qd = 0``.
     """
-    if model.root_joint is not None:                 # c = rnea(q, v, 0) - g(q)
-        zero = np.zeros(model.nv)
-        dq, dv, _ = floating.rnea_derivatives(model, q, qd, zero, None, data)
-        return dq - floating.rnea_derivatives(model, q, zero, zero, None, data)[0], dv
+    if model.root_joint is not None:                 # c = rnea(q, v, 0) - g(q): the RNEA without gravity
+        dq, dv, _ = floating.rnea_derivatives(model, q, qd, np.zeros(model.nv), None, data, gravity=False)
+        return dq, dv
     zero = np.zeros(model.nq)
     out = run(CORIOLIS_DERIVATIVES, model, (q, qd, zero), data, tail=(3, model.nq, model.nq))
     return out[..., 0, :, :], out[..., 1, :, :]

@@ -96,10 +96,11 @@ def _states(model, q, **velocities):
     return checks.kernel_block(qk), checks.kernel_block(R), checks.kernel_block(p), vs
 
 
-def _root_shift(model, R, v):
-    """(..., nv) zero but the root's coordinates: b(v) + g_root(q)."""
+def _root_shift(model, R, v, gravity=True):
+    """(..., nv) zero but the root's coordinates: b(v) + g_root(q) (without ``gravity``: b(v))."""
     s = np.zeros(R.shape[:-2] + (model.nv,))
-    s[..., :model.root_nv] = C.root_gravity(model, R)
+    if gravity:
+        s[..., :model.root_nv] = C.root_gravity(model, R)
     if v is not None:
         s[..., :model.root_nv] += C.root_bias(model, v)
     return s
@@ -300,8 +301,9 @@ def require_fixed(model, what):
 
 
 # --- derivatives, in the tangent space ------------------------------------------------------
-def rnea_derivatives(model, q, qd, qdd, f_ext, data):
-    """``(dtau_dq, dtau_dv, M)``, each (..., nv, nv), of a floating or planar model.
+def rnea_derivatives(model, q, qd, qdd, f_ext, data, gravity=True):
+    """``(dtau_dq, dtau_dv, M)``, each (..., nv, nv), of a floating or planar model
+    (without ``gravity``: of the RNEA without gravity, ``c(q, v) + M a``, and no ``f_ext``).
 
     The columns of ``dtau_dq`` are derivatives along the tangent space: the
     root moved as ``integrate(q, dq)`` (a base-frame twist, Pinocchio's
@@ -317,22 +319,25 @@ def rnea_derivatives(model, q, qd, qdd, f_ext, data):
       through gravity ``g_b = R^T g``, which a base rotation ``delta`` turns
       into ``g_b + g_b x delta``; with ``dtau/dg_b = -M[:, root linear]``
       (gravity is a base acceleration), ``dtau/d delta = -M[:, root linear]
-      [g_b x]``, and a translation changes nothing.
+      [g_b x]``, and a translation changes nothing. Without gravity nothing
+      depends on the base pose: the root's position columns are zero.
     """
-    from .derivatives import RNEA_DERIVATIVES, RNEA_DERIVATIVES_FEXT
+    from .derivatives import CORIOLIS_DERIVATIVES, RNEA_DERIVATIVES, RNEA_DERIVATIVES_FEXT
     qk, R, p, (v, a) = _states(model, q, qd=qd, qdd=qdd)
-    ak = checks.kernel_block(a - _root_shift(model, R, v))
+    ak = checks.kernel_block(a - _root_shift(model, R, v, gravity))
     tail = (3, model.nv, model.nv)
     if f_ext is None:
-        out = run(RNEA_DERIVATIVES, model, (qk, v, ak), data, tail=tail)
+        out = run(RNEA_DERIVATIVES if gravity else CORIOLIS_DERIVATIVES, model, (qk, v, ak), data, tail=tail)
     else:
         out = run(RNEA_DERIVATIVES_FEXT, model, (qk, v, ak), data, tail=tail,
                   extra=(_body_wrenches(model, f_ext, qk), True))
     dq, dv, M = out[..., 0, :, :], out[..., 1, :, :], out[..., 2, :, :]
     nr = model.root_nv
     dv[..., :, :nr] -= M[..., :, :nr] @ _root_bias_jacobian(model, v)
-    gb = np.einsum("...ji,j->...i", R, model.gravity)           # gravity in the base frame
     dq[..., :, :nr] = 0.0
+    if not gravity:
+        return dq, dv, M
+    gb = np.einsum("...ji,j->...i", R, model.gravity)           # gravity in the base frame
     if model.root_joint == "floating":
         dq[..., :, 3:6] = -M[..., :, 0:3] @ C._skew(gb)
     else:                                                       # theta turns g_b by g_b x e_z
