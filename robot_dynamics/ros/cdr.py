@@ -13,9 +13,9 @@ aligned to its size (strings and counts to 4, float64 to 8) from the end of
 the encapsulation header; a string is its length (with the NUL) and its
 UTF-8 bytes and a NUL; a sequence is its count, then (if not empty) its
 elements, aligned. It is what rmw_fastrtps and rmw_cyclonedds put on the
-wire for these types (OMG DDS-XTypes 1.3, 7.4.3; ``rclpy.serialization``
-gives the same bytes, padding aside), and the tests check both directions
-against ``rclpy.serialization``. A message in any other form (big endian,
+wire for these types (OMG DDS-XTypes 1.3, Extended CDR, encoding version
+1; ``rclpy.serialization`` gives the same bytes, padding aside), and the
+tests check both directions against ``rclpy.serialization``. A message in any other form (big endian,
 XCDR2) is converted by rclpy (:func:`rclpy.serialization.deserialize_message`).
 
     sensor_msgs/JointState:  Header header (Time stamp (int32 sec, uint32 nanosec), string frame_id),
@@ -62,8 +62,8 @@ class Stamped:
         head: header as serialized (stamp and frame_id string, no encapsulation),
             copied into the outputs as it is.
         name: the joint names (a tuple; the same object for the same list).
-        position, velocity, effort: (n,) or (0,) float64 arrays, read-only
-            (views of the received bytes).
+        position, velocity, effort: (n,) or (0,) float64 arrays, to be read only
+            (views of the received bytes; copies for a message rclpy converted).
     """
     __slots__ = ('sec', 'nanosec', 'frame_id', 'head', 'name', 'position', 'velocity', 'effort')
 

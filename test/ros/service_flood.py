@@ -3,7 +3,8 @@ test_ros_service_stall.py, which times the node's commands meanwhile in another 
 
     python test/ros/service_flood.py --node /ns/dynamics_node --names j1,...,j7 --rounds 2
 
-Every request is built before the first call. Prints one JSON line per answer:
+Every request is built before the first call; ``ready`` is printed once every service is matched, and the
+first call made ``--settle`` seconds later. Prints one JSON line per answer:
 ``{"kind", "service", "seconds" (send to answer), "success", "message"}``, or
 ``"success": null`` when no answer came within --timeout [s]; then ``done``.
 """
@@ -67,6 +68,8 @@ def main():
     parser.add_argument('--names', required=True)
     parser.add_argument('--rounds', type=int, default=1)
     parser.add_argument('--timeout', type=float, default=20.0)
+    parser.add_argument('--settle', type=float, default=1.0,
+                        help="seconds between 'ready' (every service matched) and the first request")
     args = parser.parse_args()
     names = args.names.split(',')
     rclpy.init()
@@ -78,6 +81,7 @@ def main():
             clients[name] = node.create_client(srv, args.node + name[1:])
             assert clients[name].wait_for_service(timeout_sec=30), name
     print('ready', flush=True)
+    time.sleep(args.settle)          # the discovery of this process is over before the first request
     for _ in range(args.rounds):
         for kind, _, name, req in calls:
             t0 = time.monotonic()
