@@ -45,6 +45,7 @@ class FullStateCompensation(Compensation):
         self.gravity, self.coriolis, self.friction, self.total = (np.zeros(n) for _ in range(4))
         self.q = model.neutral()
         self.v = np.zeros(model.nv)
+        self._g, self._h = np.zeros(model.nv), np.zeros(model.nv)     # full-state results (data=, out=)
 
     def state(self, q_root, v_root, q_joints, v_joints):
         """The full state of a root state (root_nq,), (root_nv,) and the joints' (n,), (n,)."""
@@ -55,12 +56,12 @@ class FullStateCompensation(Compensation):
 
     def compute(self, q, v):
         """Fill gravity, coriolis, friction and total (joint parts) at the full state (q, v); returns total."""
-        model = self.model
+        model, data = self.model, self.data
         r = model.root_nv
-        g = rd.gravity_torques(model, q)
+        g = rd.gravity_torques(model, q, data=data, out=self._g)
         self.gravity[:] = g[r:]
         if self.with_coriolis:
-            h = rd.nonlinear_effects(model, q, v)
+            h = rd.nonlinear_effects(model, q, v, data=data, out=self._h)
             np.subtract(h[r:], g[r:], out=self.coriolis)
             self.total[:] = h[r:]
         else:
