@@ -335,6 +335,14 @@ class ServiceThread:
                     raise
 
     def destroy(self):
+        """Stop the thread and wait for it (at most IDLE_WAIT + 1 s), then destroy the hidden node.
+
+        The join matters: a daemon thread still inside the executor's wait when the interpreter
+        finalizes is ended by CPython 3.11-3.13 with pthread_exit, which unwinds through rclpy's C++ and
+        aborts the process ("terminate called without an active exception") or crashes it; seen in
+        about half of the dynamics_node runs stopped by SIGINT right after they came up."""
         self._stopped = True
-        self.executor.shutdown(timeout_sec=1.0)
+        self.executor.shutdown(timeout_sec=1.0)     # wakes the wait (the executor's guard condition)
+        if self.thread is not threading.current_thread():
+            self.thread.join(IDLE_WAIT + 1.0)
         self.node.destroy_node()

@@ -850,23 +850,7 @@ def _answer(response, success, message):
     return response
 
 
-def _on_sigint(signum, frame):
-    """SIGINT while rclpy is up: nothing more to do, rclpy's own handler has
-    shut the context down and :func:`.model_node.run` leaves its loop.
-
-    Without this, Python would raise KeyboardInterrupt wherever it is, which
-    is most often inside the busy physics timer, and the executor would log
-    it as a fatal error of that callback. Before rclpy.init and after its
-    shutdown, Ctrl-C raises KeyboardInterrupt as usual.
-    """
-    from rclpy.signals import SignalHandlerOptions, get_current_signal_handlers_options
-    if get_current_signal_handlers_options() == SignalHandlerOptions.NO:
-        raise KeyboardInterrupt
-
-
 def main(args=None):
-    import signal
-    signal.signal(signal.SIGINT, _on_sigint)
     run(SimulatorNode, args)
 
 
