@@ -311,7 +311,7 @@ def test_colcon_builds_both_packages_and_the_installed_node_starts(tmp_path):
         text = log.read_text()
         assert "model 'panda' from file %s: 7 joints" % urdf in text, text
     finally:
-        proc.send_signal(signal.SIGINT)           # rclpy's clean shutdown
+        proc.send_signal(signal.SIGINT)           # the node's clean shutdown (model_node.StopSignals)
         try:
             proc.wait(20)
         except subprocess.TimeoutExpired:

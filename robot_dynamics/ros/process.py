@@ -33,8 +33,9 @@ What every child gets:
   thread that started it ends, even if the parent is killed with SIGKILL.
   Start nodes from a thread that lives as long as they should.
 
-:meth:`NodeProcess.stop` and :func:`stop_all` send SIGINT (rclpy's clean
-shutdown), then SIGTERM, then SIGKILL, each followed by a bounded wait.
+:meth:`NodeProcess.stop` and :func:`stop_all` send SIGINT (a node's clean
+shutdown, model_node.StopSignals), then SIGTERM, then SIGKILL, each
+followed by a bounded wait.
 Readiness is a predicate of the caller's own ROS graph
 (:meth:`NodeProcess.wait_until`): this module does not import rclpy.
 """

@@ -18,9 +18,11 @@ that every joint state that reached it during the requests got its command
 watchdog's held commands, if the stream itself paused, come on top), and its
 per-period largest input latency (the joint state's stamp to the start of its
 torque) says how late any of them came out. This process's view of the command stream (largest gap
-between arrivals) is printed, not asserted: it also counts this process's own
-pauses (a 335 ms one was seen here before any request was made, while the node
-answered every state within 16 ms).
+between arrivals) is printed, not asserted: it also counts delays that are
+neither the node's nor the requests' (gaps of 99-335 ms were seen before any
+request was made: DDS discovery of the service client's new participant
+held the joint states back, ros2/rmw_fastrtps#741; docs/NODES.md), which is
+why the client waits 1 s after its services are matched before it asks.
 """
 import json
 import sys
