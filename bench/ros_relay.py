@@ -10,8 +10,9 @@ dynamics_node's torque publishers). Nothing else: no model, no
 computation, no timers, no parameters of its own. It spins the executor
 dynamics_node spins (rclpy's EventsExecutor, or the SingleThreadedExecutor
 with ``ROBOT_DYNAMICS_EXECUTOR=single``, as robot_dynamics.ros.model_node
-chooses) with the same ``spin_once(timeout_sec=0.1)`` loop, so the
-difference between the two is what dynamics_node does per message. It does
+chooses) with the same ``spin_once(timeout_sec=0.1)`` loop and the same stop
+on SIGINT/SIGTERM (a flag the loop checks, as model_node.StopSignals), so
+the difference between the two is what dynamics_node does per message. It does
 not import robot_dynamics (nor numba).
 """
 import argparse
@@ -45,7 +46,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--reliability', default='best_effort', choices=('best_effort', 'reliable'))
     args = parser.parse_args(rclpy.utilities.remove_ros_args(argv)[1:])
-    rclpy.init(args=argv)
+    import signal
+
+    from rclpy.signals import SignalHandlerOptions
+
+    rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node('bench_relay')
     pub = node.create_publisher(JointState, '~/compensation_torque', 10,
                                 event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
@@ -55,9 +60,12 @@ def main(argv=None):
                              QoSProfile(depth=100, reliability=reliability))
     executor = make_executor()
     executor.add_node(node)
+    stop = []
+    for number in (signal.SIGINT, signal.SIGTERM):       # after the EventsExecutor's own handlers
+        signal.signal(number, lambda number, frame: stop.append(number))
     node.get_logger().info('relaying; spinning in %s' % type(executor).__name__)
     try:
-        while rclpy.ok():
+        while not stop and rclpy.ok():
             try:
                 executor.spin_once(timeout_sec=0.1)
             except Exception:
@@ -66,9 +74,9 @@ def main(argv=None):
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown()
-
 
 if __name__ == '__main__':
     main()
