@@ -79,6 +79,23 @@ class Stream:
         return self.last
 
 
+def stream_base_state(ros, pub, msg, diag, timeout=15.0):
+    """A :class:`Stream` of the Odometry ``msg`` on ``pub``, returned once the node has taken one: its
+    diagnostics count a base state more than before. Fails saying which link is missing (the stream's
+    timer, the match with the node's subscription, or the delivery), so that joint states are only
+    judged once the node can have a fresh base state."""
+    before = diag.get()
+    seen = int(before['base_states_in']) if before and 'base_states_in' in before else 0
+    stream = Stream(ros, pub, msg)
+    values = diag.wait(lambda v: int(v.get('base_states_in', 0)) > seen, timeout)
+    assert values is not None, (
+        'the node took no base state in %.0f s: the stream published %s, its publisher matched %d '
+        'subscription(s); its last diagnostics: %s' % (timeout, 'last %.1f s ago' % (time.monotonic() - stream.last)
+                                                       if stream.last else 'nothing',
+                                                       pub.get_subscription_count(), diag.get()))
+    return stream
+
+
 def publish_until(pub, msg, collector, count=1, timeout=5.0, period=0.01):
     deadline = time.monotonic() + timeout
     while len(collector) < count and time.monotonic() < deadline:
@@ -136,7 +153,7 @@ def test_dynamics_node_on_a_floating_base_matches_the_library_and_never_uses_a_s
     # A tilted, moving base: the library's joint part on the full state.
     position, quat = np.array([0.5, -1.0, 0.3]), unit([0.1, -0.2, 0.3, 0.9])
     linear, angular = np.array([0.4, -0.1, 0.05]), np.array([0.2, -0.3, 0.6])
-    stream = Stream(ros, odom_pub, odometry(position, quat, linear, angular))
+    stream = stream_base_state(ros, odom_pub, odometry(position, quat, linear, angular), diag)
     assert publish_until(js_pub, js, tot) is not None
     for c in outputs:
         c.wait()
@@ -198,7 +215,7 @@ def test_dynamics_node_on_a_floating_base_matches_the_library_and_never_uses_a_s
     assert values is not None and int(values['joint_states_without_base_state']) > 50, values
 
     # The base state resumes: so do the torques.
-    stream = Stream(ros, odom_pub, odometry(position, quat2, linear, angular))
+    stream = stream_base_state(ros, odom_pub, odometry(position, quat2, linear, angular), diag)
     tot.clear()
     assert publish_until(js_pub, js, tot) is not None
     check_torques(outputs, FLOATING, np.r_[position, quat2, Q], np.r_[linear, angular, QD])
@@ -215,8 +232,9 @@ def test_dynamics_node_on_a_planar_base_uses_x_y_yaw_and_refuses_a_tilted_pose(r
     js_pub = ros.publisher(JointState, proc.topic('joint_states'))
     odom_pub = ros.publisher(Odometry, proc.topic('odom'))
     yaw = 2.2
-    stream = Stream(ros, odom_pub, odometry((1.0, 2.0, 0.0), (0, 0, math.sin(yaw / 2), math.cos(yaw / 2)),
-                                            (0.3, -0.2, 0.0), (0.0, 0.0, 0.7)))
+    stream = stream_base_state(ros, odom_pub, odometry((1.0, 2.0, 0.0), (0, 0, math.sin(yaw / 2),
+                                                                           math.cos(yaw / 2)),
+                                                       (0.3, -0.2, 0.0), (0.0, 0.0, 0.7)), diag)
     js = joint_state(Q, QD)
     assert publish_until(js_pub, js, tot) is not None
     for c in outputs:
