@@ -795,10 +795,6 @@ class StopSignals:
         self.requested = number
 
 
-def _raise_keyboard_interrupt(number, frame):
-    raise KeyboardInterrupt
-
-
 def run(node_class, args=None, configure=True):
     """``main()`` of a node: init, construct, configure, spin, clean shutdown on Ctrl-C/SIGTERM.
 
@@ -813,7 +809,7 @@ def run(node_class, args=None, configure=True):
     from rclpy.executors import ExternalShutdownException
     from rclpy.signals import SignalHandlerOptions
 
-    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)     # SIGINT raises it by default
+    signal.signal(signal.SIGTERM, signal.default_int_handler)     # KeyboardInterrupt, as SIGINT by default
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = executor = None
     try:

@@ -33,8 +33,14 @@ from robot_dynamics.ros.process import start_node
 EXIT_WITHIN = 5.0
 
 
-def spinning_log(node):
-    return 'spinning in' in node.read_log()
+#: What a clean exit never prints.
+CRASH_TEXT = ('Traceback', 'Fatal Python error', 'terminate called', 'callbacks remaining', 'Failed to')
+
+
+def assert_clean_exit(what, returncode, log):
+    assert returncode == 0, '%s: exit status %s:\n%s' % (what, returncode, log[-3000:])
+    for bad in CRASH_TEXT:
+        assert bad not in log, '%s: %r in its output:\n%s' % (what, bad, log[-3000:])
 
 
 def start_piped(module, name):
@@ -71,11 +77,7 @@ def stop_piped(proc, out, module, number):
         pytest.fail('%s did not exit within %.0f s of %s:\n%s' % (module, EXIT_WITHIN, signal.Signals(number).name,
                                                                   ''.join(out) + rest))
     took = time.monotonic() - start
-    log = ''.join(out) + rest
-    what = '%s after %s' % (module, signal.Signals(number).name)
-    assert proc.returncode == 0, '%s: exit status %s:\n%s' % (what, proc.returncode, log[-3000:])
-    for bad in ('Traceback', 'Fatal Python error', 'terminate called', 'callbacks remaining', 'Failed to'):
-        assert bad not in log, '%s: %r in its output:\n%s' % (what, bad, log[-3000:])
+    assert_clean_exit('%s after %s' % (module, signal.Signals(number).name), proc.returncode, ''.join(out) + rest)
     return took
 
 
@@ -109,10 +111,7 @@ def stop_and_check(node, number):
     except subprocess.TimeoutExpired:
         pytest.fail('%s did not exit within %.0f s:\n%s' % (node.label, EXIT_WITHIN, node.log_tail(30)))
     took = time.monotonic() - start
-    log = node.read_log()
-    assert node.returncode == 0, '%s: exit status %s:\n%s' % (node.label, node.returncode, node.log_tail(30))
-    for bad in ('Traceback', 'Fatal Python error', 'terminate called', 'callbacks remaining', 'Failed to'):
-        assert bad not in log, '%s: %r in its log:\n%s' % (node.label, bad, node.log_tail(30))
+    assert_clean_exit('%s after %s' % (node.label, signal.Signals(number).name), node.returncode, node.read_log())
     return took
 
 
@@ -126,7 +125,7 @@ def test_sigint_while_joint_states_stream_at_1khz_ends_dynamics_node_cleanly(tmp
     node = start_node('dynamics_node', {'urdf_path': str(PANDA)}, name='dynamics_node',
                       namespace='/shutdown_test', log_path=tmp_path / 'dynamics_node.log')
     try:
-        node.wait_until(lambda: spinning_log(node), READY_TIMEOUT, '"spinning" in the log')
+        node.wait_until(lambda: 'spinning in' in node.read_log(), READY_TIMEOUT, '"spinning" in the log')
         time.sleep(2.0)           # discovery done, the torque loop busy with the stream
         took = stop_and_check(node, signal.SIGINT)
         print('dynamics_node under a 1 kHz stream: clean exit %.2f s after SIGINT' % took)
