@@ -6,8 +6,11 @@ its publishers, subscriptions and services under /arm2. The exceptions are
 the topics ROS 2 keeps global: rclpy's /rosout and /parameter_events,
 /diagnostics (where diagnostic_aggregator listens) and /clock (the time
 source). dynamics_node then closes its loop there: the description and the
-joint states it reads and the command it sends are all under /arm2.
+joint states it reads and the command it sends are all under /arm2. Two
+arms, a Panda in /arm_a and a UR5 in /arm_b, run at once without crosstalk.
 """
+import time
+
 import numpy as np
 import pytest
 from sensor_msgs.msg import JointState
@@ -15,7 +18,8 @@ from std_msgs.msg import Float64MultiArray, String
 
 import robot_dynamics as rd
 
-from conftest import LATCHED, PANDA, wait_for
+from conftest import LATCHED, PANDA, UR5, wait_for
+from probes import Diagnostics
 
 NS = '/arm2'
 GLOBAL = {'/rosout', '/parameter_events', '/diagnostics', '/clock'}
@@ -69,3 +73,55 @@ def test_dynamics_node_in_a_namespace_closes_its_loop_there(ros, start_node):
         np.testing.assert_allclose(cmd.last().data, rd.gravity_torques(MODEL, Q), atol=1e-9)
     finally:
         ros.node.destroy_publisher(desc)            # latched: it would outlive the test
+
+
+def test_two_arms_in_two_namespaces_at_once_without_crosstalk(ros, start_node):
+    """A Panda in /arm_a and a UR5 in /arm_b, each dynamics_node named 'dynamics_node' with the default
+    topics and its description from its namespace's robot_description: every command and torque of an
+    arm is its own model's torque of its own states (the header's frame_id says whose), and neither
+    node counts a message of the other's as bad."""
+    arms = {'/arm_a': (PANDA, Q), '/arm_b': (UR5, np.array([0.3, -1.2, 1.5, -0.8, 1.1, 0.4]))}
+    desc, procs, pubs, cmds, tots, diags, models = {}, {}, {}, {}, {}, {}, {}
+    for ns, (path, q) in arms.items():
+        desc[ns] = ros.publisher(String, ns + '/robot_description', LATCHED)
+        desc[ns].publish(String(data=path.read_text()))
+        models[ns] = rd.load_urdf(str(path))
+        procs[ns] = start_node('dynamics_node', {'publish_command': True, 'mode': 'gravity',
+                                                 'diagnostics_period': 0.2}, name='dynamics_node', ns=ns)
+        diags[ns] = Diagnostics(ros, procs[ns].fqn)
+    try:
+        for ns in arms:
+            ros.wait_for_subscriber(ns + '/joint_states', process=procs[ns])
+            cmds[ns] = ros.subscribe(Float64MultiArray, ns + '/effort_controller/commands')
+            tots[ns] = ros.subscribe(JointState, ns + '/dynamics_node/compensation_torque')
+            pubs[ns] = ros.publisher(JointState, ns + '/joint_states')
+
+        def send(k):
+            for ns, (path, q) in arms.items():
+                state = JointState(name=list(models[ns].joint_names), position=q.tolist())
+                state.header.frame_id = '%s:%d' % (ns, k)
+                pubs[ns].publish(state)
+        k = 0
+        deadline = time.monotonic() + 30
+        while not all(len(tots[ns]) >= 50 and len(cmds[ns]) >= 50 for ns in arms):
+            assert time.monotonic() < deadline, {ns: (len(tots[ns]), len(cmds[ns])) for ns in arms}
+            send(k)
+            k += 1
+            time.sleep(0.01)
+        for ns, (path, q) in arms.items():
+            want = rd.gravity_torques(models[ns], q)
+            with cmds[ns]._lock:
+                commands = [np.array(m.data) for m in cmds[ns].messages]
+            with tots[ns]._lock:
+                torques = list(tots[ns].messages)
+            assert all(c.shape == want.shape and np.allclose(c, want, rtol=0, atol=1e-9) for c in commands), ns
+            assert all(m.header.frame_id.startswith(ns + ':') for m in torques), \
+                (ns, sorted({m.header.frame_id.split(':')[0] for m in torques}))
+            assert all(list(m.name) == list(models[ns].joint_names) for m in torques), ns
+            values = diags[ns].wait(lambda v: int(v['messages_out']) >= len(torques))
+            assert values is not None and int(values['bad_messages']) == 0, (ns, values)
+        print('two arms: %s' % ', '.join('%s %d torques and %d commands, all its own' % (
+            ns, len(tots[ns]), len(cmds[ns])) for ns in arms))
+    finally:
+        for pub in desc.values():
+            ros.node.destroy_publisher(pub)           # latched: they would outlive the test
