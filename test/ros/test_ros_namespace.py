@@ -86,8 +86,11 @@ def test_two_arms_in_two_namespaces_at_once_without_crosstalk(ros, start_node):
         desc[ns] = ros.publisher(String, ns + '/robot_description', LATCHED)
         desc[ns].publish(String(data=path.read_text()))
         models[ns] = rd.load_urdf(str(path))
+        # joint_state_timeout 1 s: a stall of this process on a loaded machine is not crosstalk
+        # (test_ros_watchdog_timing times the 0.1 s watchdog).
         procs[ns] = start_node('dynamics_node', {'publish_command': True, 'mode': 'gravity',
-                                                 'diagnostics_period': 0.2}, name='dynamics_node', ns=ns)
+                                                 'diagnostics_period': 0.2, 'joint_state_timeout': 1.0},
+                               name='dynamics_node', ns=ns)
         diags[ns] = Diagnostics(ros, procs[ns].fqn)
     try:
         for ns in arms:
@@ -101,6 +104,7 @@ def test_two_arms_in_two_namespaces_at_once_without_crosstalk(ros, start_node):
                 state = JointState(name=list(models[ns].joint_names), position=q.tolist())
                 state.header.frame_id = '%s:%d' % (ns, k)
                 pubs[ns].publish(state)
+        want = {ns: rd.gravity_torques(models[ns], q) for ns, (path, q) in arms.items()}
         k = 0
         deadline = time.monotonic() + 30
         while not all(len(tots[ns]) >= 50 and len(cmds[ns]) >= 50 for ns in arms):
@@ -108,20 +112,24 @@ def test_two_arms_in_two_namespaces_at_once_without_crosstalk(ros, start_node):
             send(k)
             k += 1
             time.sleep(0.01)
-        for ns, (path, q) in arms.items():
-            want = rd.gravity_torques(models[ns], q)
+        # Taken at once: 1 s after the last state each node's watchdog sends its zero command.
+        commands, torques = {}, {}
+        for ns in arms:
             with cmds[ns]._lock:
-                commands = [np.array(m.data) for m in cmds[ns].messages]
+                commands[ns] = [np.array(m.data) for m in cmds[ns].messages]
             with tots[ns]._lock:
-                torques = list(tots[ns].messages)
-            assert all(c.shape == want.shape and np.allclose(c, want, rtol=0, atol=1e-9) for c in commands), ns
-            assert all(m.header.frame_id.startswith(ns + ':') for m in torques), \
-                (ns, sorted({m.header.frame_id.split(':')[0] for m in torques}))
-            assert all(list(m.name) == list(models[ns].joint_names) for m in torques), ns
-            values = diags[ns].wait(lambda v: int(v['messages_out']) >= len(torques))
+                torques[ns] = list(tots[ns].messages)
+        for ns in arms:
+            assert all(c.shape == want[ns].shape and np.allclose(c, want[ns], rtol=0, atol=1e-9)
+                       for c in commands[ns]), (ns, [c for c in commands[ns] if c.shape != want[ns].shape
+                                                     or not np.allclose(c, want[ns], rtol=0, atol=1e-9)][:3])
+            assert all(m.header.frame_id.startswith(ns + ':') for m in torques[ns]), \
+                (ns, sorted({m.header.frame_id.split(':')[0] for m in torques[ns]}))
+            assert all(list(m.name) == list(models[ns].joint_names) for m in torques[ns]), ns
+            values = diags[ns].wait(lambda v: int(v['messages_out']) >= len(torques[ns]))
             assert values is not None and int(values['bad_messages']) == 0, (ns, values)
         print('two arms: %s' % ', '.join('%s %d torques and %d commands, all its own' % (
-            ns, len(tots[ns]), len(cmds[ns])) for ns in arms))
+            ns, len(torques[ns]), len(commands[ns])) for ns in arms))
     finally:
         for pub in desc.values():
             ros.node.destroy_publisher(pub)           # latched: they would outlive the test
