@@ -9,7 +9,10 @@ Message k (from 0) has ``header.frame_id = '<tag>:<k>'``, the wall-clock
 stamp, zero velocities and positions ``q + 1e-3 * k`` (every message a new
 state, the test recomputes it from the frame_id), or NaN positions with
 ``--nan`` (a driver gone wrong). SIGUSR1 switches to NaN positions without a
-break in the stream. Runs until killed.
+break in the stream. SIGUSR2 silences the driver and the next SIGUSR2 resumes
+it (a driver alive that lost its hardware: no message while silent, no DDS
+endpoint lost; message numbers go on as if it had published). Runs until
+killed.
 """
 import argparse
 import signal
@@ -37,6 +40,8 @@ def main():
     q = [float(x) for x in args.q.split(',')]
     nan = [args.nan]
     signal.signal(signal.SIGUSR1, lambda *_: nan.__setitem__(0, True))
+    silent = [False]
+    signal.signal(signal.SIGUSR2, lambda *_: silent.__setitem__(0, not silent[0]))
     rclpy.init()
     node = rclpy.create_node('joint_state_publisher_%s' % args.tag)
     pub = node.create_publisher(JointState, args.topic, 10)
@@ -54,7 +59,8 @@ def main():
             print('NaN from message %d, wall time %.6f s' % (k, nan_since[0]), flush=True)
         msg.position = [float('nan')] * len(q) if nan[0] else positions(q, k)
         msg.velocity = [0.0] * len(q)
-        pub.publish(msg)
+        if not silent[0]:
+            pub.publish(msg)
         k += 1
         next_t += period
         time.sleep(max(0.0, next_t - time.monotonic()))

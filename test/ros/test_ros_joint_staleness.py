@@ -4,13 +4,21 @@ Separate processes, real DDS: dynamics_node on the Panda arm with one finger
 joint added (8 model joints), an "arm driver" publishing the 7 arm joints and a
 "gripper driver" publishing the finger, each in its own sensor_msgs/JointState
 at 500 Hz (test/ros/joint_state_publisher.py), and this process. The arm
-driver is frozen (SIGSTOP) while the gripper's messages keep coming: every
+driver falls silent (SIGUSR2: alive, no message) while the gripper's messages
+keep coming: every
 message still sets a model joint, so the whole-message watchdog
 (joint_state_timeout 0.5 s here) never acts, but the arm's positions age, and
 with ``joint_timeout`` 50 ms the node must send the zero command of
 ``on_timeout: zero`` about 50 ms after the arm's last message, name the arm's
 joints in its log, give no torque from the gripper's messages after that, and
-resume when the arm driver does (SIGCONT).
+resume when the arm driver does (SIGUSR2 again).
+
+Not SIGSTOP: a process stopped while it writes into another's Fast DDS
+shared-memory port holds that port's lock, and every other writer to that
+process (this node too) waits up to the transport's port health check, 1 s by
+default. CI saw it once: the node's output paused 1.0 s after the freeze, so
+the zero came 1058 ms after it. That pause is the middleware's (docs/NODES.md,
+"A stopped process on the same host"); this test is about the per-joint limit.
 """
 import re
 import signal
@@ -65,17 +73,16 @@ def test_a_stale_arm_times_out_while_the_gripper_keeps_publishing(ros, start_nod
     gripper = driver('gripper', [FINGER], [0.01])
     assert commands.wait(count=200, timeout=30) is not None, 'no commands from the two drivers:\n' + proc.read_log()
     assert np.any(np.array(commands.last().data) != 0.0), 'the gravity torque of the arm is not zero'
-    # This process times the drivers' messages: it must have matched both before the arm's freezes
-    # (a stopped process answers no discovery).
+    # This process times the drivers' messages: it must have matched both before the arm falls silent.
     for tag in ('arm:', 'gripper:'):
         assert wait_for(lambda: sum(1 for m in list(states.messages) if m.header.frame_id.startswith(tag)) >= 20,
                         timeout=10), "this process never received the %s driver's joint states" % tag[:-1]
 
-    # The arm driver freezes; the gripper's messages keep coming.
-    arm.send_signal(signal.SIGSTOP)
+    # The arm driver falls silent; the gripper's messages keep coming.
+    arm.send_signal(signal.SIGUSR2)
     t_stop = time.monotonic()
     zero = wait_for(lambda: _first(commands, t_stop, lambda d: not np.any(d)), timeout=2.0)
-    assert zero is not None, ('no zero command within 2 s of freezing the arm driver (joint_timeout %.3f s):\n%s'
+    assert zero is not None, ('no zero command within 2 s of silencing the arm driver (joint_timeout %.3f s):\n%s'
                               % (JOINT_TIMEOUT, proc.read_log()))
     t_zero = zero[0]
     with states._lock:
@@ -85,7 +92,7 @@ def test_a_stale_arm_times_out_while_the_gripper_keeps_publishing(ros, start_nod
     t_last_arm = max(arm_times)          # this process's reception of the arm's last message
     late = t_zero - t_last_arm
     print('\nper-joint timeout: zero command %.1f ms after the arm\'s last message reached this process '
-          '(%.1f ms after SIGSTOP); joint_timeout %.0f ms, watchdog period %.0f ms'
+          '(%.1f ms after silencing it); joint_timeout %.0f ms, watchdog period %.0f ms'
           % (late * 1e3, (t_zero - t_stop) * 1e3, JOINT_TIMEOUT * 1e3, WD_PERIOD * 1e3))
     assert JOINT_TIMEOUT - SLACK <= late <= JOINT_TIMEOUT + 2 * WD_PERIOD + SLACK, (
         'zero command %.1f ms after the arm\'s last message; expected about joint_timeout (%.0f ms), at most '
@@ -109,11 +116,11 @@ def test_a_stale_arm_times_out_while_the_gripper_keeps_publishing(ros, start_nod
     assert JOINT_TIMEOUT <= float(m.group(2)) <= JOINT_TIMEOUT + 2 * WD_PERIOD + SLACK, m.group(0)
 
     # The arm driver comes back: the commands resume (gravity of the arm: not zero).
-    arm.send_signal(signal.SIGCONT)
+    arm.send_signal(signal.SIGUSR2)
     t_cont = time.monotonic()
     resumed = wait_for(lambda: _first(commands, t_cont, lambda d: np.any(d)), timeout=2.0)
     assert resumed is not None, 'no command after the arm driver resumed:\n' + proc.read_log()
-    print('resumed %.1f ms after SIGCONT' % ((resumed[0] - t_cont) * 1e3))
+    print('resumed %.1f ms after the arm driver did' % ((resumed[0] - t_cont) * 1e3))
 
 
 def _after(collector, t0):
