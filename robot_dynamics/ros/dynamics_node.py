@@ -835,12 +835,15 @@ class DynamicsNode(ModelNode):
                 return
         if limiter.clamped:
             self._warn('command clamped to %g x the URDF effort limit' % self.p.effort_limit_scale)
-        for pub, writer, view in outputs:
-            pub.publish(writer.serialize(head, view))
-        self.n_diagnostic_out += len(outputs) > 1
+        # The command first: a publish can wait on a subscriber (Fast DDS shared memory waits up to 1 s on
+        # the port of a process stopped while another wrote to it), and no torque topic's subscriber may
+        # delay the actuator's command, which would then go out computed from an old state.
         if self.pub_cmd is not None:
             np.take(command, self.cmd_idx, out=self.cmd_view)
             self._send_command()
+        for pub, writer, view in outputs:
+            pub.publish(writer.serialize(head, view))
+        self.n_diagnostic_out += len(outputs) > 1
         self.n_out += 1
         # The watchdog's sign of life: a torque published for a message that
         # set a model joint (not a rejected one, nor one naming no model joint).
