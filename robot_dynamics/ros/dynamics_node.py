@@ -92,7 +92,10 @@ longer fits ``joints``. The watchdog is a timer of period
 ``joint_state_timeout / 10`` (1 to 50 ms); /diagnostics reports its calls
 and the longest wall time between two of them, and
 test/ros/test_ros_watchdog_timing.py checks it keeps time under a 1 kHz
-stream. Services: see ``model_node``, and ``~/identify_payload``
+stream. These limits count from when the node takes a message; with
+``max_state_age`` (off by default: it needs synchronised clocks) a state is
+also judged by its header stamp, so one that waited in a queue (a pause of
+the middleware or of the node) gives no torque. Services: see ``model_node``, and ``~/identify_payload``
 (robot_dynamics_interfaces/IdentifyPayload): a payload on a link from this
 node's joint states over a duration, or from given samples; the collection
 runs in the torque loop (one copy per message), the fit in a thread of its
@@ -181,6 +184,13 @@ NODE_PARAMS = (
             'on_timeout applies as for silent joint states, even while other joints keep arriving in their own '
             'messages (a gripper driver that keeps publishing does not hide a dead arm driver). 0: '
             'joint_state_timeout.', check=P.non_negative),
+    P.Param('max_state_age', 0.0,
+            'Largest age [s] of a joint state when the node takes it, by its header stamp on the node\'s clock '
+            '(the system clock, or /clock with use_sim_time): an older state, one stamped further ahead than '
+            'this, or an unstamped one gives no torque (counted, warned), so a state that waited in a queue '
+            '(a pause of the middleware or of this node) never becomes a command; on_timeout follows when no '
+            'state is young enough. Needs the publisher\'s clock synchronised with this host\'s (one host, '
+            'or chrony/NTP). 0: off.', check=P.non_negative),
     P.Param('joint_states_reliability', 'best_effort',
             'QoS reliability of the joint_states subscription. best_effort accepts both reliable '
             'and best-effort publishers.', choices=('best_effort', 'reliable')),
@@ -323,6 +333,7 @@ class DynamicsNode(ModelNode):
         # Per-joint staleness (staleness.py): the reception time of each joint's latest position.
         self.staleness = None
         self.n_stale = 0                    # joint states that gave no torque for a stale joint
+        self.n_too_old = 0                  # joint states older than max_state_age when taken (no torque)
         self.timeout_cause = ''             # why the last timeout came (a stale joint), or ''
         # The read-only services' thread (service_thread.py) and the lock of numba's batch kernels.
         self._service_thread = None         # (rclpy's Node has self._services: its list of services)
@@ -352,6 +363,7 @@ class DynamicsNode(ModelNode):
         self._now_ns = self._ros_now_ns if self._sim_time else time.time_ns
         self._timeout_ns = int(p.joint_state_timeout * 1e9)
         self._joint_timeout_ns = int((p.joint_timeout or p.joint_state_timeout) * 1e9)
+        self._max_age_ns = int(p.max_state_age * 1e9)
         # rclpy adds two QoS-event waitables to every publisher and subscription
         # unless told otherwise, and its executor walks all of them for every
         # message: measured, they cost more than the dynamics. The default
@@ -726,6 +738,8 @@ class DynamicsNode(ModelNode):
             self.n_bad += 1
             self._warn('joint_states message ignored: %s' % exc)
             return
+        if self._max_age_ns and not self._young_enough(msg):
+            return
         merger = self.merger
         updates = merger.updates
         try:
@@ -856,6 +870,24 @@ class DynamicsNode(ModelNode):
         self._cb_time += dt
         if dt > self._cb_max:
             self._cb_max = dt
+
+    def _young_enough(self, msg):
+        """Whether joint state ``msg`` (stamp ``sec``, ``nanosec``) is at most max_state_age old (or ahead)
+        now; if not, it is counted and a warning says by how much."""
+        age = self._now_ns() - (msg.sec * 1_000_000_000 + msg.nanosec)
+        limit = self._max_age_ns
+        if (msg.sec or msg.nanosec) and -limit <= age <= limit:
+            return True
+        self.n_too_old += 1
+        if not (msg.sec or msg.nanosec):
+            why = 'it has no stamp (max_state_age needs stamped joint states)'
+        elif age > 0:
+            why = 'stamped %.3f s ago, more than max_state_age (%.3f s)' % (age * 1e-9, limit * 1e-9)
+        else:
+            why = ('stamped %.3f s ahead of this node\'s clock, more than max_state_age (%.3f s): are the '
+                   'clocks synchronised?' % (-age * 1e-9, limit * 1e-9))
+        self._warn('no torque for this joint state: %s' % why)
+        return False
 
     def _send_command(self):
         """Publish ``cmd_view`` (the command joints' torques [N m or N]) as the controller's command."""
@@ -1160,6 +1192,8 @@ class DynamicsNode(ModelNode):
             ('timeouts', self.n_timeouts), ('on_timeout', self.p.on_timeout),
             ('joint_timeout_ms', '%.1f' % (self._joint_timeout_ns * 1e-6)),
             ('stale_joint_states', self.n_stale),
+            ('max_state_age_ms', '%.1f' % (self._max_age_ns * 1e-6) if self._max_age_ns else 'off'),
+            ('joint_states_too_old', self.n_too_old),
             ('watchdog_period_ms', '%.1f' % (self._wd_period * 1e3)),
             ('watchdog_calls_last_period', self._wd_calls),
             ('watchdog_interval_max_ms', '%.1f' % (self._wd_gap_max * 1e3)),

@@ -441,6 +441,7 @@ def test_diagnostics_report_rate_and_model(ros, start_node):
 
 @pytest.mark.parametrize('params, expected', [
     ({'joint_state_timeout': -1.0}, "parameter 'joint_state_timeout' must be > 0, got -1.0"),
+    ({'max_state_age': -0.5}, "parameter 'max_state_age' must be >= 0, got -0.5"),
     ({'mode': 'antigravity'}, "parameter 'mode' must be one of gravity, gravity_coriolis"),
     ({'on_timeout': 'panic', 'effort_limit_scale': 2.0},
      "parameter 'effort_limit_scale' must be in (0, 1], got 2.0"),
