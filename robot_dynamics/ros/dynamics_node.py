@@ -95,7 +95,9 @@ test/ros/test_ros_watchdog_timing.py checks it keeps time under a 1 kHz
 stream. These limits count from when the node takes a message; with
 ``max_state_age`` (off by default: it needs synchronised clocks) a state is
 also judged by its header stamp, so one that waited in a queue (a pause of
-the middleware or of the node) gives no torque. Services: see ``model_node``, and ``~/identify_payload``
+the middleware or of the node) gives no torque.
+
+Services: see ``model_node``, and ``~/identify_payload``
 (robot_dynamics_interfaces/IdentifyPayload): a payload on a link from this
 node's joint states over a duration, or from given samples; the collection
 runs in the torque loop (one copy per message), the fit in a thread of its
