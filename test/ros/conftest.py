@@ -268,3 +268,13 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     setattr(item, 'rep_' + report.when, report)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Each failed attempt that pytest-rerunfailures ran again, with its output: its own summary names
+    the test only, and a CI log should say why a timing test needed its rerun."""
+    for report in terminalreporter.stats.get('rerun', []):
+        terminalreporter.write_sep('-', 'failed attempt of %s (run again)' % report.nodeid)
+        terminalreporter.write_line(report.longreprtext)
+        for title, content in report.sections:
+            terminalreporter.write_line('--- %s ---\n%s' % (title, content))
