@@ -95,6 +95,12 @@ def launch_setup(context, *args, **kwargs):
     })
     if arg('command_topic'):
         overrides['command_topic'] = arg('command_topic')
+    if arg('max_state_age'):
+        try:
+            overrides['max_state_age'] = float(arg('max_state_age'))
+        except ValueError:
+            raise RuntimeError('gravity_compensation.launch.py max_state_age:=%s: expected seconds, e.g. 0.1'
+                               % arg('max_state_age')) from None
     for name in profiles.TERMS.values():          # the user's statement wins over the profile's
         if arg(name):
             overrides[name] = arg(name)
@@ -167,6 +173,11 @@ def generate_launch_description():
             'spawn_broadcaster', default_value='auto', choices=['auto', 'true', 'false'],
             description='With spawn_controllers: spawn joint_state_broadcaster too. auto: only if the profile '
                         'says the vendor stack does not run one (vendor_runs_broadcaster false).'),
+        DeclareLaunchArgument(
+            'max_state_age', default_value='',
+            description="dynamics_node's max_state_age [s]: a joint state older than this by its stamp when "
+                        'the node takes it gives no torque. Needs the clock of the joint states synchronised '
+                        "with this host's. Empty: the parameter file's (off)."),
         DeclareLaunchArgument(
             'controller_manager', default_value='controller_manager',
             description='Name of the running controller_manager (relative: in the launch namespace).'),

@@ -134,6 +134,11 @@ def test_launch_robot_picks_the_profile_and_refuses_an_unknown_one(standins):
     with pytest.raises(RuntimeError, match=r"robot:=abb: unknown robot profile 'abb'; known profiles .*: "
                                            r"franka, generic, kinova, ur"):
         _launch({'robot': 'abb'})
+    assert 'max_state_age' not in _launch({'robot': 'ur'})[1][0].kwargs['parameters'][1]   # off, the node's
+    _, nodes, _ = _launch({'robot': 'ur', 'max_state_age': '0.1'})
+    assert nodes[0].kwargs['parameters'][1]['max_state_age'] == 0.1
+    with pytest.raises(RuntimeError, match=r"max_state_age:=soon: expected seconds, e.g. 0.1"):
+        _launch({'robot': 'ur', 'max_state_age': 'soon'})
 
 
 def test_launch_spawns_the_broadcaster_only_where_the_vendor_stack_has_none(standins):
