@@ -17,6 +17,7 @@ not import robot_dynamics (nor numba).
 """
 import argparse
 import os
+import signal
 import sys
 
 
@@ -40,16 +41,13 @@ def main(argv=None):
     from rclpy.event_handler import PublisherEventCallbacks
     from rclpy.executors import ExternalShutdownException
     from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from rclpy.signals import SignalHandlerOptions
     from sensor_msgs.msg import JointState
 
     argv = sys.argv if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--reliability', default='best_effort', choices=('best_effort', 'reliable'))
     args = parser.parse_args(rclpy.utilities.remove_ros_args(argv)[1:])
-    import signal
-
-    from rclpy.signals import SignalHandlerOptions
-
     rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node('bench_relay')
     pub = node.create_publisher(JointState, '~/compensation_torque', 10,
@@ -77,6 +75,7 @@ def main(argv=None):
         executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown()
+
 
 if __name__ == '__main__':
     main()

@@ -142,7 +142,7 @@ from .joint_map import JointMapError, JointStateMerger, reorder_indices
 from .model_node import ModelNode, describe_base, run, warm_up_model, warm_up_moving_base
 from .payload_fit import PayloadJob, SampleBuffer, parallel_is_exclusive, payload_entry
 from .service_thread import ServiceThread, guard, refusing
-from .staleness import JointStaleness
+from .staleness import JointStaleness, state_age_problem
 from .trajectory import TrajectorySampler
 
 ON_TIMEOUT = ('zero', 'hold', 'stop')
@@ -874,20 +874,12 @@ class DynamicsNode(ModelNode):
             self._cb_max = dt
 
     def _young_enough(self, msg):
-        """Whether joint state ``msg`` (stamp ``sec``, ``nanosec``) is at most max_state_age old (or ahead)
-        now; if not, it is counted and a warning says by how much."""
-        age = self._now_ns() - (msg.sec * 1_000_000_000 + msg.nanosec)
-        limit = self._max_age_ns
-        if (msg.sec or msg.nanosec) and -limit <= age <= limit:
+        """Whether joint state ``msg`` is young enough for max_state_age (staleness.state_age_problem);
+        if not, it is counted and a warning says why."""
+        why = state_age_problem(msg.sec * 1_000_000_000 + msg.nanosec, self._now_ns(), self._max_age_ns)
+        if why is None:
             return True
         self.n_too_old += 1
-        if not (msg.sec or msg.nanosec):
-            why = 'it has no stamp (max_state_age needs stamped joint states)'
-        elif age > 0:
-            why = 'stamped %.3f s ago, more than max_state_age (%.3f s)' % (age * 1e-9, limit * 1e-9)
-        else:
-            why = ('stamped %.3f s ahead of this node\'s clock, more than max_state_age (%.3f s): are the '
-                   'clocks synchronised?' % (-age * 1e-9, limit * 1e-9))
         self._warn('no torque for this joint state: %s' % why)
         return False
 

@@ -10,6 +10,9 @@ which joint is older than the limit (``joint_timeout``): no torque is then
 computed from it, and the node's watchdog applies ``on_timeout``.
 
 Times are integers in nanoseconds of the node's clock (reception times).
+Those count from when the node takes a message, so a state that waited in a
+queue looks new; :func:`state_age_problem` judges a state by its header
+stamp instead (``max_state_age``).
 """
 import numpy as np
 
@@ -67,3 +70,18 @@ class JointStaleness:
         stale = [self.joint_names[i] for i in np.flatnonzero(self.stamp == self.stamp[k])]
         return ('joint%s %s: latest position %.3f s old, more than joint_timeout (%.3f s)'
                 % ('s' if len(stale) > 1 else '', ', '.join(stale), age_ns * 1e-9, self.limit_ns * 1e-9))
+
+
+def state_age_problem(stamp_ns, now_ns, limit_ns):
+    """Why a joint state stamped ``stamp_ns`` gives no torque at ``now_ns`` under ``max_state_age``
+    ``limit_ns`` (all in ns of the node's clock; stamp 0: unstamped), or None when it is young enough:
+    at most ``limit_ns`` old or ahead."""
+    if not stamp_ns:
+        return 'it has no stamp (max_state_age needs stamped joint states)'
+    age = now_ns - stamp_ns
+    if age > limit_ns:
+        return 'stamped %.3f s ago, more than max_state_age (%.3f s)' % (age * 1e-9, limit_ns * 1e-9)
+    if age < -limit_ns:
+        return ('stamped %.3f s ahead of this node\'s clock, more than max_state_age (%.3f s): are the clocks '
+                'synchronised?' % (-age * 1e-9, limit_ns * 1e-9))
+    return None

@@ -5,7 +5,7 @@ Times are integers [ns]; the limit is 50 ms.
 import numpy as np
 
 from robot_dynamics.ros.joint_map import JointMapError, JointStateMerger
-from robot_dynamics.ros.staleness import JointStaleness
+from robot_dynamics.ros.staleness import JointStaleness, state_age_problem
 
 ARM = ['j1', 'j2', 'j3']
 GRIPPER = ['finger']
@@ -65,3 +65,18 @@ def test_unknown_names_and_rejected_messages_stamp_nothing():
         raise AssertionError('a NaN position must be rejected')
     assert np.all(s.stamp == 0), 'only the first message stamps; got %s' % s.stamp
     assert s.stale(60 * MS) is not None
+
+
+def test_state_age_refuses_old_ahead_and_unstamped_states_only():
+    """max_state_age 0.1 s at t = 100 s: the limit itself passes, one ns more does not, either way."""
+    now, limit = 100_000_000_000, 100_000_000
+    for stamp in (now, now - limit, now + limit):
+        assert state_age_problem(stamp, now, limit) is None, stamp
+    assert state_age_problem(now - limit - 1, now, limit) == \
+        'stamped 0.100 s ago, more than max_state_age (0.100 s)'
+    assert state_age_problem(now - 2_500_000_000, now, limit) == \
+        'stamped 2.500 s ago, more than max_state_age (0.100 s)'
+    assert state_age_problem(now + 400_000_000, now, limit) == (
+        "stamped 0.400 s ahead of this node's clock, more than max_state_age (0.100 s): are the clocks "
+        'synchronised?')
+    assert state_age_problem(0, now, limit) == 'it has no stamp (max_state_age needs stamped joint states)'
