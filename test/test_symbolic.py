@@ -17,6 +17,7 @@
   that disagree, links fixed to the base, reserved symbol names.
 """
 import re
+import types
 import warnings
 import zlib
 from pathlib import Path
@@ -290,6 +291,28 @@ def test_generated_code_of_a_6_joint_arm(tmp_path):
     q = np.linspace(-1, 1, 6)
     np.testing.assert_allclose(ns["gravity"](q), mod.gravity(q), rtol=0, atol=0)
     assert ns["JOINT_NAMES"] == model.joint_names
+
+
+def test_generated_code_refuses_a_wrong_length_input_with_a_value_error(tmp_path):
+    """docs/CLI.md: a wrong-length q raises ValueError naming the argument, in the compiled module and
+    in the source written on its own (numpy its only import: nothing from robot_dynamics)."""
+    eq = symbolic.derive(load("point_mass_two_link", (0, -9.81, 0)), {"m2": "tip.mass"})
+    source = tmp_path / "two_link_dynamics.py"
+    source.write_text(eq.python())
+    written = {}
+    exec(compile(source.read_text(), str(source), "exec"), written)
+    assert "robot_dynamics" not in source.read_text().split('"""')[2]         # after the docstring
+    for mod in (eq.compile(), types.SimpleNamespace(**written)):
+        for call, name, shape in ((lambda: mod.gravity([0.1, 0.2, 0.3]), "q", r"\(3,\)"),
+                                  (lambda: mod.mass_matrix(0.5), "q", r"\(\)"),
+                                  (lambda: mod.velocity_terms([0.1, 0.2], np.zeros((4, 1))), "qd", r"\(4, 1\)"),
+                                  (lambda: mod.inverse_dynamics([0.1], [0, 0], [0, 0], m2=1.0), "q", r"\(1,\)")):
+            with pytest.raises(ValueError) as info:
+                call()
+            assert type(info.value) is ValueError                     # the plain built-in, no NameError
+            assert re.fullmatch(r"%s must have 2 values \(one per joint\), got shape %s" % (name, shape),
+                                str(info.value)), str(info.value)
+        assert mod.gravity([0.1, 0.2]).shape == (2,)
 
 
 @pytest.mark.parametrize("seed", [4, 8])

@@ -15,7 +15,6 @@ import sympy as sp
 from sympy.printing.latex import LatexPrinter
 from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.str import StrPrinter
-from ..errors import InputError
 
 
 class _TextPrinter(StrPrinter):
@@ -180,7 +179,7 @@ def as_python(eq, name=None):
         "def _split(x, name):",
         "    x = numpy.asarray(x, dtype=float)",
         "    if x.ndim == 0 or x.shape[-1] != %d:" % n,
-        "        raise InputError('%%s must have %d values (one per joint), got shape %%s' %% (name, x.shape))" % n,
+        "        raise ValueError('%%s must have %d values (one per joint), got shape %%s' %% (name, x.shape))" % n,
         "    return [x[..., i] for i in range(%d)], x.shape[:-1]" % n,
         "",
         "",
