@@ -5,8 +5,9 @@
 #   --dev   also install requirements-dev.txt (pytest, hypothesis, Pinocchio, colcon).
 # Environment: PYTHON  interpreter used to create the venv (default python3).
 #
-# Then builds the robot_dynamics_interfaces package (.msg/.srv) into .venv
-# with scripts/build-interfaces.sh (cmake and a C++ compiler needed).
+# Then builds the interface packages (.msg/.srv: robot_dynamics_interfaces,
+# and wheel_interfaces/controller_manager_msgs, which the ROS 2 wheels lack)
+# into .venv with scripts/build-interfaces.sh (cmake and a C++ compiler needed).
 # Idempotent: stamp files in .venv record the sha256 of the requirement
 # files and of the interface files; when they match, nothing is installed or
 # built and the run takes about 1 s.
@@ -21,7 +22,7 @@ dev=0
 for arg in "$@"; do
     case "$arg" in
         --dev) dev=1 ;;
-        -h|--help) sed -n '2,13s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -h|--help) sed -n '2,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) echo "setup-venv.sh: unknown argument '$arg' (expected --dev)" >&2; exit 2 ;;
     esac
 done
@@ -92,7 +93,7 @@ if [ "$dev" = 1 ]; then
     install dev requirements-dev.txt requirements.txt requirements-dev.txt constraints.txt
 fi
 
-# --- 4. The custom interfaces (own stamp, keyed on the interface files) -----
+# --- 4. The interface packages (a stamp each, keyed on their interface files) -
 "$root/scripts/build-interfaces.sh"
 
 # --- 5. The package itself, installed editable (own stamp) -------------------
