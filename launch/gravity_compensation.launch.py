@@ -32,8 +32,10 @@ effort controller switches the hardware to torque control: do it yourself
 Arguments: robot, urdf (a URDF file instead of the robot_description topic),
 params_file, command_topic and joints (empty: the profile's, else
 params_file's), robot_compensates_gravity and robot_compensates_friction
-(empty: the profile's), publish_command, joint_states_topic, use_sim_time,
-spawn_controllers, spawn_broadcaster, controller_manager.
+(empty: the profile's), publish_command, joint_states_topic (empty: the
+profile's), use_sim_time, spawn_controllers, spawn_broadcaster,
+controller_manager, own_controller (the node deactivates its controller on a
+clean stop).
 """
 import os
 
@@ -106,6 +108,8 @@ def launch_setup(context, *args, **kwargs):
             overrides[name] = arg(name)
     if arg('urdf'):
         overrides['urdf_path'] = arg('urdf')
+    if arg('controller_manager') and arg('own_controller') == 'true':
+        overrides['controller_manager'] = arg('controller_manager')
     if _names(arg('joints')):
         overrides['joints'] = _names(arg('joints'))
     nodes = [Node(
@@ -114,7 +118,7 @@ def launch_setup(context, *args, **kwargs):
         name='dynamics_node',
         output='screen',
         parameters=[arg('params_file'), overrides],
-        remappings=[('joint_states', arg('joint_states_topic'))],
+        remappings=[('joint_states', arg('joint_states_topic') or profile.joint_states['topic'])],
     )]
     if arg('spawn_controllers') == 'true':
         nodes += _spawners(profile, config, arg)
@@ -148,8 +152,10 @@ def generate_launch_description():
             'publish_command', default_value='true', choices=['true', 'false'],
             description='Send the command torque to the controller.'),
         DeclareLaunchArgument(
-            'joint_states_topic', default_value='joint_states',
-            description='sensor_msgs/JointState topic of the driver (relative: in the node\'s namespace).'),
+            'joint_states_topic', default_value='',
+            description='sensor_msgs/JointState topic of the driver (relative: in the node\'s namespace). Empty: '
+                        "the profile's (the joint_state_broadcaster's own topic, e.g. franka/joint_states for "
+                        'franka: not the 30 Hz relay on joint_states); generic: joint_states.'),
         DeclareLaunchArgument(
             'lifecycle', default_value='false', choices=['true', 'false'],
             description='Run the managed variant (dynamics_lifecycle_node): it starts unconfigured and '
@@ -178,6 +184,10 @@ def generate_launch_description():
             description="dynamics_node's max_state_age [s]: a joint state older than this by its stamp when "
                         'the node takes it gives no torque. Needs the clock of the joint states synchronised '
                         "with this host's. Empty: the parameter file's (off)."),
+        DeclareLaunchArgument(
+            'own_controller', default_value='true', choices=['true', 'false'],
+            description="dynamics_node owns the profile's effort controller: on a clean stop it sends a zero "
+                        'command and deactivates the controller through <controller_manager>/switch_controller.'),
         DeclareLaunchArgument(
             'controller_manager', default_value='controller_manager',
             description='Name of the running controller_manager (relative: in the launch namespace).'),

@@ -142,7 +142,8 @@ from .joint_map import JointMapError, JointStateMerger, reorder_indices
 from .model_node import ModelNode, describe_base, run, warm_up_model, warm_up_moving_base
 from .payload_fit import PayloadJob, SampleBuffer, parallel_is_exclusive, payload_entry
 from .service_thread import ServiceThread, guard, refusing
-from .staleness import JointStaleness, state_age_problem
+from .controller_switch import ControllerSwitch, SwitchUnavailable
+from .staleness import InputRate, JointStaleness, state_age_problem
 from .trajectory import TrajectorySampler
 
 ON_TIMEOUT = ('zero', 'hold', 'stop')
@@ -252,6 +253,25 @@ NODE_PARAMS = (
     P.Param('robot_compensates_friction', 'false', 'Does the robot add its own friction compensation to the effort '
             'command? true: the command leaves the friction compensation of gravity_coriolis_friction out; '
             'false: it includes it; unknown: the node does not start.', check=profiles.check_state, dynamic=True),
+    P.Param('joint_state_effort', profiles.JOINT_TORQUE, 'What the effort field of joint_states carries. '
+            'joint_torque: the joint torque [N m or N], as the momentum observer, collision_thresholds, '
+            'external_wrench_link and ~/identify_payload (collecting joint states) need; motor_current '
+            '(a UR arm: ur_robot_driver publishes motor currents there) or unknown: those are refused with the '
+            'reason. The vendor profile sets it.', choices=profiles.EFFORT_KINDS),
+    P.Param('expected_joint_state_rate', 0.0, 'The rate [Hz] at which the driver publishes joint states (the '
+            'controller_manager\'s update rate): joint states that keep arriving at less than half of it '
+            '(two diagnostics periods in a row) give one warning and a diagnostics warning, since the node then '
+            'listens to a relay or throttled topic, not the driver (a relay that repeats and restamps its last '
+            'state also hides a stalled driver from the watchdog). 0: no check. The vendor profile sets it.',
+            check=P.non_negative),
+    P.Param('controller_manager', '', 'Name of the controller_manager that runs the effort controller (relative: '
+            'in the node\'s namespace, e.g. controller_manager). Set, the node owns its controller: on a clean '
+            'stop (SIGINT, SIGTERM, lifecycle deactivate or shutdown, an error that ends the node) it sends one '
+            'zero command and deactivates controller_name through <controller_manager>/switch_controller, so the '
+            'hardware leaves its effort mode as its vendor defines. Empty: the node only sends the zero command.'),
+    P.Param('controller_name', 'effort_controller', 'The effort controller that reads command_topic; '
+            'deactivated on a clean stop when controller_manager is set.',
+            check=lambda v: None if v else 'must not be empty'),
 )
 
 #: QoS of ~/collision: reliable, and the latest event kept for late subscribers (the current state).
@@ -348,6 +368,14 @@ class DynamicsNode(ModelNode):
         self.n_diagnostic_out = 0           # joint states whose diagnostic torques were published
         self._frame = ''                    # frame_id of the outputs of a joint state without one
         self.reader = JointStateReader()    # joint_states arrive serialized (cdr.py)
+        # The end (final_stop) and the command's listeners.
+        self.switch = None                  # ControllerSwitch of the owned controller (controller_manager set)
+        self.input_rate = None              # staleness.InputRate: joint states slower than the driver's rate
+        self.cmd_subscribers = -1           # subscribers of command_topic at the latest check (-1: none yet)
+        self._unheard_since = None          # time.monotonic() since which commands went to no subscriber
+        self._unheard_warned = False
+        self._listener_due = 0.0
+        self._listener_commands = 0
         self._now_ns = self._ros_now_ns     # the node clock's time [ns] (create_outputs may choose a cheaper read)
         self.cmd_writer = None
 
@@ -381,6 +409,13 @@ class DynamicsNode(ModelNode):
             # Reliable, volatile: what a forward_command_controller subscribes with.
             self.pub_cmd = self.create_publisher(Float64MultiArray, p.command_topic,
                                                  QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
+            if p.controller_manager:
+                # Made now, so its service is matched long before the stop that needs it.
+                try:
+                    self.switch = ControllerSwitch(self, p.controller_manager, p.controller_name)
+                except SwitchUnavailable as exc:
+                    raise P.ParameterError("parameter 'controller_manager' is set: %s" % exc) from None
+        self.input_rate = InputRate(p.expected_joint_state_rate)
         if self.observer_on:
             self.pub_ext = self.create_publisher(JointState, '~/external_torque', 10, event_callbacks=quiet)
         if p.external_wrench_link:
@@ -449,6 +484,14 @@ class DynamicsNode(ModelNode):
         if self.observer_on and not all(g > 0 for g in p.observer_gains):
             raise P.ParameterError("parameter 'observer_gains' mixes 0 (no observer) and gains > 0: give every "
                                    "joint a gain > 0, or [] for no observer")
+        if p.joint_state_effort != profiles.JOINT_TORQUE and (self.observer_on or p.collision_thresholds
+                                                               or p.external_wrench_link):
+            raise P.ParameterError(
+                "parameters 'observer_gains', 'collision_thresholds' and 'external_wrench_link' need joint torques "
+                "in the effort field of joint_states, and joint_state_effort is %r (the vendor profile's; a UR arm's "
+                "driver publishes motor currents there): the momentum observer would take the difference for an "
+                "external torque. Leave them empty, or publish joint torques and set joint_state_effort "
+                "joint_torque (docs/ROBOTS.md)" % p.joint_state_effort)
         if not self.observer_on and (p.collision_thresholds or p.external_wrench_link):
             raise P.ParameterError("parameters 'collision_thresholds' and 'external_wrench_link' need the "
                                    "momentum observer: set 'observer_gains'")
@@ -1026,6 +1069,25 @@ class DynamicsNode(ModelNode):
             self._service_thread = ServiceThread(self)
         return self._service_thread.create_service(srv_type, name, callback, lambda: self.p.max_request_points)
 
+    def final_stop(self, why):
+        """The defined end of a clean stop (docs/NODES.md, 'When dynamics_node stops'): one zero command if
+        commands go out, then, if ``controller_manager`` is set, the deactivation of ``controller_name``. Returns
+        the Future of the deactivation (run() waits for its answer), or None."""
+        sent = self.pub_cmd is not None and self.cmd_writer is not None
+        if sent:
+            self.cmd_view[:] = 0.0
+            self._send_command()
+        future = self.switch.deactivate() if self.switch is not None else None
+        self.get_logger().info('%s: %s%s' % (
+            why, 'sent one zero command' if sent else 'no command to zero',
+            ', deactivating %s through %s' % (self.switch.controller, self.switch.service_name) if future else ''))
+        return future
+
+    def report_stop(self, future):
+        level = self.get_logger().info if future.done() and future.result() and future.result().ok else \
+            self.get_logger().error
+        level(self.switch.describe(future))
+
     def destroy_node(self):
         if self._service_thread is not None:
             self._service_thread.destroy()
@@ -1051,6 +1113,10 @@ class DynamicsNode(ModelNode):
                     % (self.p.identify_max_duration, d))
         if d == 0 and not request.samples:
             return 'no data: give a duration > 0 to collect joint states, or samples'
+        if d > 0 and self.p.joint_state_effort != profiles.JOINT_TORQUE:
+            return ('collecting joint states needs joint torques in their effort field, and joint_state_effort is '
+                    '%r (the vendor profile\'s; a UR arm\'s driver publishes motor currents there): give samples '
+                    'with joint torques instead (duration 0)' % self.p.joint_state_effort)
         return None
 
     def _identify_tick(self):
@@ -1106,6 +1172,8 @@ class DynamicsNode(ModelNode):
             self._wd_gap_max = t - self._wd_prev
         self._wd_prev = t
         self._wd_calls += 1
+        if self.pub_cmd is not None and t >= self._listener_due:
+            self._check_listeners(t)
         now = self._now_ns()
         # A joint whose latest position is older than joint_timeout counts as silent joint states, even
         # while other joints' messages keep coming.
@@ -1154,6 +1222,28 @@ class DynamicsNode(ModelNode):
                                 'messages and messages that gave no torque do not count)%s: %s'
                                 % ((now - self._wd_last) * 1e-9, self.p.joint_state_timeout, cause, what))
 
+    def _check_listeners(self, t):
+        """Every 0.1 s: commands that went to a topic without a subscriber for 1 s (no controller loaded, another
+        namespace) give one warning; diagnostics say so while it lasts."""
+        self._listener_due = t + 0.1
+        self.cmd_subscribers = self.pub_cmd.get_subscription_count()
+        sending = self.n_commands != self._listener_commands
+        self._listener_commands = self.n_commands
+        if self.cmd_subscribers:
+            self._unheard_since, self._unheard_warned = None, False
+        elif sending and self._unheard_since is None:
+            self._unheard_since = t
+        elif self._unheard_since is not None and t - self._unheard_since >= 1.0 and not self._unheard_warned:
+            self._unheard_warned = True
+            self.get_logger().warning(
+                'commands have gone to %s for %.1f s and nothing subscribes to it: no controller reads them (is '
+                'the effort controller loaded, in this namespace: %s?)'
+                % (self.pub_cmd.topic_name, t - self._unheard_since, self.get_namespace()))
+
+    def _unheard(self):
+        """Whether commands have gone to no subscriber for 1 s (see _check_listeners)."""
+        return self._unheard_since is not None and time.monotonic() - self._unheard_since >= 1.0
+
     # --- diagnostics ----------------------------------------------------------
     def diagnostic_status(self, status):
         from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
@@ -1163,6 +1253,9 @@ class DynamicsNode(ModelNode):
         rate = (self.n_in - self._period_in) / period
         n_period = self.n_in - self._period_in
         self._period_in = self.n_in
+        slow = self.input_rate.judge(n_period, period) if self.input_rate is not None else None
+        if slow:
+            self.get_logger().warning(slow)
         limiter = self.limiter
         clamps = limiter.clamp_events if limiter is not None else 0
         new_clamps = clamps - self._last_clamp_events
@@ -1193,6 +1286,13 @@ class DynamicsNode(ModelNode):
             ('watchdog_interval_max_ms', '%.1f' % (self._wd_gap_max * 1e3)),
             ('effort_limit_scale', self.p.effort_limit_scale),
             ('command_topic', self.p.command_topic if self.pub_cmd is not None else '(off)'),
+            ('command_subscribers', self.cmd_subscribers if self.pub_cmd is not None else '(off)'),
+            ('controller', '%s (deactivated on stop through %s)' % (self.switch.controller, self.switch.service_name)
+             if self.switch is not None else '(not owned)'),
+            ('expected_joint_state_rate_hz', '%g' % self.p.expected_joint_state_rate
+             if self.p.expected_joint_state_rate else 'off'),
+            ('joint_state_rate_low', self.input_rate is not None and self.input_rate.low),
+            ('joint_state_effort', self.p.joint_state_effort),
             ('command_joints', ', '.join(self.cmd_joints)),
             ('command_contains', self.robot_terms.describe() if self.ready else '(no model)'),
             ('reference', 'none' if self.reference is None else
@@ -1217,9 +1317,16 @@ class DynamicsNode(ModelNode):
             status.level = DiagnosticStatus.ERROR if self.p.on_timeout != 'hold' else DiagnosticStatus.WARN
             status.message = 'joint_states timed out (on_timeout=%s)%s' % (
                 self.p.on_timeout, ': stale ' + self.timeout_cause if self.timeout_cause else '')
+        elif self._unheard():
+            status.level = DiagnosticStatus.WARN
+            status.message = 'commands go to %s and nothing subscribes to it' % self.pub_cmd.topic_name
         elif not self.merger.ready:
             status.level = DiagnosticStatus.WARN
             status.message = 'waiting for joint_states of: %s' % ', '.join(self.merger.missing())
+        elif self.input_rate is not None and self.input_rate.low:
+            status.level = DiagnosticStatus.WARN
+            status.message = ('joint states at %.1f Hz, expected %g Hz: a relay or a throttled topic?'
+                              % (self.input_rate.rate_hz, self.input_rate.expected_hz))
         elif self.base is not None and not self.base.fresh(self._now_ns()):
             status.level = DiagnosticStatus.WARN
             status.message = self._no_base_text(self.base, self._now_ns())

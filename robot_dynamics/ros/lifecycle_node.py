@@ -23,12 +23,13 @@ services duplicated:
   and the watchdog starts afresh; torques and commands go out as in
   dynamics_node;
 - deactivate: exactly one zero command (with ``publish_command``), then
-  nothing (as ``on_timeout: zero``);
+  nothing (as ``on_timeout: zero``); with ``controller_manager`` set, the
+  effort controller is deactivated too (activate it again yourself);
 - cleanup: everything configure created is destroyed, the parameters are
   undeclared and the node's own state is what it was at start: it may be
   configured again (with the values of the command line or a params file);
-- shutdown (from any state): a zero command first if it was active, then as
-  cleanup.
+- shutdown (from any state): a zero command first if it was active (and the
+  controller deactivated, as on deactivate), then as cleanup.
 """
 from rclpy.lifecycle import LifecycleNodeMixin, TransitionCallbackReturn
 
@@ -85,7 +86,7 @@ class DynamicsLifecycleNode(LifecycleNodeMixin, DynamicsNode):
         return TransitionCallbackReturn.SUCCESS
 
     def on_deactivate(self, state):
-        self._stop('deactivated')
+        self.final_stop('deactivated')
         return TransitionCallbackReturn.SUCCESS
 
     def on_cleanup(self, state):
@@ -94,8 +95,7 @@ class DynamicsLifecycleNode(LifecycleNodeMixin, DynamicsNode):
         return TransitionCallbackReturn.SUCCESS
 
     def on_shutdown(self, state):
-        if self.active:
-            self._stop('shutting down')
+        self.final_stop('shutting down')
         self._release()
         return TransitionCallbackReturn.SUCCESS
 
@@ -113,16 +113,13 @@ class DynamicsLifecycleNode(LifecycleNodeMixin, DynamicsNode):
         if self.active:
             DynamicsNode._watchdog(self)
 
-    def _stop(self, why):
-        """Leave the active state: one zero command (if there is a command), then nothing."""
+    def final_stop(self, why):
+        """Leave the active state: one zero command (if there is a command) and the controller deactivated (if
+        controller_manager is set), then nothing until activated. None if it was not active."""
+        if not self.active:
+            return None
         self.active = False
-        sent = False
-        if self.pub_cmd is not None and self.cmd_writer is not None:
-            self.cmd_view[:] = 0.0
-            self._send_command()
-            sent = True
-        self.get_logger().info('%s: %s, no command until activated' % (
-            why, 'sent one zero command' if sent else 'no command to zero'))
+        return DynamicsNode.final_stop(self, why + ' (no command until activated)')
 
     def _release(self):
         """Destroy what configure created, undeclare its parameters, restore the state at start."""

@@ -304,6 +304,14 @@ class ModelNode(Node):
     def diagnostic_status(self, status):
         """Add values to the node's DiagnosticStatus and set its level/message."""
 
+    def final_stop(self, why):
+        """What the node sends when it stops cleanly (run() calls it before the executor stops; ``why``: the
+        signal or the error). A Future that run() waits for (at most STOP_WAIT), or None: nothing to send."""
+        return None
+
+    def report_stop(self, future):
+        """Log how ``future`` of :meth:`final_stop` ended (done, or not answered within STOP_WAIT)."""
+
     # --- model ------------------------------------------------------------------
     def _read_loops(self, path):
         """Read and parse ``loops_file`` (a path or package://pkg/path); on failure set ``loops_error``
@@ -722,6 +730,7 @@ def run(node_class, args=None, configure=True):
     signal.signal(signal.SIGTERM, signal.default_int_handler)     # KeyboardInterrupt, as SIGINT by default
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = executor = None
+    why = 'the context was shut down'
     try:
         node = node_class()
         try:
@@ -749,12 +758,40 @@ def run(node_class, args=None, configure=True):
                 if node.context.ok():
                     raise
         if stop.requested is not None:
-            node.get_logger().info('%s: stopping' % signal.Signals(stop.requested).name)
+            why = signal.Signals(stop.requested).name
+            node.get_logger().info('%s: stopping' % why)
     except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+        why = 'SIGINT or SIGTERM'
+    except BaseException as exc:
+        why = 'an error (%s: %s)' % (type(exc).__name__, exc)
+        raise
     finally:
         if executor is not None:
+            _end(node, executor, why)
             executor.shutdown()
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+
+
+#: [s] longest wait of a clean stop for the answer to what final_stop sent (the controller's deactivation).
+STOP_WAIT = 1.0
+
+
+def _end(node, executor, why):
+    """The node's :meth:`ModelNode.final_stop` on a clean stop, its answer waited for at most STOP_WAIT.
+
+    Runs while the executor still spins the node, so the answer of the controller_manager can come; a context
+    already shut down (nothing can be sent) or a failure here is logged, never raised over the stop's cause.
+    """
+    if node is None or not node.context.ok():
+        return
+    try:
+        future = node.final_stop(why)
+        deadline = time.monotonic() + STOP_WAIT
+        while future is not None and not future.done() and time.monotonic() < deadline and node.context.ok():
+            executor.spin_once(timeout_sec=0.01)
+        if future is not None:
+            node.report_stop(future)
+    except Exception as exc:             # the stop goes on: destroy the node, shut rclpy down
+        node.get_logger().error('final stop failed: %s: %s' % (type(exc).__name__, exc))

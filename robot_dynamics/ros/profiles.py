@@ -32,6 +32,11 @@ TRUE, FALSE, UNKNOWN = 'true', 'false', 'unknown'
 STATES = (TRUE, FALSE, UNKNOWN)
 #: The compensated terms a profile states, and the dynamics_node parameter of each.
 TERMS = {'gravity': 'robot_compensates_gravity', 'friction': 'robot_compensates_friction'}
+#: What a driver's JointState.effort carries (dynamics_node's ``joint_state_effort``).
+JOINT_TORQUE, MOTOR_CURRENT = 'joint_torque', 'motor_current'
+EFFORT_KINDS = (JOINT_TORQUE, MOTOR_CURRENT, UNKNOWN)
+#: A profile's ``joint_states`` block when it has none: the generic driver.
+DEFAULT_JOINT_STATES = {'topic': 'joint_states', 'rate_hz': 0, 'effort': JOINT_TORQUE}
 PROFILE_KEYS = ('name', 'robot', 'joints', 'controller', 'dynamics_node', 'compensated_by_robot', 'effort_interface')
 
 
@@ -153,7 +158,11 @@ class Profile:
     Attributes:
         name, robot: short name and description.
         joints: the effort controller's joints in its order ([]: the params file's / every model joint).
-        controller: name, command_topic, recipe (a file under config/), vendor_runs_broadcaster.
+        controller: name, command_topic, recipe (a file under config/), vendor_runs_broadcaster (and
+            type, the controller's plugin).
+        joint_states: where the driver's own joint states come: ``topic`` (relative, the broadcaster's, not a
+            relay's), ``rate_hz`` (the controller_manager's update rate; 0 unknown) and ``effort`` (what the
+            effort field carries: joint_torque, motor_current or unknown).
         node: further dynamics_node parameters of the profile (its ``dynamics_node`` block, e.g. ``mode``).
         gravity, friction: 'true' / 'false' / 'unknown': does the robot compensate it.
         data: the whole file (sources, effort_interface).
@@ -167,12 +176,16 @@ class Profile:
     friction: str
     data: dict
     path: Optional[str] = None
+    joint_states: dict = None
 
     def node_parameters(self):
         """dynamics_node parameters of the profile: the two ``robot_compensates_*``, its ``dynamics_node``
         block, and, if it names joints, ``joints`` and ``command_topic`` (a profile without joints, the
         generic one, leaves both to the parameter file)."""
-        params = {TERMS['gravity']: self.gravity, TERMS['friction']: self.friction}
+        params = {TERMS['gravity']: self.gravity, TERMS['friction']: self.friction,
+                  'joint_state_effort': self.joint_states['effort'],
+                  'expected_joint_state_rate': float(self.joint_states['rate_hz']),
+                  'controller_name': self.controller['name']}
         params.update(self.node)
         if self.joints:
             params['joints'] = list(self.joints)
@@ -214,13 +227,35 @@ def load_profile(path):
             raise ProfileError('robot profile %s: controller misses %r' % (path, key))
     states = {term: _term(path, data['compensated_by_robot'], term) for term in TERMS}
     node = dict(data['dynamics_node'] or {})
-    clash = sorted(set(node) & (set(TERMS.values()) | {'joints', 'command_topic'}))
+    clash = sorted(set(node) & (set(TERMS.values()) | {'joints', 'command_topic', 'joint_state_effort',
+                                                       'expected_joint_state_rate', 'controller_name'}))
     if clash:
         raise ProfileError('robot profile %s: dynamics_node sets %s, which the profile gives elsewhere '
-                           '(compensated_by_robot, joints, controller)' % (path, ', '.join(clash)))
+                           '(compensated_by_robot, joints, controller, joint_states)' % (path, ', '.join(clash)))
     return Profile(name=str(data['name']), robot=str(data['robot']), joints=list(data['joints'] or []),
                    controller=dict(controller), node=node, gravity=states['gravity'],
-                   friction=states['friction'], data=data, path=str(path))
+                   friction=states['friction'], data=data, path=str(path),
+                   joint_states=_joint_states(path, data.get('joint_states')))
+
+
+def _joint_states(path, block):
+    """The profile's ``joint_states`` block, checked, with the generic driver's values where it has none."""
+    if block is None:
+        return dict(DEFAULT_JOINT_STATES)
+    if not isinstance(block, dict):
+        raise ProfileError('robot profile %s: joint_states must be a mapping, got %r' % (path, block))
+    out = dict(DEFAULT_JOINT_STATES)
+    out.update({k: block[k] for k in DEFAULT_JOINT_STATES if k in block})
+    if not isinstance(out['topic'], str) or not out['topic']:
+        raise ProfileError('robot profile %s: joint_states.topic must be a topic name, got %r' % (path, out['topic']))
+    rate = out['rate_hz']
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not rate >= 0:
+        raise ProfileError('robot profile %s: joint_states.rate_hz must be a rate >= 0 [Hz] (0: unknown), got %r'
+                           % (path, rate))
+    if out['effort'] not in EFFORT_KINDS:
+        raise ProfileError('robot profile %s: joint_states.effort must be one of %s, got %r'
+                           % (path, ', '.join(EFFORT_KINDS), out['effort']))
+    return out
 
 
 def _term(path, block, term):

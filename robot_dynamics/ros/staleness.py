@@ -85,3 +85,45 @@ def state_age_problem(stamp_ns, now_ns, limit_ns):
         return ('stamped %.3f s ahead of this node\'s clock, more than max_state_age (%.3f s): are the clocks '
                 'synchronised?' % (-age * 1e-9, limit_ns * 1e-9))
     return None
+
+
+class InputRate:
+    """Joint states that keep coming far slower than the driver publishes them: a relay, not the driver.
+
+    franka.launch.py, for one, relays the broadcaster's ``franka/joint_states``
+    on ``joint_states`` at 30 Hz, restamped and repeating its last values: a node
+    on the relay commands at 30 Hz instead of 1 kHz, and its watchdog never sees
+    a stalled driver. :meth:`judge` takes the count of joint states of each
+    diagnostics period; a rate below ``fraction`` of ``expected_hz`` in two
+    periods in a row (the first period of a stream is partial) makes ``low``
+    true, and the first such judgement returns the warning's text (later ones
+    None). A period without joint states is the watchdog's case, not this one.
+
+    Args:
+        expected_hz: the driver's publishing rate [Hz] (0: no check).
+        fraction: the lowest accepted share of it.
+    """
+
+    def __init__(self, expected_hz, fraction=0.5):
+        self.expected_hz = float(expected_hz)
+        self.fraction = float(fraction)
+        self.rate_hz = 0.0          # the latest period's rate [Hz]
+        self.low = False            # slow in the latest two periods
+        self.warned = False
+        self._slow_before = False
+
+    def judge(self, count, period_s):
+        """Count ``count`` joint states over ``period_s`` [s]: the warning's text the first time the rate is
+        low, else None."""
+        self.rate_hz = count / period_s if period_s > 0 else 0.0
+        slow = bool(self.expected_hz) and count > 0 and self.rate_hz < self.fraction * self.expected_hz
+        self.low = slow and self._slow_before
+        self._slow_before = slow
+        if not self.low or self.warned:
+            return None
+        self.warned = True
+        return ('joint states arrive at %.1f Hz, less than half of the driver\'s %g Hz '
+                '(expected_joint_state_rate): is joint_states a relay (franka.launch.py relays '
+                'franka/joint_states at 30 Hz) or a throttled topic? Commands follow the joint states, '
+                'and a relay that repeats its last state hides a stalled driver from the watchdog'
+                % (self.rate_hz, self.expected_hz))

@@ -1,11 +1,11 @@
-"""Per-joint staleness (robot_dynamics.ros.staleness) with the joint-state merger, no DDS.
+"""Per-joint staleness (robot_dynamics.ros.staleness) with the joint-state merger, and the input rate check, no DDS.
 
 Times are integers [ns]; the limit is 50 ms.
 """
 import numpy as np
 
 from robot_dynamics.ros.joint_map import JointMapError, JointStateMerger
-from robot_dynamics.ros.staleness import JointStaleness, state_age_problem
+from robot_dynamics.ros.staleness import InputRate, JointStaleness, state_age_problem
 
 ARM = ['j1', 'j2', 'j3']
 GRIPPER = ['finger']
@@ -80,3 +80,26 @@ def test_state_age_refuses_old_ahead_and_unstamped_states_only():
         "stamped 0.400 s ahead of this node's clock, more than max_state_age (0.100 s): are the clocks "
         'synchronised?')
     assert state_age_problem(0, now, limit) == 'it has no stamp (max_state_age needs stamped joint states)'
+
+
+def test_input_rate_warns_once_after_two_slow_periods_and_never_for_a_partial_or_silent_one():
+    check = InputRate(1000.0)
+    assert check.judge(1000, 1.0) is None and not check.low             # the driver's rate
+    assert check.judge(30, 1.0) is None and not check.low               # one slow period: a stream's start
+    text = check.judge(30, 1.0)                                          # two in a row: a relay
+    assert check.low and abs(check.rate_hz - 30.0) < 1e-12
+    assert '30.0 Hz' in text and '1000 Hz' in text and 'relay' in text
+    assert check.judge(30, 1.0) is None and check.low                   # warned once, still low
+    assert check.judge(0, 1.0) is None and not check.low                # silence is the watchdog's case
+    assert check.judge(1000, 1.0) is None and not check.low
+
+
+def test_input_rate_limit_is_half_the_expected_rate_and_zero_turns_it_off():
+    check = InputRate(1000.0)
+    check.judge(500, 1.0)
+    assert check.judge(500, 1.0) is None and not check.low               # exactly half: accepted
+    check.judge(499, 1.0)
+    assert check.judge(499, 1.0) is not None and check.low               # one message less: slow
+    off = InputRate(0.0)
+    for _ in range(3):
+        assert off.judge(1, 1.0) is None and not off.low
