@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Duration, Time
-from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.serialization import serialize_message
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -449,6 +449,14 @@ def test_diagnostics_report_rate_and_model(ros, start_node):
     ({'kp': [1.0, 2.0]}, "per-joint gains need the 'joints' parameter"),
     ({'urdf_path': '/no/such/file.urdf'}, "parameter 'urdf_path': cannot read '/no/such/file.urdf'"),
     ({'joint_state_timeout': 'soon'}, "parameter 'joint_state_timeout': expected a value of type float"),
+    # A UR arm's driver publishes motor currents as efforts (profile ur): no observer on them.
+    ({'joint_state_effort': 'motor_current', 'observer_gains': [50.0]},
+     "need joint torques in the effort field of joint_states, and joint_state_effort is 'motor_current'"),
+    ({'joint_state_effort': 'unknown', 'observer_gains': [50.0], 'collision_thresholds': [5.0]},
+     "joint_state_effort is 'unknown'"),
+    ({'joint_state_effort': 'amperes'}, "parameter 'joint_state_effort' must be one of joint_torque, motor_current"),
+    ({'expected_joint_state_rate': -1.0}, "parameter 'expected_joint_state_rate' must be >= 0, got -1.0"),
+    ({'controller_name': ''}, "parameter 'controller_name' must not be empty"),
 ])
 def test_bad_parameters_stop_the_node_with_a_clear_message(start_node, params, expected):
     full = {'urdf_path': str(PANDA)}
@@ -509,3 +517,46 @@ def test_a_floating_base_description_is_refused_at_start_up_saying_what_is_missi
         assert words in log, log
     if node == 'dynamics_node':
         assert "set the parameter 'base_state_topic'" in log and "child_frame_id 'panda_link0'" in log, log
+
+
+def test_commands_to_a_topic_nobody_reads_are_warned_about_once(ros, start_node):
+    """No controller subscribes to command_topic (not loaded, another namespace): after 1 s of commands the
+    node warns once and its diagnostics say so; a subscriber ends the warning state."""
+    proc = start_panda(ros, start_node, publish_command=True, diagnostics_period=0.2,
+                       command_topic='nobody_reads_this/commands')
+    diag = ros.subscribe(DiagnosticArray, '/diagnostics')
+    pub = ros.publisher(JointState, proc.topic('joint_states'))
+    tot = ros.subscribe(JointState, proc.topic('~/compensation_torque'))
+
+    def status(array):
+        for s in array.status:
+            if proc.name in s.name:
+                return s.level, s.message, {kv.key: kv.value for kv in s.values}
+        return None
+
+    def stream(seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            pub.publish(joint_state(NAMES, Q))
+            time.sleep(0.005)
+
+    publish_until(pub, joint_state(NAMES, Q), tot)
+    stream(0.5)
+    assert 'nothing subscribes' not in proc.read_log(), 'warned before 1 s of unheard commands'
+    stream(1.5)
+    log = proc.read_log()
+    assert log.count('nothing subscribes to it') == 1, log
+    assert 'nobody_reads_this/commands' in log
+    warned = diag.wait_where(lambda a: (status(a) or (0, '', {}))[1].startswith('commands go to'), timeout=5)
+    assert warned is not None, 'no diagnostics warning'
+    level, message, values = status(warned)
+    assert level == DiagnosticStatus.WARN and values['command_subscribers'] == '0', (level, message, values)
+    # A controller appears: the warning state ends.
+    ros.subscribe(Float64MultiArray, proc.topic('nobody_reads_this/commands'))
+    t0 = time.monotonic()
+    cleared = None
+    while cleared is None and time.monotonic() - t0 < 5:
+        stream(0.2)
+        cleared = next((a for a in list(diag.messages)[-3:] if (status(a) or (0, '', {}))[2].get(
+            'command_subscribers') == '1' and status(a)[0] == DiagnosticStatus.OK), None)
+    assert cleared is not None, 'the diagnostics did not clear with a subscriber:\n' + proc.read_log()

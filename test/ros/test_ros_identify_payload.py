@@ -148,3 +148,18 @@ def test_bad_requests_are_answered_at_once(ros, start_node):
         for w in words:
             assert w in res.message, res.message
     assert proc.poll() is None
+
+
+def test_collecting_motor_currents_is_refused_and_given_torque_samples_are_not(ros, start_node):
+    """joint_state_effort motor_current (the UR profile: its driver's efforts are motor currents): a
+    collection from joint states is refused with the reason; samples with joint torques are still fitted."""
+    proc = start(ros, start_node, joint_state_effort='motor_current')
+    res = result(call_async(ros, proc, IdentifyPayload.Request(link=LINK, duration=1.0)), 10)
+    assert not res.success and not res.applied
+    assert "joint_state_effort is 'motor_current'" in res.message and 'samples' in res.message, res.message
+    t = np.arange(0.0, 1.0, 0.01)
+    q, qd, qdd = smooth_motion(t)
+    samples = [state(q[k], qd[k], rd.rnea(LOADED, q[k], qd[k], qdd[k])) for k in range(len(t))]
+    res = result(call_async(ros, proc, IdentifyPayload.Request(link=LINK, samples=samples)), 30)
+    assert res.success, res.message
+    assert proc.poll() is None
