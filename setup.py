@@ -46,6 +46,7 @@ setup(
             'dynamics_lifecycle_node = robot_dynamics.ros.lifecycle_node:main',
             'dynamics_services = robot_dynamics.ros.dynamics_services:main',
             'simulator_node = robot_dynamics.ros.simulator_node:main',
+            'command_watchdog = robot_dynamics.ros.command_watchdog:main',
             'robot-dynamics = robot_dynamics.tools.cli:main',
         ],
     },
