@@ -62,8 +62,21 @@ def test_shipped_profiles_state_every_term_with_a_source():
     assert (loaded['franka'].gravity, loaded['franka'].friction) == ('true', 'true')
     assert loaded['ur'].gravity == 'true'
     assert (loaded['generic'].gravity, loaded['generic'].friction) == ('false', 'false')
+    # generic: nothing of the node's own parameters but what every profile states (joints, topic from params_file).
     assert loaded['generic'].node_parameters() == {'robot_compensates_gravity': 'false',
-                                                   'robot_compensates_friction': 'false'}
+                                                   'robot_compensates_friction': 'false',
+                                                   'joint_state_effort': 'joint_torque',
+                                                   'expected_joint_state_rate': 0.0,
+                                                   'controller_name': 'effort_controller'}
+    # Where each driver's own joint states come at the control rate, and what their effort field carries.
+    js = {name: p.joint_states for name, p in loaded.items()}
+    assert js['franka']['topic'] == 'franka/joint_states' and js['franka']['rate_hz'] == 1000, js['franka']
+    assert js['ur']['effort'] == 'motor_current', js['ur']
+    assert loaded['ur'].node_parameters()['joint_state_effort'] == 'motor_current'
+    assert loaded['franka'].node_parameters()['expected_joint_state_rate'] == 1000.0
+    for name, p in loaded.items():
+        assert 'joint_states' in p.data and p.data['joint_states'].get('source'), (
+            'profile %s must say where its joint states come from, with a source' % name)
     for name, p in loaded.items():
         for term in profiles.TERMS:
             for source in p.data['compensated_by_robot'][term]['source']:
@@ -150,9 +163,27 @@ def test_launch_spawns_the_broadcaster_only_where_the_vendor_stack_has_none(stan
         for n in spawners:
             argv = n.kwargs['arguments']
             recipe = yaml.safe_load(open(argv[argv.index('--param-file') + 1]))
-            assert 'type' in recipe[argv[0]]['ros__parameters']      # the Jazzy spawner reads it there
+            # Wildcard keys (test/test_controller_recipes.py): the Jazzy spawner reads the type there.
+            assert 'type' in recipe['/**/' + argv[0]]['ros__parameters']
         assert '--inactive' in spawners[-1].kwargs['arguments']      # switching to torque stays the user's
     _, nodes, _ = _launch({'robot': 'franka', 'spawn_controllers': 'true', 'spawn_broadcaster': 'true'})
     assert [n.kwargs['arguments'][0] for n in nodes[1:]] == ['joint_state_broadcaster', 'effort_controller']
     _, nodes, _ = _launch({'robot': 'franka'})
     assert len(nodes) == 1
+
+
+def test_profile_joint_states_errors_name_the_field(tmp_path):
+    data = yaml.safe_load((ROBOTS / 'franka.yaml').read_text())
+    for field, value, words in (('rate_hz', -1, 'joint_states.rate_hz must be a rate >= 0'),
+                                ('rate_hz', 'fast', 'joint_states.rate_hz must be a rate >= 0'),
+                                ('effort', 'amperes', 'joint_states.effort must be one of joint_torque, motor_current'),
+                                ('topic', '', 'joint_states.topic must be a topic name')):
+        bad = dict(data, joint_states=dict(data['joint_states'], **{field: value}))
+        path = tmp_path / 'bad.yaml'
+        path.write_text(yaml.safe_dump(bad))
+        with pytest.raises(profiles.ProfileError, match=words):
+            profiles.load_profile(path)
+    plain = {k: v for k, v in data.items() if k != 'joint_states'}     # a user's profile without the block
+    path = tmp_path / 'plain.yaml'
+    path.write_text(yaml.safe_dump(plain))
+    assert profiles.load_profile(path).joint_states == profiles.DEFAULT_JOINT_STATES

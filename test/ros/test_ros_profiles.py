@@ -182,14 +182,14 @@ def test_profile_matches_its_controller_recipe(name):
     """joints, controller name, topic and interface of the profile = its recipe's controller section."""
     profile = profiles.load_profile(ROBOTS / (name + '.yaml'))
     recipe = yaml.safe_load((ROOT / 'config' / profile.controller['recipe']).read_text())
-    section = recipe[profile.controller['name']]['ros__parameters']
-    assert section['type'] == 'forward_command_controller/ForwardCommandController'
-    assert section['interface_name'] == 'effort'
+    section = recipe['/**/' + profile.controller['name']]['ros__parameters']      # wildcard key
+    assert section['type'] == profile.controller['type'] == 'effort_controllers/JointGroupEffortController'
+    assert 'interface_name' not in section                  # JointGroupEffortController sets it itself
     assert profile.controller['command_topic'] == profile.controller['name'] + '/commands'
     joints = profile.joints or yaml.safe_load((ROOT / 'config' / 'gravity_compensation.yaml').read_text()
                                               )['/**']['ros__parameters']['joints']
     assert section['joints'] == joints
-    broadcaster = 'joint_state_broadcaster' in recipe
+    broadcaster = '/**/joint_state_broadcaster' in recipe
     assert broadcaster == (not profile.controller['vendor_runs_broadcaster']), \
         'a recipe declares joint_state_broadcaster exactly when the vendor stack does not run one'
     for term in profiles.TERMS:
