@@ -76,7 +76,8 @@ def _spawners(profile, config, arg):
         # broadcaster forced next to a vendor stack) is left to the controller_manager's own configuration.
         argv = [name, '--controller-manager', arg('controller_manager')]
         argv += ['--inactive'] if name == profile.controller['name'] else []
-        argv += ['--param-file', recipe] if name in declared else []
+        # The recipes key each controller by a wildcard (/**/name), as the Jazzy spawner needs in a namespace.
+        argv += ['--param-file', recipe] if {name, '/**/' + name} & set(declared) else []
         nodes.append(Node(package='controller_manager', executable='spawner', output='screen', arguments=argv))
     return nodes
 
