@@ -1,0 +1,149 @@
+"""A stand-in of ros2_control's controller_manager for the defined-end tests: serves
+``<name>/switch_controller`` with the real Jazzy type (controller_manager_msgs/srv/SwitchController)
+and keeps the states of its controllers; records what happens, with time.monotonic(), as JSON lines.
+
+    python test/ros/controller_manager_standin.py --record events.jsonl \\
+        --controller effort_controller --command-topic effort_controller/commands \\
+        [--controller other:inactive] --ros-args -r __ns:=/arm -r __node:=controller_manager
+
+Each ``--controller NAME[:active|:inactive]`` is a loaded, configured controller (active unless
+``:inactive``). ``--command-topic`` is the first controller's std_msgs/Float64MultiArray command topic,
+subscribed reliable as a forward_command_controller does; every message is recorded, whatever the
+controller's state (an inactive forward_command_controller still receives and ignores them).
+
+The record file (flushed after every line), one JSON object a line, ``t`` = time.monotonic() of this
+process (CLOCK_MONOTONIC is system-wide on Linux, so a test compares it with its own clock):
+
+- ``{"event": "ready", "t", "controllers": {name: state}, "service": ...}`` once serving;
+- ``{"event": "command", "t", "data": [...], "active": bool}`` for every command;
+- ``{"event": "switch", "t", "activate", "deactivate", "strictness", "ok", "message"}`` per request;
+- ``{"event": "state", "t", "controller", "state"}`` for every state change, written before the answer.
+
+Answers as the Jazzy controller_manager's switch_controller_cb does for these cases (read from
+ros-controls/ros2_control, branch jazzy, controller_manager.cpp): a controller that does not exist is
+a warning and, if no named controller exists, ok = false; under BEST_EFFORT (and STRICT, for this
+case) deactivating an inactive or activating an active controller changes nothing, and if nothing is
+left to switch the answer is ok = true with a message saying so; otherwise the switch is done before
+the answer (the real manager also answers after its control loop made the switch), ok = true.
+Runs until SIGINT or SIGTERM (exit 0).
+"""
+import argparse
+import json
+import signal
+import sys
+import time
+
+import rclpy
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
+from rclpy.utilities import remove_ros_args
+from std_msgs.msg import Float64MultiArray
+
+from controller_manager_msgs.srv import SwitchController
+
+from robot_dynamics.ros.spin import StopSignals, make_executor
+
+COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+
+
+def read_record(path):
+    """The events of a record file (the test imports this); a line being written is left out."""
+    events = []
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.endswith('\n'):
+                    events.append(json.loads(line))
+    except FileNotFoundError:
+        pass
+    return events
+
+
+class StandinManager(Node):
+    def __init__(self, controllers, command_topic, record):
+        super().__init__('controller_manager')
+        self.states = dict(controllers)                 # name -> 'active' / 'inactive'
+        self.first = next(iter(self.states))
+        self.out = open(record, 'a', buffering=1)
+        self.srv = self.create_service(SwitchController, '~/switch_controller', self._switch)
+        self.sub = None
+        if command_topic:
+            self.sub = self.create_subscription(Float64MultiArray, command_topic, self._command, COMMAND_QOS)
+
+    def write(self, **event):
+        event.setdefault('t', time.monotonic())
+        self.out.write(json.dumps(event) + '\n')
+        self.out.flush()
+
+    def _command(self, msg):
+        self.write(t=time.monotonic(), event='command', data=list(msg.data),
+                   active=self.states[self.first] == 'active')
+
+    def _switch(self, request, response):
+        t = time.monotonic()
+        activate, deactivate = list(request.activate_controllers), list(request.deactivate_controllers)
+        unknown = [n for n in activate + deactivate if n not in self.states]
+        for name in unknown:
+            self.get_logger().warn("Could not switch controller '%s': no controller with this name exists" % name)
+        changes = [(n, 'inactive') for n in deactivate if self.states.get(n) == 'active']
+        changes += [(n, 'active') for n in activate if self.states.get(n) == 'inactive']
+        if unknown and len(unknown) == len(activate) + len(deactivate):
+            response.ok = False
+            response.message = 'no controller with the name(s) %s exists' % ', '.join(unknown)
+        elif request.strictness == SwitchController.Request.STRICT and unknown:
+            response.ok = False
+            response.message = 'STRICT: %s unknown, nothing switched' % ', '.join(unknown)
+        elif not changes:
+            response.ok = True
+            response.message = 'After checking the controllers, no controllers need to be activated or deactivated.'
+        else:
+            for name, state in changes:
+                self.states[name] = state
+                self.write(event='state', controller=name, state=state)
+                self.get_logger().info('%s: %s' % (name, state))
+            response.ok = True
+            response.message = ''
+        self.write(t=t, event='switch', activate=activate, deactivate=deactivate,
+                   strictness=request.strictness, ok=response.ok, message=response.message)
+        return response
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--record', required=True, help='the JSON-lines file of events')
+    parser.add_argument('--controller', action='append', required=True, help='NAME[:active|:inactive]')
+    parser.add_argument('--command-topic', default='', help="the first controller's command topic")
+    args = parser.parse_args(remove_ros_args(sys.argv)[1:])
+    controllers = {}
+    for spec in args.controller:
+        name, _, state = spec.partition(':')
+        if state not in ('', 'active', 'inactive'):
+            parser.error('--controller %s: the state is active or inactive' % spec)
+        controllers[name] = state or 'active'
+
+    signal.signal(signal.SIGTERM, signal.default_int_handler)     # KeyboardInterrupt until it spins
+    rclpy.init(args=sys.argv, signal_handler_options=SignalHandlerOptions.NO)
+    node = executor = None
+    try:
+        node = StandinManager(controllers, args.command_topic, args.record)
+        executor = make_executor()
+        executor.add_node(node)
+        stop = StopSignals().install()
+        node.write(event='ready', controllers=dict(node.states), service=node.resolve_service_name(node.srv.srv_name),
+                   topic=node.sub.topic_name if node.sub else '')
+        node.get_logger().info('serving %s; spinning' % node.resolve_service_name(node.srv.srv_name))
+        while stop.requested is None and node.context.ok():
+            executor.spin_once(timeout_sec=0.1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if executor is not None:
+            executor.shutdown()
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == '__main__':
+    main()
