@@ -56,7 +56,8 @@ MODULE_KEYS = {
     **{name: name for name in (
         "ament_index_python", "rclpy", "rcl_interfaces", "builtin_interfaces", "std_msgs", "std_srvs",
         "sensor_msgs", "trajectory_msgs", "geometry_msgs", "diagnostic_msgs", "visualization_msgs",
-        "rosgraph_msgs", "lifecycle_msgs", "nav_msgs", "launch", "launch_ros", "xacro", INTERFACES)},
+        "rosgraph_msgs", "lifecycle_msgs", "nav_msgs", "launch", "launch_ros", "xacro", INTERFACES,
+        "controller_manager_msgs")},
 }
 
 #: Packages that bring a display (Qt) or exist only to feed one: never an
