@@ -63,11 +63,12 @@ def test_launch_files_declare_the_documented_arguments(standins):
 def test_controller_yaml_matches_the_node_yaml():
     node = yaml.safe_load((ROOT / 'config' / 'gravity_compensation.yaml').read_text())['/**']['ros__parameters']
     ctrl = yaml.safe_load((ROOT / 'config' / 'controllers' / 'generic.yaml').read_text())
-    # Each controller's type in its own section (the Jazzy spawner's --param-file reads it there).
-    assert ctrl['effort_controller']['ros__parameters']['type'] == 'forward_command_controller/ForwardCommandController'
-    assert ctrl['joint_state_broadcaster']['ros__parameters']['type'] == 'joint_state_broadcaster/JointStateBroadcaster'
-    effort = ctrl['effort_controller']['ros__parameters']
-    assert effort['interface_name'] == 'effort'
+    # Each controller's type in its own section, under a wildcard key (the Jazzy spawner's --param-file reads it
+    # there, namespaced or not: test/test_controller_recipes.py); a type that zeroes its command on deactivate.
+    assert ctrl['/**/effort_controller']['ros__parameters']['type'] == 'effort_controllers/JointGroupEffortController'
+    assert (ctrl['/**/joint_state_broadcaster']['ros__parameters']['type']
+            == 'joint_state_broadcaster/JointStateBroadcaster')
+    effort = ctrl['/**/effort_controller']['ros__parameters']
     assert effort['joints'] == node['joints']
     assert in_root(node['command_topic']) == '/effort_controller/commands'
     assert set(node['joints']) == set(NAMES)
