@@ -35,7 +35,14 @@ params_file's), robot_compensates_gravity and robot_compensates_friction
 (empty: the profile's), publish_command, joint_states_topic (empty: the
 profile's), use_sim_time, spawn_controllers, spawn_broadcaster,
 controller_manager, own_controller (the node deactivates its controller on a
-clean stop).
+clean stop), command_watchdog and command_timeout.
+
+command_watchdog:=true (the default, with publish_command:=true) also starts
+the command_watchdog node beside dynamics_node: it watches the same command
+topic and deactivates the profile's controller through
+<controller_manager>/switch_controller when no command came for
+command_timeout (0.1 s), which covers a node killed, crashed or hung
+(docs/NODES.md).
 """
 import os
 
@@ -59,6 +66,43 @@ def _profile(robot, config):
     if robot.endswith('.yaml') and os.path.isfile(robot):
         return profiles.load_profile(robot)
     return profiles.load_profile(profiles.profile_path(robot, os.path.join(config, 'robots')))
+
+
+def _params_file_value(path, name, node='dynamics_node'):
+    """Parameter ``name`` of ``node`` in the ROS 2 parameter file ``path`` (None if it sets none): the
+    last of the keys that apply to the node (/**, /**/node, node, /ns/node) that sets it."""
+    with open(path, encoding='utf-8') as f:
+        data = yaml.safe_load(f) or {}
+    value = None
+    for key, block in data.items():
+        key = str(key)
+        applies = key in ('/**', '**', node) or key.endswith('/' + node)
+        params = (block or {}).get('ros__parameters') if isinstance(block, dict) else None
+        if applies and isinstance(params, dict) and name in params:
+            value = params[name]
+    return value
+
+
+def _watchdog(overrides, profile, arg):
+    """The command_watchdog Node: dynamics_node's effective command topic (the argument's or the profile's,
+    else params_file's, else the node's default), the controller_manager argument and the profile's
+    controller."""
+    topic = overrides.get('command_topic') or _params_file_value(arg('params_file'), 'command_topic')
+    try:
+        timeout = float(arg('command_timeout'))
+    except ValueError:
+        timeout = float('nan')
+    if not timeout > 0 or timeout == float('inf'):
+        raise RuntimeError('gravity_compensation.launch.py command_timeout:=%s: expected seconds > 0, e.g. 0.1'
+                           % arg('command_timeout'))
+    if not arg('controller_manager'):
+        raise RuntimeError('gravity_compensation.launch.py command_watchdog:=true needs controller_manager:= '
+                           '(the manager that runs the effort controller), or command_watchdog:=false')
+    return Node(package='robot_dynamics', executable='command_watchdog', name='command_watchdog', output='screen',
+                parameters=[{'command_topic': topic or 'effort_controller/commands',
+                             'controller_manager': arg('controller_manager'),
+                             'controller_name': profile.controller['name'],
+                             'command_timeout': timeout}])
 
 
 def _spawners(profile, config, arg):
@@ -121,6 +165,8 @@ def launch_setup(context, *args, **kwargs):
         parameters=[arg('params_file'), overrides],
         remappings=[('joint_states', arg('joint_states_topic') or profile.joint_states['topic'])],
     )]
+    if overrides['publish_command'] and arg('command_watchdog') == 'true':
+        nodes.append(_watchdog(overrides, profile, arg))
     if arg('spawn_controllers') == 'true':
         nodes += _spawners(profile, config, arg)
     return nodes
@@ -192,5 +238,13 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'controller_manager', default_value='controller_manager',
             description='Name of the running controller_manager (relative: in the launch namespace).'),
+        DeclareLaunchArgument(
+            'command_watchdog', default_value='true', choices=['true', 'false'],
+            description='With publish_command: also start command_watchdog, which deactivates the effort '
+                        'controller through <controller_manager>/switch_controller when no command came for '
+                        'command_timeout (dynamics_node killed, crashed or hung).'),
+        DeclareLaunchArgument(
+            'command_timeout', default_value='0.1',
+            description="command_watchdog's command_timeout [s] (> 0): the longest gap between two commands."),
         OpaqueFunction(function=launch_setup),
     ])

@@ -6,6 +6,7 @@ Nodes it describes are started as real processes with the command line,
 parameter files and remappings that `ros2 launch` would use, and the topic
 graph and the outputs are checked.
 """
+import sys
 import time
 
 import numpy as np
@@ -18,7 +19,8 @@ import robot_dynamics as rd
 from robot_dynamics_interfaces.srv import GravityCompensation, MassMatrix
 
 import launch_standins as L
-from conftest import PANDA, ROOT
+from conftest import PANDA, ROOT, wait_for
+from controller_manager_standin import read_record
 
 LAUNCH = ROOT / 'launch'
 SHARES = {'robot_dynamics': str(ROOT)}        # the checkout mirrors share/robot_dynamics
@@ -48,8 +50,8 @@ def test_launch_files_declare_the_documented_arguments(standins):
     topic = overrides.get('command_topic',
                           yaml.safe_load(open(params_file))['/**']['ros__parameters']['command_topic'])
     assert in_root(topic) == '/effort_controller/commands'
-    assert [n.kwargs['executable'] for n in nodes] == ['dynamics_node']
-    assert 'dynamics_node' in SCRIPTS
+    assert [n.kwargs['executable'] for n in nodes] == ['dynamics_node', 'command_watchdog']
+    assert {'dynamics_node', 'command_watchdog'} <= set(SCRIPTS)
     declared, nodes, context = L.evaluate(LAUNCH / 'dynamics_services.launch.py', {}, SHARES)
     assert {'urdf', 'params_file'} <= set(declared)
     assert [n.kwargs['executable'] for n in nodes] == ['dynamics_services']
@@ -76,6 +78,7 @@ def test_controller_yaml_matches_the_node_yaml():
 
 def _start(ros, start_node, tmp_path, launch_file, arguments, ready_topic=None, service=None):
     declared, nodes, context = L.evaluate(LAUNCH / launch_file, arguments, SHARES)
+    nodes = [n for n in nodes if n.kwargs['executable'] != 'command_watchdog']     # test_ros_launch_watchdog's
     assert len(nodes) == 1
     cmd = L.node_command(nodes[0], context, SCRIPTS, tmp_path)
     name = nodes[0].kwargs['name']
@@ -145,3 +148,77 @@ def test_dynamics_services_launch_serves(ros, start_node, tmp_path, standins):
     res = ros.call(MassMatrix, '/dynamics_services/mass_matrix', req)
     assert res.success
     np.testing.assert_allclose(np.array(res.mass_matrix).reshape(7, 7), rd.mass_matrix(MODEL, Q), atol=1e-9)
+
+
+# --- command_watchdog ---------------------------------------------------------------------------
+
+def _watchdog(arguments):
+    """The command_watchdog Node of gravity_compensation.launch.py with ``arguments`` (None: not started)
+    and its parameters."""
+    declared, nodes, context = L.evaluate(LAUNCH / 'gravity_compensation.launch.py', arguments, SHARES)
+    assert {'command_watchdog', 'command_timeout'} <= set(declared)
+    watchdogs = [n for n in nodes if n.kwargs['executable'] == 'command_watchdog']
+    assert len(watchdogs) <= 1
+    if not watchdogs:
+        return None, None, context
+    (params,) = watchdogs[0].kwargs['parameters']
+    return watchdogs[0], params, context
+
+
+def test_launch_describes_the_command_watchdog_with_the_node_s_command_topic(standins, tmp_path):
+    node, params, _ = _watchdog({})
+    assert node.kwargs['package'] == 'robot_dynamics' and node.kwargs['name'] == 'command_watchdog'
+    # generic: the command topic of params_file (config/gravity_compensation.yaml), the profile's controller
+    assert params == {'command_topic': 'effort_controller/commands', 'controller_manager': 'controller_manager',
+                      'controller_name': 'effort_controller', 'command_timeout': 0.1}
+    # a profile's topic and controller; the arguments
+    _, params, _ = _watchdog({'robot': 'ur', 'command_timeout': '0.25', 'controller_manager': '/arm/cm'})
+    assert params == {'command_topic': 'forward_effort_controller/commands', 'controller_manager': '/arm/cm',
+                      'controller_name': 'forward_effort_controller', 'command_timeout': 0.25}
+    _, params, _ = _watchdog({'robot': 'franka', 'command_topic': 'x/commands'})
+    assert params['command_topic'] == 'x/commands'
+    # a parameter file of one's own: its command_topic, under the node's own key
+    own = tmp_path / 'own.yaml'
+    own.write_text('/**:\n  ros__parameters:\n    joints: [a]\n'
+                   'dynamics_node:\n  ros__parameters:\n    command_topic: mine/commands\n')
+    _, params, _ = _watchdog({'params_file': str(own)})
+    assert params['command_topic'] == 'mine/commands'
+    # the same topic as dynamics_node's
+    _, nodes, _ = L.evaluate(LAUNCH / 'gravity_compensation.launch.py', {'robot': 'kinova'}, SHARES)
+    assert nodes[1].kwargs['parameters'][0]['command_topic'] == nodes[0].kwargs['parameters'][1]['command_topic']
+    # left out
+    assert _watchdog({'command_watchdog': 'false'})[0] is None
+    assert _watchdog({'publish_command': 'false'})[0] is None
+    with pytest.raises(AssertionError):
+        _watchdog({'command_watchdog': 'maybe'})
+    for bad in ('0', '-1', 'soon', 'inf'):
+        with pytest.raises(RuntimeError, match=r'command_timeout:=%s: expected seconds > 0' % bad):
+            _watchdog({'command_timeout': bad})
+    with pytest.raises(RuntimeError, match='command_watchdog:=true needs controller_manager'):
+        _watchdog({'controller_manager': ''})
+
+
+def test_the_launched_watchdog_deactivates_the_controller_when_commands_stop(ros, start_node, tmp_path, standins):
+    """The command line the launch file describes, run: commands stop, the stand-in manager is asked."""
+    ns = '/lw%d' % time.monotonic_ns()
+    record = tmp_path / 'manager.jsonl'
+    manager = start_node.command(
+        [sys.executable, str(ROOT / 'test' / 'ros' / 'controller_manager_standin.py'), '--record', record,
+         '--controller', 'effort_controller', '--ros-args', '-r', '__ns:=' + ns], 'controller_manager', ns)
+    node, params, context = _watchdog({'command_topic': ns + '/commands',
+                                       'controller_manager': ns + '/controller_manager'})
+    watchdog = start_node.command(L.node_command(node, context, SCRIPTS, tmp_path), 'command_watchdog')
+    ros.wait_for_subscriber(ns + '/commands', process=watchdog)
+    ros.wait_for_service(ns + '/controller_manager/switch_controller', process=manager)
+    pub = ros.publisher(Float64MultiArray, ns + '/commands')
+    for _ in range(30):
+        pub.publish(Float64MultiArray(data=[0.0] * 7))
+        time.sleep(0.01)
+    last = time.monotonic()
+    states = wait_for(lambda: [e for e in read_record(record) if e['event'] == 'state'], 5.0)
+    assert states, 'no deactivation:\n%s' % watchdog.read_log()
+    assert states[0]['controller'] == 'effort_controller' and states[0]['state'] == 'inactive'
+    # not before command_timeout (0.1 s); this process's publish returns before delivery, so no upper
+    # bound here (test_ros_defined_end.py times it against the stand-in's own receipt)
+    assert states[0]['t'] - last > 0.1 - 0.01, states[0]['t'] - last
+    assert 'dynamics_node stopped, crashed or hung' in watchdog.read_log()
