@@ -280,6 +280,11 @@ def test_colcon_builds_both_packages_and_the_installed_node_starts(tmp_path):
     paths = ["--base-paths", *BASE_PATHS]
     out, _ = run([str(colcon), "list", "--topological-order", *paths], ws, env, 60, "colcon list")
     assert listed(out) == [INTERFACES, "robot_dynamics"], out
+    # wheel_interfaces/ (controller_manager_msgs for a venv of ROS 2 wheels) is never a workspace package:
+    # its COLCON_IGNORE hides it even when colcon is pointed at it; rosdep gives the real one.
+    out, _ = run([str(colcon), "list", "--base-paths", "src/robot_dynamics/wheel_interfaces"], ws, env, 60,
+                 "colcon list")
+    assert listed(out) == [], out
 
     out, build_seconds = run([str(colcon), "build", "--event-handlers", "console_direct-", *paths,
                               "--cmake-args", *CMAKE_ARGS], ws, env, 150, "colcon build")
