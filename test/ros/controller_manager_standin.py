@@ -60,6 +60,35 @@ def read_record(path):
     return events
 
 
+class RecordReader:
+    """The events of a record file read incrementally (the test imports this): :meth:`update` adds the
+    complete lines written since the last call to :attr:`events` and returns the new ones."""
+
+    def __init__(self, path):
+        self.path = path
+        self.events = []
+        self._offset = 0
+        self._rest = ''
+
+    def update(self):
+        try:
+            with open(self.path) as f:
+                f.seek(self._offset)
+                text = f.read()
+                self._offset = f.tell()
+        except FileNotFoundError:
+            return []
+        lines = (self._rest + text).split('\n')
+        self._rest = lines.pop()                         # a line being written
+        new = [json.loads(line) for line in lines if line]
+        self.events += new
+        return new
+
+    def of(self, kind):
+        """The events of one kind ('command', 'switch', 'state', 'ready') read so far."""
+        return [e for e in self.events if e['event'] == kind]
+
+
 class StandinManager(Node):
     def __init__(self, controllers, command_topic, record):
         super().__init__('controller_manager')
