@@ -91,6 +91,7 @@ from .identification.excitation import ExcitationTrajectory, excitation_trajecto
 from .identification.identify import IdentificationResult, identify  # noqa: E402
 from .identification.observer import MomentumObserver  # noqa: E402
 from .identification.payload import PayloadEstimate, identify_payload  # noqa: E402
+from .simulation import Simulator, simulate  # noqa: E402
 
 __version__ = "0.2.0"
 
@@ -111,4 +112,5 @@ __all__ = [
     "excitation_trajectory", "ExcitationTrajectory",
     "loop_residual", "loop_jacobian", "loop_wrenches", "assemble", "mobility", "constrained_forward_dynamics",
     "constrained_inverse_dynamics", "impact",
+    "Simulator", "simulate",
 ]

@@ -88,14 +88,21 @@ def default_constraints(model):
 class Simulator:
     """A robot arm simulated at a fixed physics step, usable without ROS.
 
-    Example::
+    Example (a doctest, run from the repository root by test/test_docs.py)::
 
-        sim = rd.Simulator(model, dt=1e-3, integrator="rk4")
-        sim.reset(q0)
-        sim.set_command(q_target, mode="position")
-        for _ in range(1000):
-            sim.step()
-        t, q, qd = sim.state
+        >>> import numpy as np, robot_dynamics as rd
+        >>> model = rd.load_urdf("urdf/panda_arm.urdf")
+        >>> q0 = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+        >>> sim = rd.Simulator(model, dt=1e-3, integrator="rk4")
+        >>> sim.reset(q0)
+        >>> sim.set_command(q0 + 0.1, mode="position")
+        >>> for _ in range(1000):
+        ...     _ = sim.step()
+        >>> t, q, qd = sim.state
+        >>> round(t, 9), bool(np.abs(q - (q0 + 0.1)).max() < 1e-6)
+        (1.0, True)
+
+    (``rd.Simulator`` is ``robot_dynamics.simulation.Simulator``.)
 
     Args:
         model: the robot (:class:`robot_dynamics.Model`).
