@@ -267,6 +267,48 @@ def test_log_cholesky_round_trip_and_jacobian(panda):
     assert consistency_problem([1.0, 0, 0, 0, 1.0, 0, 1.0, 0, 0, 3.0]) is not None     # 3 > 1 + 1
 
 
+def test_log_cholesky_at_its_limits_is_finite_and_warns_nothing(panda):
+    """An optimiser's trial step may put theta anywhere (the Levenberg-Marquardt of method='consistent'
+    once tried d1 = 1375): the chart saturates smoothly instead of overflowing e^x."""
+    from robot_dynamics.identification.inertials import saturate
+    rng = np.random.default_rng(1)
+    extremes = [np.full(10, 1e308), np.full(10, -1e308), np.array([1e308, -1e308] * 5), np.full(10, 1375.0),
+                np.array([-1e6, 1e6, 1e6, 1e6, 1e30, -1e30, 1e30, -1e300, 1e300, 0.0])]
+    extremes += [rng.normal(0, s, 10) for s in (50.0, 1e3, 1e20, 1e300)]
+    with warnings.catch_warnings(), np.errstate(over="raise", invalid="raise", divide="raise"):
+        warnings.simplefilter("error")                              # RuntimeWarning included
+        for th in extremes:
+            p, D = parameters_from_log_cholesky(th), log_cholesky_jacobian(th)
+            assert np.all(np.isfinite(p)) and np.all(np.isfinite(D)), th
+            assert 0 < p[0] < 1e35 and np.abs(p).max() < 1e73, p               # m = e^(2 alpha) <= e^80
+        # the saturation: the identity within +-30 (+-1e18), bounded, C1 and monotonic beyond
+        for k, (linear, bound) in ((0, (30.0, 40.0)), (3, (30.0, 40.0)), (7, (1e18, 2e18))):
+            x = np.logspace(np.log10(linear) - 4, 300, 400)
+            th = np.zeros((801, 10))
+            th[:, k] = np.concatenate([-x[::-1], [0.0], x])
+            y, slope = np.array([saturate(t)[0][k] for t in th]), np.array([saturate(t)[1][k] for t in th])
+            inside = np.abs(th[:, k]) <= linear
+            np.testing.assert_array_equal(y[inside], th[inside, k])
+            assert np.all(slope[inside] == 1.0) and np.all(np.abs(y) <= bound) and np.all(np.diff(y) >= 0)
+            assert np.all((slope >= 0) & (slope <= 1)) and max(slope[0], slope[-1]) < 1e-80
+            for a in (linear, -linear):                                   # value and slope continuous at the joint
+                h = 1e-7 * linear
+                t0, t1 = np.zeros(10), np.zeros(10)
+                t0[k], t1[k] = a - h, a + h
+                assert saturate(t1)[0][k] - saturate(t0)[0][k] == pytest.approx(2 * h, rel=1e-6)
+                assert saturate(t1)[1][k] == pytest.approx(1.0, abs=1e-9)
+        # the Jacobian is the derivative there too, and the chart goes back and forth out to the bounds
+        th = np.array([-35.0, 33.0, -38.0, 1.0, 0.2, 1.6e18, -1.5e18, 0.1, 0.2, 0.3])
+        eps = np.maximum(1e-6, 1e-9 * np.abs(th))
+        fd = np.column_stack([(parameters_from_log_cholesky(th + h * e) - parameters_from_log_cholesky(th - h * e))
+                              / (2 * h) for h, e in zip(eps, np.eye(10))])
+        np.testing.assert_allclose(log_cholesky_jacobian(th), fd, rtol=1e-5, atol=1e-7 * np.abs(fd).max())
+        for b in range(panda.nb):                                         # a real body: e^theta well inside
+            pi = panda.body_parameters[b] * 1e20                        # 1e20 kg: alpha = 23
+            np.testing.assert_allclose(parameters_from_log_cholesky(log_cholesky(pi)), pi, rtol=1e-9)
+            assert np.all(np.abs(log_cholesky(panda.body_parameters[b])[:4]) < 30)
+
+
 @pytest.mark.parametrize("seed,mimic", [(1, False), (4, False), (7, True)])
 def test_model_rebuilt_with_its_own_parameters_is_the_same_model(seed, mimic):
     model = rd.load_urdf(random_urdf(seed, 8, mimic=mimic))

@@ -20,6 +20,17 @@ writes ``J = U U^T`` with
 so every real vector ``theta = (alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3)``
 is a physically consistent body and every such body has one theta
 (``e^alpha = sqrt(m)``, ``t`` = the centre of mass [m]).
+
+An optimiser may step theta far out (a body whose best fit lies on the edge
+of the consistent set sends its theta towards infinity), where ``e^x``
+overflows. So each entry passes through a smooth saturation first
+(:func:`saturate`): the identity for ``|x| <= 30`` in the exponents
+(``alpha, d``: masses from ``e^-60`` to ``e^60`` kg, any real body) and
+``|x| <= 1e18`` in the others, then ``tanh`` towards ``+-40`` and
+``+-2e18`` (value, slope and curvature continuous at the joint). Every
+real theta, however large, gives finite parameters (at most about 1e72)
+and a finite Jacobian that fades to 0 far out; inside the identity range
+the map is the paper's.
 """
 import numpy as np
 
@@ -55,23 +66,48 @@ def _inertia_matrix(v):
     return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
 
 
+# saturate(): identity up to _LINEAR, then tanh towards _BOUND; exponents (alpha, d1..d3) first
+_LINEAR = np.array([30.0] * 4 + [1e18] * 6)
+_BOUND = np.array([40.0] * 4 + [2e18] * 6)
+
+
+def saturate(theta):
+    """(y, dy/dtheta) of the smooth saturation applied to theta (10,) before the chart:
+    ``y = x`` where ``|x| <= _LINEAR``, else ``sign(x) (a + w tanh((|x| - a) / w))`` with
+    ``a = _LINEAR``, ``w = _BOUND - _LINEAR``: C2 at ``|x| = a``, ``|y| <= _BOUND``."""
+    x = np.asarray(theta, dtype=float)
+    z = np.maximum(np.abs(x) - _LINEAR, 0.0) / (_BOUND - _LINEAR)
+    e = np.exp(-2.0 * np.minimum(z, 100.0))                      # e^(-2z) in [e^-200, 1]: no over- or underflow
+    y = np.where(z > 0, np.sign(x) * (_LINEAR + (_BOUND - _LINEAR) * (1.0 - e) / (1.0 + e)), x)
+    return y, 4.0 * e / (1.0 + e) ** 2                           # tanh' = sech^2 = 4 e^-2z / (1 + e^-2z)^2
+
+
+def _unsaturate(y):
+    """theta with saturate(theta)[0] == y (y clipped inside +-_BOUND)."""
+    a, w = _LINEAR, _BOUND - _LINEAR
+    r = np.minimum((np.abs(y) - a) / w, 1.0 - 1e-15)
+    return np.where(r > 0, np.sign(y) * (a + w * np.arctanh(np.maximum(r, 0.0))), y)
+
+
 def _U(theta):
+    """U of theta, and dy/dtheta of its saturation."""
+    y, slope = saturate(theta)
     U = np.zeros((4, 4))
-    U[0, 0], U[1, 1], U[2, 2], U[3, 3] = np.exp(theta[1]), np.exp(theta[2]), np.exp(theta[3]), 1.0
-    for (r, c), x in zip(_OFF, theta[4:10]):
+    U[0, 0], U[1, 1], U[2, 2], U[3, 3] = np.exp(y[1]), np.exp(y[2]), np.exp(y[3]), 1.0
+    for (r, c), x in zip(_OFF, y[4:10]):
         U[r, c] = x
-    return np.exp(theta[0]) * U
+    return np.exp(y[0]) * U, slope
 
 
 def parameters_from_log_cholesky(theta):
-    """(10,) body parameters of a log-Cholesky vector theta (10,); always consistent."""
-    U = _U(theta)
+    """(10,) body parameters of a log-Cholesky vector theta (10,); always consistent and finite."""
+    U, _ = _U(theta)
     return parameters_from_pseudo_inertia(U @ U.T)
 
 
 def log_cholesky_jacobian(theta):
     """(10, 10) d parameters / d theta."""
-    U = _U(theta)
+    U, slope = _U(theta)
     out = np.empty((10, 10))
     out[:, 0] = 2.0 * parameters_from_pseudo_inertia(U @ U.T)          # J = e^(2 alpha) V V^T
     for k in range(1, 10):
@@ -82,7 +118,7 @@ def log_cholesky_jacobian(theta):
             r, c = _OFF[k - 4]
             dU[r, c] = U[3, 3]                                           # e^alpha
         out[:, k] = parameters_from_pseudo_inertia(dU @ U.T + U @ dU.T)
-    return out
+    return out * slope                                                   # chain rule through saturate
 
 
 def log_cholesky(pi, min_mass=1e-3):
@@ -106,7 +142,7 @@ def log_cholesky(pi, min_mass=1e-3):
     theta[1:4] = np.log(np.diag(U)[:3]) - a
     for k, (r, c) in enumerate(_OFF):
         theta[4 + k] = U[r, c] / U[3, 3]
-    return theta
+    return _unsaturate(theta)
 
 
 def consistency_problem(pi):
