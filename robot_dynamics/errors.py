@@ -88,3 +88,7 @@ class URDFWarning(UserWarning):
     """A URDF that loads but says something odd (a mimic of a joint the
     robot lacks, an unknown tag inside a <joint> or <inertial>); the message
     names the element and what the model does instead."""
+
+
+class SwitchUnavailable(RobotDynamicsError, RuntimeError):
+    """controller_manager_msgs is not installed: no ``switch_controller`` request can be made."""

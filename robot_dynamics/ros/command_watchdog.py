@@ -52,6 +52,7 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float64MultiArray
 
+from ..errors import ParameterError
 from .controller_switch import ControllerSwitch, SwitchUnavailable
 
 #: Parameter defaults.
@@ -72,17 +73,13 @@ ANSWER_WAIT = 1.0
 COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 
 
-class WatchdogParameterError(ValueError):
-    """A parameter of the watchdog that cannot work, with the reason."""
-
-
 def check_timeout(value):
-    """``command_timeout`` as a float [s]; WatchdogParameterError unless a finite number > 0."""
+    """``command_timeout`` as a float [s]; ParameterError unless a finite number > 0."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise WatchdogParameterError('command_timeout is %r (%s); expected seconds, a number > 0, e.g. 0.1'
+        raise ParameterError('command_timeout is %r (%s); expected seconds, a number > 0, e.g. 0.1'
                                      % (value, type(value).__name__))
     if not math.isfinite(value) or value <= 0:
-        raise WatchdogParameterError('command_timeout is %r; expected seconds > 0, e.g. 0.1 (10 periods at '
+        raise ParameterError('command_timeout is %r; expected seconds > 0, e.g. 0.1 (10 periods at '
                                      '100 Hz, 100 at 1 kHz)' % (value,))
     return float(value)
 
@@ -99,16 +96,16 @@ class CommandWatchdog(Node):
             try:
                 values[name] = self.declare_parameter(name, default, descriptor).value
             except InvalidParameterTypeException as exc:
-                raise WatchdogParameterError('%s: %s' % (name, exc)) from None
+                raise ParameterError('%s: %s' % (name, exc)) from None
         for name in ('command_topic', 'controller_manager', 'controller_name'):
             if not isinstance(values[name], str) or not values[name].strip():
-                raise WatchdogParameterError('%s is %r; expected a non-empty name' % (name, values[name]))
+                raise ParameterError('%s is %r; expected a non-empty name' % (name, values[name]))
         self.timeout = check_timeout(values['command_timeout'])
         self.poll_period = min(POLL_PERIOD, self.timeout / 10.0)
         try:
             self.switch = ControllerSwitch(self, values['controller_manager'], values['controller_name'])
         except SwitchUnavailable as exc:
-            raise WatchdogParameterError(str(exc)) from None
+            raise ParameterError(str(exc)) from None
         self.controller = values['controller_name']
         self.service = self.resolve_service_name(self.switch.service_name)
         self.subscription = self.create_subscription(Float64MultiArray, values['command_topic'],
@@ -208,7 +205,7 @@ def main(args=None):
     from rclpy.executors import ExternalShutdownException
     from rclpy.signals import SignalHandlerOptions
 
-    from .spin import StopSignals, make_executor
+    from .spin import close, make_executor, spin_until_stopped
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)     # KeyboardInterrupt until it spins
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
@@ -216,29 +213,22 @@ def main(args=None):
     try:
         try:
             node = CommandWatchdog()
-        except WatchdogParameterError as exc:
+        except ParameterError as exc:
             rclpy.logging.get_logger('command_watchdog').fatal(str(exc))
             rclpy.try_shutdown()
             sys.exit(2)
         executor = make_executor()
         executor.add_node(node)
-        stop = StopSignals().install()             # after the executor (the EventsExecutor sets its own)
         node.get_logger().info('watching %s (timeout %.3f s, controller %s, %s); spinning in %s'
                                % (node.topic, node.timeout, node.controller, node.service,
                                   type(executor).__name__))
-        while stop.requested is None and node.context.ok():
-            executor.spin_once(timeout_sec=node.poll_period)
-            node.check()
-        if stop.requested is not None:
-            node.get_logger().info('%s: stopping' % signal.Signals(stop.requested).name)
+        stopped_by = spin_until_stopped(node, executor, node.poll_period, node.check)
+        if stopped_by:
+            node.get_logger().info('%s: stopping' % stopped_by)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
-        if executor is not None:
-            executor.shutdown()
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+        close(node, executor)
 
 
 if __name__ == '__main__':

@@ -16,10 +16,7 @@ is imported when a ControllerSwitch is made: with ROS 2 installed rosdep
 installs it (package.xml), in the PyPI-wheel venv scripts/setup-venv.sh
 builds it (wheel_interfaces/).
 """
-
-
-class SwitchUnavailable(RuntimeError):
-    """controller_manager_msgs is not installed, so no switch_controller request can be made."""
+from ..errors import SwitchUnavailable  # noqa: F401  (raised here; importers catch it from this module)
 
 
 def switch_controller_type():

@@ -1071,8 +1071,18 @@ class DynamicsNode(ModelNode):
 
     def final_stop(self, why):
         """The defined end of a clean stop (docs/NODES.md, 'When dynamics_node stops'): one zero command if
-        commands go out, then, if ``controller_manager`` is set, the deactivation of ``controller_name``. Returns
-        the Future of the deactivation (run() waits for its answer), or None."""
+        commands go out, then, if ``controller_manager`` is set, the deactivation of ``controller_name``; no
+        command after it, though run() goes on spinning while it waits for the answer. Returns the Future of the
+        deactivation, or None."""
+        future = self.stop_commands(why)
+        # Every command goes through pub_cmd (torque loop, watchdog); the publisher itself lives on, so the
+        # zero command is delivered (reliable) before the node is destroyed.
+        self._last_pub_cmd, self.pub_cmd = self.pub_cmd, None
+        return future
+
+    def stop_commands(self, why):
+        """One zero command if commands go out, and ``controller_name`` deactivated if ``controller_manager`` is
+        set (the Future of the deactivation, or None); logged with ``why``."""
         sent = self.pub_cmd is not None and self.cmd_writer is not None
         if sent:
             self.cmd_view[:] = 0.0

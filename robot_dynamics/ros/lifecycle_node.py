@@ -119,7 +119,7 @@ class DynamicsLifecycleNode(LifecycleNodeMixin, DynamicsNode):
         if not self.active:
             return None
         self.active = False
-        return DynamicsNode.final_stop(self, why + ' (no command until activated)')
+        return self.stop_commands(why + ' (no command until activated)')
 
     def _release(self):
         """Destroy what configure created, undeclare its parameters, restore the state at start."""

@@ -71,7 +71,7 @@ from .closed_loop import ClosedLoop, check_actuated
 from .compensation import GRAVITY
 from .joint_map import JointMapError, state_from_names
 from .trajectory import fill_trajectory_efforts
-from .spin import DEFAULT_EXECUTOR, EXECUTORS, StopSignals, make_executor  # noqa: F401  (also model_node's names)
+from .spin import DEFAULT_EXECUTOR, EXECUTORS, StopSignals, close, make_executor  # noqa: F401  (also model_node's names)
 from ..errors import InputError
 
 #: QoS of robot_description, as robot_state_publisher offers it.
@@ -768,10 +768,7 @@ def run(node_class, args=None, configure=True):
     finally:
         if executor is not None:
             _end(node, executor, why)
-            executor.shutdown()
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+        close(node, executor)
 
 
 #: [s] longest wait of a clean stop for the answer to what final_stop sent (the controller's deactivation).

@@ -95,3 +95,27 @@ class StopSignals:
 
     def _handle(self, number, frame):
         self.requested = number
+
+
+def spin_until_stopped(node, executor, period=0.1, after_each=None):
+    """Spin ``node`` in ``executor`` until SIGINT or SIGTERM (:class:`StopSignals`, installed here, after the
+    executor was made) or the end of its context; ``after_each()`` after every ``spin_once(period)``. Returns
+    the signal's name, or None when the context ended."""
+    import signal
+    stop = StopSignals().install()
+    while stop.requested is None and node.context.ok():
+        executor.spin_once(timeout_sec=period)
+        if after_each is not None:
+            after_each()
+    return None if stop.requested is None else signal.Signals(stop.requested).name
+
+
+def close(node, executor):
+    """The end of a spinning process, in the order :class:`StopSignals` explains: the executor shut down while
+    the context is up, the node destroyed, rclpy shut down (each may be None)."""
+    import rclpy
+    if executor is not None:
+        executor.shutdown()
+    if node is not None:
+        node.destroy_node()
+    rclpy.try_shutdown()

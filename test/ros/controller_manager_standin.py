@@ -42,7 +42,7 @@ from std_msgs.msg import Float64MultiArray
 
 from controller_manager_msgs.srv import SwitchController
 
-from robot_dynamics.ros.spin import StopSignals, make_executor
+from robot_dynamics.ros.spin import close, make_executor, spin_until_stopped
 
 COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 
@@ -158,21 +158,14 @@ def main():
         node = StandinManager(controllers, args.command_topic, args.record)
         executor = make_executor()
         executor.add_node(node)
-        stop = StopSignals().install()
         node.write(event='ready', controllers=dict(node.states), service=node.resolve_service_name(node.srv.srv_name),
                    topic=node.sub.topic_name if node.sub else '')
         node.get_logger().info('serving %s; spinning' % node.resolve_service_name(node.srv.srv_name))
-        while stop.requested is None and node.context.ok():
-            executor.spin_once(timeout_sec=0.1)
+        spin_until_stopped(node, executor)
     except KeyboardInterrupt:
         pass
     finally:
-        if executor is not None:
-            executor.shutdown()
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-
+        close(node, executor)
 
 if __name__ == '__main__':
     main()

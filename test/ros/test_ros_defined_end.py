@@ -76,6 +76,9 @@ CASES = [  # signal, command_watchdog beside the node, the node's own controller
 ]
 
 
+# The precondition (no deactivation while the node runs) needs a command gap under 0.1 s: a 337 ms gap was seen
+# once with other test runs loading both cores. One rerun, every assertion each time.
+@pytest.mark.flaky(reruns=1)
 @pytest.mark.parametrize('number, watchdog, owns', CASES, ids=[
     '%s-%s' % (signal.Signals(n).name, 'watchdog' if w else 'node-alone') for n, w, _ in CASES])
 def test_the_controller_is_inactive_soon_after_dynamics_node_stops(start_node, tmp_path, number, watchdog, owns):
