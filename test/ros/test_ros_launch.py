@@ -222,3 +222,23 @@ def test_the_launched_watchdog_deactivates_the_controller_when_commands_stop(ros
     # bound here (test_ros_defined_end.py times it against the stand-in's own receipt)
     assert states[0]['t'] - last > 0.1 - 0.01, states[0]['t'] - last
     assert 'dynamics_node stopped, crashed or hung' in watchdog.read_log()
+
+
+def test_launch_gives_the_node_its_profile_s_joint_states_topic_and_controller(standins):
+    """robot:=franka: the node reads the broadcaster's franka/joint_states (not franka.launch.py's 30 Hz relay on
+    joint_states), owns the profile's controller (deactivated on a clean stop) and expects 1 kHz joint states;
+    joint_states_topic:= and own_controller:=false override."""
+    def dynamics_node(arguments):
+        _, nodes, _ = L.evaluate(LAUNCH / 'gravity_compensation.launch.py', arguments, SHARES)
+        node = next(n for n in nodes if n.kwargs['executable'] == 'dynamics_node')
+        return dict(node.kwargs['remappings']), node.kwargs['parameters'][1]
+
+    remaps, params = dynamics_node({'robot': 'franka'})
+    assert remaps == {'joint_states': 'franka/joint_states'}
+    assert params['controller_manager'] == 'controller_manager' and params['controller_name'] == 'effort_controller'
+    assert params['expected_joint_state_rate'] == 1000.0 and params['joint_state_effort'] == 'joint_torque'
+    remaps, params = dynamics_node({'robot': 'ur', 'own_controller': 'false'})
+    assert remaps == {'joint_states': 'joint_states'} and 'controller_manager' not in params
+    assert params['controller_name'] == 'forward_effort_controller' and params['joint_state_effort'] == 'motor_current'
+    remaps, _ = dynamics_node({'robot': 'franka', 'joint_states_topic': '/fr3/joint_states'})
+    assert remaps == {'joint_states': '/fr3/joint_states'}
