@@ -26,6 +26,7 @@ import time
 
 import numpy as np
 import pytest
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -123,6 +124,7 @@ def test_franka_profile_reads_the_broadcaster_at_its_rate_and_stops_with_it(ros,
 
 def test_the_relay_gives_30_hz_hides_a_silent_broadcaster_and_is_warned_about(ros, start_node, tmp_path, standins):
     """What the franka profile did before it named the broadcaster's topic, and what the node now says of it."""
+    diagnostics = ros.subscribe(DiagnosticArray, '/diagnostics')
     ns, broadcaster, proc, commands, heard = start_topology(ros, start_node, tmp_path, 'joint_states')
     rate = command_rate(commands)
     late, n_after = silence(broadcaster, commands, heard)
@@ -135,3 +137,11 @@ def test_the_relay_gives_30_hz_hides_a_silent_broadcaster_and_is_warned_about(ro
     log = proc.read_log()
     assert log.count('less than half') == 1, 'the warning must come once:\n' + log
     assert 'franka/joint_states at 30 Hz' in log
+
+    def slow(array):
+        for status in array.status:
+            values = {kv.key: kv.value for kv in status.values}
+            if status.name.startswith(ns.lstrip('/') + '/dynamics_node'):
+                return values.get('joint_state_rate_low') == 'True' and status.level == DiagnosticStatus.WARN
+        return False
+    assert diagnostics.wait_where(slow, timeout=5) is not None, 'the diagnostics do not report the slow joint states'
