@@ -11,7 +11,8 @@ state, the test recomputes it from the frame_id), or NaN positions with
 ``--nan`` (a driver gone wrong). SIGUSR1 switches to NaN positions without a
 break in the stream. SIGUSR2 silences the driver and the next SIGUSR2 resumes
 it (a driver alive that lost its hardware: no message while silent, no DDS
-endpoint lost; message numbers go on as if it had published). Runs until
+endpoint lost; message numbers go on as if it had published); on falling
+silent it prints the stamp of its last message. Runs until
 killed.
 """
 import argparse
@@ -49,6 +50,7 @@ def main():
     next_t = time.monotonic()
     k = 0
     nan_since = []
+    last_stamp, reported_silence = None, False
     while True:
         msg = JointState()
         msg.header.stamp = node.get_clock().now().to_msg()
@@ -61,6 +63,11 @@ def main():
         msg.velocity = [0.0] * len(q)
         if not silent[0]:
             pub.publish(msg)
+            last_stamp = msg.header.stamp
+        elif not reported_silence and last_stamp is not None:
+            print('silent after message %d, stamped %d.%09d s' % (k - 1, last_stamp.sec, last_stamp.nanosec),
+                  flush=True)
+        reported_silence = silent[0]
         k += 1
         next_t += period
         time.sleep(max(0.0, next_t - time.monotonic()))

@@ -227,3 +227,58 @@ def test_the_watchdog_refuses_a_timeout_that_cannot_work():
         assert done.returncode == 2, done.stdout + done.stderr
         assert says in done.stdout + done.stderr
         assert 'Traceback' not in done.stdout + done.stderr
+
+
+# --- the managed node: deactivate and shutdown are clean stops too ------------------------------------------
+
+def inactive_since(record, t0):
+    """time.monotonic() at which the stand-in made CONTROLLER inactive after ``t0`` (None: not yet)."""
+    record.update()
+    return next((e['t'] for e in record.of('state')
+                 if e['controller'] == CONTROLLER and e['state'] == 'inactive' and e['t'] > t0), None)
+
+
+def test_lifecycle_deactivate_and_shutdown_deactivate_the_controller(ros, start_node, tmp_path):
+    """dynamics_lifecycle_node with controller_manager set: the deactivate transition sends the zero command and
+    deactivates the controller (nothing after it); activated again by the manager, shutdown does the same."""
+    from controller_manager_msgs.srv import SwitchController
+    from lifecycle_msgs.msg import Transition
+
+    from test_ros_lifecycle import change
+
+    ns = '/dl%d_%d' % (time.monotonic_ns() % 10**9, next(_count))
+    manager, record = start_manager(start_node, tmp_path, ns)
+    start_node.command([sys.executable, PUBLISHER, '--topic', ns + '/joint_states', '--tag', 'l',
+                        '--names', ','.join(JOINTS), '--q', '0,-0.5,0,-2,0,1.5,0.8', '--rate', '500'],
+                       'joint_state_publisher', ns)
+    node = start_node('lifecycle_node', {'urdf_path': str(PANDA), 'publish_command': True,
+                                         'controller_manager': 'controller_manager', 'controller_name': CONTROLLER},
+                      name='dynamics_node', ns=ns)
+    ros.wait_for_service(node.topic('~/change_state'), process=node)
+    assert change(ros, node, Transition.TRANSITION_CONFIGURE), node.read_log()
+    for transition in (Transition.TRANSITION_DEACTIVATE, Transition.TRANSITION_ACTIVE_SHUTDOWN):
+        assert change(ros, node, Transition.TRANSITION_ACTIVATE), node.read_log()
+        record.update()
+        n0 = len(record.of('command'))
+        wait_until(lambda: record.update() is not None and len(record.of('command')) >= n0 + 200, READY_TIMEOUT,
+                   '200 commands at the stand-in manager', processes=[node, manager])
+        asked = time.monotonic()
+        assert change(ros, node, transition), node.read_log()
+        off = wait_for(lambda: inactive_since(record, asked), 3.0, 0.01)
+        assert off is not None, 'the controller is still active after the transition:\n' + node.log_tail(20)
+        time.sleep(0.3)
+        record.update()
+        commands = record.of('command')
+        before = [c for c in commands if c['t'] <= off]
+        after = [c for c in commands if c['t'] > off]
+        print('lifecycle %s: controller inactive %.1f ms after the request, %d commands after it'
+              % ('deactivate' if transition == Transition.TRANSITION_DEACTIVATE else 'shutdown',
+                 1e3 * (off - asked), len(after)))
+        assert not any(before[-1]['data']), 'the last command before the deactivation is %s' % before[-1]['data']
+        assert not after, '%d commands after the deactivation' % len(after)
+        if transition == Transition.TRANSITION_DEACTIVATE:      # the user (here: the test) activates it again
+            res = ros.call(SwitchController, ns + '/controller_manager/switch_controller',
+                           SwitchController.Request(activate_controllers=[CONTROLLER],
+                                                    strictness=SwitchController.Request.STRICT))
+            assert res.ok, res.message
+    assert node.poll() is None, node.read_log()
