@@ -61,13 +61,14 @@ def main():
             print('NaN from message %d, wall time %.6f s' % (k, nan_since[0]), flush=True)
         msg.position = [float('nan')] * len(q) if nan[0] else positions(q, k)
         msg.velocity = [0.0] * len(q)
-        if not silent[0]:
+        quiet = silent[0]                # read once: SIGUSR2 may flip it between two reads
+        if not quiet:
             pub.publish(msg)
             last_stamp = msg.header.stamp
         elif not reported_silence and last_stamp is not None:
             print('silent after message %d, stamped %d.%09d s' % (k - 1, last_stamp.sec, last_stamp.nanosec),
                   flush=True)
-        reported_silence = silent[0]
+        reported_silence = quiet and (reported_silence or last_stamp is not None)
         k += 1
         next_t += period
         time.sleep(max(0.0, next_t - time.monotonic()))
