@@ -199,6 +199,7 @@ _DESCRIPTIONS = {
 
 def main(args=None):
     """Run the watchdog until SIGINT or SIGTERM (exit 0); a bad parameter exits with status 2."""
+    import os
     import signal
     import sys
 
@@ -208,6 +209,12 @@ def main(args=None):
     from .spin import close, make_executor, spin_until_stopped
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)     # KeyboardInterrupt until it spins
+    # Fast DDS over UDP only (unless the user chose the transports): a process killed while it writes into
+    # the controller_manager's shared-memory port keeps that port's lock, and a request sent through that port
+    # then waits for the port's health check (up to 1 s; NODES.md, 'A stopped process on the same host'). The
+    # watchdog's deactivation is sent exactly then: measured 0.395 s after the last command once in a test run
+    # of SIGKILL, against 0.10 s otherwise.
+    os.environ.setdefault('FASTDDS_BUILTIN_TRANSPORTS', 'UDPv4')
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = executor = None
     try:

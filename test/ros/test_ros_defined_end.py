@@ -76,8 +76,9 @@ CASES = [  # signal, command_watchdog beside the node, the node's own controller
 ]
 
 
-# The precondition (no deactivation while the node runs) needs a command gap under 0.1 s: a 337 ms gap was seen
-# once with other test runs loading both cores. One rerun, every assertion each time.
+# The precondition (no deactivation while the node runs) needs every command gap under 0.1 s: gaps of 334-337 ms
+# were seen twice in about 15 runs, once in CI, the length of the DDS discovery stalls NODES.md describes
+# (99-335 ms when a new participant joins). One rerun, every assertion each time.
 @pytest.mark.flaky(reruns=1)
 @pytest.mark.parametrize('number, watchdog, owns', CASES, ids=[
     '%s-%s' % (signal.Signals(n).name, 'watchdog' if w else 'node-alone') for n, w, _ in CASES])
@@ -109,7 +110,7 @@ def test_the_controller_is_inactive_soon_after_dynamics_node_stops(start_node, t
 
     signalled = time.monotonic()
     node.send_signal(number)
-    off = wait_for(lambda: inactive_at(record), 3.0, 0.01)
+    off = wait_for(lambda: inactive_since(record, signalled), 3.0, 0.01)
     if number != signal.SIGKILL:
         try:
             node.wait(10)
