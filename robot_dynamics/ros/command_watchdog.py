@@ -77,10 +77,10 @@ def check_timeout(value):
     """``command_timeout`` as a float [s]; ParameterError unless a finite number > 0."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ParameterError('command_timeout is %r (%s); expected seconds, a number > 0, e.g. 0.1'
-                                     % (value, type(value).__name__))
+                             % (value, type(value).__name__))
     if not math.isfinite(value) or value <= 0:
         raise ParameterError('command_timeout is %r; expected seconds > 0, e.g. 0.1 (10 periods at '
-                                     '100 Hz, 100 at 1 kHz)' % (value,))
+                             '100 Hz, 100 at 1 kHz)' % (value,))
     return float(value)
 
 
@@ -175,8 +175,7 @@ class CommandWatchdog(Node):
             self.pending = None
             self.deactivations += 1
             line = self.switch.describe(future)
-            answer = None if future.exception() is not None else future.result()
-            if answer is not None and answer.ok:
+            if self.switch.ok(future):
                 self.get_logger().error('%s, %.3f s after the last command on %s'
                                         % (line, now - self.last_command, self.topic))
             else:

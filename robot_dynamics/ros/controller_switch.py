@@ -60,6 +60,11 @@ class ControllerSwitch:
         request.strictness = self.srv_type.Request.BEST_EFFORT
         return self.client.call_async(request)
 
+    @staticmethod
+    def ok(future):
+        """Whether ``future`` (of :meth:`deactivate`) is done and the manager answered ok."""
+        return future.done() and future.exception() is None and future.result().ok
+
     def describe(self, future):
         """One line for the log: what the manager answered to a deactivation (or that it did not)."""
         if not future.done():

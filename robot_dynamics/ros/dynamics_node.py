@@ -1094,9 +1094,8 @@ class DynamicsNode(ModelNode):
         return future
 
     def report_stop(self, future):
-        level = self.get_logger().info if future.done() and future.result() and future.result().ok else \
-            self.get_logger().error
-        level(self.switch.describe(future))
+        log = self.get_logger().info if self.switch.ok(future) else self.get_logger().error
+        log(self.switch.describe(future))
 
     def destroy_node(self):
         if self._service_thread is not None:
