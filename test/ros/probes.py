@@ -35,6 +35,7 @@ class Diagnostics:
                 values = {kv.key: kv.value for kv in status.values}
                 values['_level'] = status.level
                 values['_message'] = status.message
+                values['_stamp'] = array_msg.header.stamp.sec + 1e-9 * array_msg.header.stamp.nanosec  # [s], node's clock
                 with self._lock:
                     self.latest = values
                     self.count += 1
