@@ -35,7 +35,7 @@ params_file's), robot_compensates_gravity and robot_compensates_friction
 (empty: the profile's), publish_command, joint_states_topic (empty: the
 profile's), use_sim_time, spawn_controllers, spawn_broadcaster,
 controller_manager, own_controller (the node deactivates its controller on a
-clean stop), command_watchdog and command_timeout.
+clean stop), command_watchdog, command_timeout, query_services and lifecycle.
 
 command_watchdog:=true (the default, with publish_command:=true) also starts
 the command_watchdog node beside dynamics_node: it watches the same command
@@ -43,6 +43,13 @@ topic and deactivates the profile's controller through
 <controller_manager>/switch_controller when no command came for
 command_timeout (0.1 s), which covers a node killed, crashed or hung
 (docs/NODES.md).
+
+query_services:=true (the default) also starts dynamics_services as
+dynamics_node_services, which serves dynamics_node's read-only services
+(/dynamics_node/gravity_compensation, inverse_dynamics, forward_dynamics,
+mass_matrix, fill_trajectory_efforts) from a process of its own, so that no
+large request reaches the torque loop's process; dynamics_node keeps its
+payloads there (docs/NODES.md, "Which requests go where").
 """
 import os
 
@@ -53,7 +60,7 @@ from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics.ros import profiles
+from robot_dynamics.ros import profiles, query_services
 
 
 def _names(text):
@@ -157,6 +164,8 @@ def launch_setup(context, *args, **kwargs):
         overrides['controller_manager'] = arg('controller_manager')
     if _names(arg('joints')):
         overrides['joints'] = _names(arg('joints'))
+    if arg('query_services') == 'true':       # served by another process, under dynamics_node's names
+        overrides['services_node'] = query_services.services_node_name('dynamics_node')
     nodes = [Node(
         package='robot_dynamics',
         executable='dynamics_lifecycle_node' if arg('lifecycle') == 'true' else 'dynamics_node',
@@ -165,6 +174,11 @@ def launch_setup(context, *args, **kwargs):
         parameters=[arg('params_file'), overrides],
         remappings=[('joint_states', arg('joint_states_topic') or profile.joint_states['topic'])],
     )]
+    if arg('query_services') == 'true':       # the same model parameters; the torque node's are ignored there
+        nodes.append(Node(package='robot_dynamics', executable='dynamics_services',
+                          name=overrides['services_node'], output='screen',
+                          parameters=[arg('params_file'), dict(overrides, nice=query_services.NICE)],
+                          remappings=query_services.remappings('dynamics_node')))
     if overrides['publish_command'] and arg('command_watchdog') == 'true':
         nodes.append(_watchdog(overrides, profile, arg))
     if arg('spawn_controllers') == 'true':
@@ -203,6 +217,11 @@ def generate_launch_description():
             description='sensor_msgs/JointState topic of the driver (relative: in the node\'s namespace). Empty: '
                         "the profile's (the joint_state_broadcaster's own topic, e.g. franka/joint_states for "
                         'franka: not the 30 Hz relay on joint_states); generic: joint_states.'),
+        DeclareLaunchArgument(
+            'query_services', default_value='true', choices=['true', 'false'],
+            description='Also start dynamics_services (as dynamics_node_services), which serves dynamics_node\'s '
+                        'read-only services (gravity_compensation, inverse_dynamics, forward_dynamics, mass_matrix, '
+                        'fill_trajectory_efforts) under its names from a process of its own.'),
         DeclareLaunchArgument(
             'lifecycle', default_value='false', choices=['true', 'false'],
             description='Run the managed variant (dynamics_lifecycle_node): it starts unconfigured and '

@@ -13,7 +13,10 @@ the same robot_description: the `urdf` file (run through xacro if it ends in
 .xacro). With gravity_compensation:=true, dynamics_node (config/
 gravity_compensation.yaml, publish_command true) closes the loop: it reads
 joint_states and sends the compensation torque on effort_controller/commands,
-the simulator's default effort command topic, and the arm holds its pose.
+the simulator's default effort command topic, and the arm holds its pose;
+dynamics_services (as dynamics_node_services) serves dynamics_node's
+read-only services under its names from a process of its own (docs/NODES.md,
+"Which requests go where").
 Every topic name is relative, so the loop closes in any namespace the
 nodes share (RViz's config names the root namespace's topics).
 use_sim_time:=true makes the simulator publish /clock and the other nodes
@@ -43,6 +46,8 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
+
+from robot_dynamics.ros import query_services
 
 
 def _require(packages, why):
@@ -121,11 +126,16 @@ def launch_setup(context, *args, **kwargs):
         nodes.append(Node(package='rviz2', executable='rviz2', name='rviz2', output='screen',
                           arguments=['-d', arg('rviz_config')] + frame, parameters=[{'use_sim_time': sim_time}]))
     if arg('gravity_compensation') == 'true':
-        nodes.append(Node(
-            package='robot_dynamics', executable='dynamics_node', name='dynamics_node', output='screen',
-            parameters=[share('config', 'gravity_compensation.yaml'),
-                        dict(ours, robot_description=description, publish_command=True,
-                             mode='gravity_coriolis', use_sim_time=sim_time)]))
+        # dynamics_node, and dynamics_services serving its read-only services under its names (query_services.py).
+        services = query_services.services_node_name('dynamics_node')
+        params = [share('config', 'gravity_compensation.yaml'),
+                  dict(ours, robot_description=description, publish_command=True, mode='gravity_coriolis',
+                       use_sim_time=sim_time, services_node=services)]
+        nodes.append(Node(package='robot_dynamics', executable='dynamics_node', name='dynamics_node',
+                          output='screen', parameters=params))
+        nodes.append(Node(package='robot_dynamics', executable='dynamics_services', name=services,
+                          output='screen', parameters=params + [{'nice': query_services.NICE}],
+                          remappings=query_services.remappings('dynamics_node')))
     return nodes
 
 

@@ -97,17 +97,21 @@ stream. These limits count from when the node takes a message; with
 also judged by its header stamp, so one that waited in a queue (a pause of
 the middleware or of the node) gives no torque.
 
-Services: see ``model_node``, and ``~/identify_payload``
+Services: ``~/set_payload`` (see ``model_node``) and ``~/identify_payload``
 (robot_dynamics_interfaces/IdentifyPayload): a payload on a link from this
 node's joint states over a duration, or from given samples; the collection
 runs in the torque loop (one copy per message), the fit in a thread of its
-own, and the answer is sent from a timer when it is done
-(:mod:`.deferred`), so the torques never wait for it.
+own, and the request waits for its answer in a thread of its own
+(:mod:`.service_thread`), so the torques never wait for it. The read-only
+dynamics services (gravity, inverse and forward dynamics, mass matrix,
+trajectory efforts), whose requests can be large, are not served here: the
+launch files start ``dynamics_services`` beside this node, under this node's
+service names (docs/NODES.md, "Which requests go where"); with
+``services_node`` set, a payload set here is set there too.
 """
 import gc
 import math
 import sys
-import threading
 import time
 from dataclasses import dataclass
 
@@ -135,21 +139,18 @@ from .cdr import Float64ArrayWriter, JointStateReader, JointStateWriter, header_
 from .closed_loop import ClosedLoop
 from .compensation import (COMPUTED_TORQUE, FEEDFORWARD, GRAVITY_CORIOLIS, MODES, Compensation,
                            TorqueLimiter, computed_torque, feedforward)
-from .deferred import DeferredService
 from . import profiles
 from .external_torque import ExternalTorqueMonitor, warm_up as warm_up_observer
 from .joint_map import JointMapError, JointStateMerger, reorder_indices
 from .model_node import ModelNode, describe_base, run, warm_up_model, warm_up_moving_base
 from .payload_fit import PayloadJob, SampleBuffer, parallel_is_exclusive, payload_entry
-from .service_thread import ServiceThread, guard, refusing
+from .payload_sync import PayloadSync
+from .service_thread import ServiceThread
 from .controller_switch import ControllerSwitch, SwitchUnavailable
 from .staleness import InputRate, JointStaleness, state_age_problem
 from .trajectory import TrajectorySampler
 
 ON_TIMEOUT = ('zero', 'hold', 'stop')
-
-BUSY_FILL = ('busy: ~/fill_trajectory_efforts is computing in the services\' thread and numba\'s workqueue threading '
-             'layer runs one batch at a time; call again')
 
 NODE_PARAMS = (
     P.Param('mode', GRAVITY_CORIOLIS,
@@ -217,10 +218,8 @@ NODE_PARAMS = (
             'joints with positions, velocities and accelerations: about 0.1 s without torques).',
             check=P.positive),
     P.Param('max_request_points', 1000,
-            'Most trajectory points a ~/fill_trajectory_efforts request, and samples an ~/identify_payload '
-            'request, may have: a larger request is refused (success false, the limit and its size in the message) '
-            'before rclpy converts it to Python, which holds the GIL about 10 us per point (1,000 points: 10 ms; '
-            'service_thread.py). Larger trajectories: dynamics_services, which has no torque loop.',
+            'Most samples an ~/identify_payload request may give: a larger one is refused (success false, the '
+            'limit and its size in the message). More samples: give a duration, and the node collects them.',
             check=P.positive),
     P.Param('observer_gains', [], 'Momentum observer of the external joint torques, fed by the efforts (motor '
             'torques) in joint_states: its gain K_O [1/s], the inverse of the time constant with which the '
@@ -272,6 +271,9 @@ NODE_PARAMS = (
     P.Param('controller_name', 'effort_controller', 'The effort controller that reads command_topic; '
             'deactivated on a clean stop when controller_manager is set.',
             check=lambda v: None if v else 'must not be empty'),
+    P.Param('services_node', '', 'The dynamics_services node that serves this node\'s read-only services '
+            '(the launch files start it beside this node, under this node\'s service names): its payloads are '
+            'kept at this node\'s (payload_sync.py). Relative: in this node\'s namespace. Empty: none.'),
 )
 
 #: QoS of ~/collision: reliable, and the latest event kept for late subscribers (the current state).
@@ -283,7 +285,7 @@ COLLISION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 class _Identification:
     """A ~/identify_payload request in progress: the fit, whom to answer, what to do with the result."""
     job: PayloadJob
-    ticket: object                  # deferred.Ticket
+    ticket: object                  # service_thread.Ticket
     apply: bool
     base: object                    # the base model at the request (applied only if it is still the same)
     end_ns: int = 0                 # node clock time the collection ends [ns]
@@ -308,6 +310,7 @@ class DynamicsNode(ModelNode):
 
     default_name = 'dynamics_node'
     extra_params = NODE_PARAMS
+    query_services = False              # served by dynamics_services, another process (service_thread.py)
 
     def __init__(self, node_name=default_name, **kwargs):
         super().__init__(node_name, **kwargs)
@@ -357,9 +360,9 @@ class DynamicsNode(ModelNode):
         self.n_stale = 0                    # joint states that gave no torque for a stale joint
         self.n_too_old = 0                  # joint states older than max_state_age when taken (no torque)
         self.timeout_cause = ''             # why the last timeout came (a stale joint), or ''
-        # The read-only services' thread (service_thread.py) and the lock of numba's batch kernels.
+        # ~/identify_payload's thread (service_thread.py); the payloads of services_node (payload_sync.py).
+        self.payload_sync = None
         self._service_thread = None         # (rclpy's Node has self._services: its list of services)
-        self._batch_lock = threading.Lock()
         self.last_singularity = ''
         self.out_names = ()                 # joints of the torque outputs: the model's, or the actuated ones
         # Diagnostic torque topics (diagnostic_torque_rate): None off, 0 every message, else the period [ns].
@@ -434,8 +437,13 @@ class DynamicsNode(ModelNode):
         self._wd_last = self._now_ns()
         self._wd_period = min(max(min(p.joint_state_timeout, self._joint_timeout_ns * 1e-9) / 10.0, 0.001), 0.05)
         self.create_timer(self._wd_period, self._watchdog)
-        identify = DeferredService(self, IdentifyPayload, '~/identify_payload', refusing(self._srv_identify))
-        guard(identify.service, lambda: self.p.max_request_points)
+        # ~/identify_payload's requests are converted in its thread: the torque loop waits at most a GIL switch.
+        sys.setswitchinterval(0.001)       # [s]
+        self._service_thread = ServiceThread(self)
+        self._service_thread.create_deferred_service(IdentifyPayload, '~/identify_payload', _stopped_answer)
+        if p.services_node:
+            self.payload_sync = PayloadSync(self, self.resolve_service_name(p.services_node))
+            self.create_timer(0.1, self.payload_sync.tick, clock=Clock(clock_type=ClockType.STEADY_TIME))
         # Steady clock: the answer must come even while simulated time stands still.
         self.create_timer(0.05, self._identify_tick, clock=Clock(clock_type=ClockType.STEADY_TIME))
         quiet = SubscriptionEventCallbacks(use_default_callbacks=False)
@@ -989,8 +997,8 @@ class DynamicsNode(ModelNode):
         # and not while a payload fit runs batch kernels in its thread if numba forbids two at once.
         if (self.pub_wrench is not None and self.pub_wrench.get_subscription_count()
                 and not (self.job is not None and parallel_is_exclusive())):
-            w = self._batch(monitor.wrench, self.merger.q)
-            if w is not False and math.isfinite(w.sum()):
+            w = monitor.wrench(self.merger.q)
+            if math.isfinite(w.sum()):
                 msg = self.wrench_msg
                 msg.header.stamp.sec, msg.header.stamp.nanosec = stamped.sec, stamped.nanosec
                 f, n = msg.wrench.force, msg.wrench.torque
@@ -1025,10 +1033,7 @@ class DynamicsNode(ModelNode):
             return response
         job = PayloadJob(self.model_without_payload(request.link), request.link,
                          static=request.static_poses, rest_velocity=self.p.identify_rest_velocity)
-        # No fit starts while ~/fill_trajectory_efforts computes in the services' thread (workqueue layer).
-        if self._batch(setattr, self, 'job', _Identification(job, ticket, request.apply, self.base_model)) is False:
-            response.success, response.message = False, BUSY_FILL
-            return response
+        self.job = _Identification(job, ticket, request.apply, self.base_model)
         if request.duration > 0:
             self.job.end_ns = self._now_ns() + int(request.duration * 1e9)
             self.collection = SampleBuffer()
@@ -1036,38 +1041,6 @@ class DynamicsNode(ModelNode):
         else:
             job.start(messages=list(request.samples))
         return None
-
-    def _srv_trajectory(self, request, response):
-        # The services' thread (service_thread.py): the lock keeps the torque loop's wrench and the start
-        # of a payload fit out while the batch runs, if numba's workqueue layer allows one batch at a time.
-        with self._batch_lock:
-            if self.job is not None and parallel_is_exclusive():
-                response.success = False
-                response.message = ('busy: a payload identification is running and numba\'s workqueue threading '
-                                    'layer runs one batch at a time; call again when it has answered')
-                return response
-            return super()._srv_trajectory(request, response)
-
-    def _batch(self, fn, *args):
-        """``fn(*args)``; if numba's workqueue layer allows one thread's batch kernels at a time
-        (:func:`.payload_fit.parallel_is_exclusive`), only while ~/fill_trajectory_efforts computes none
-        in the services' thread, else False, without waiting."""
-        if not parallel_is_exclusive():
-            return fn(*args)
-        if not self._batch_lock.acquire(blocking=False):
-            return False
-        try:
-            return fn(*args)
-        finally:
-            self._batch_lock.release()
-
-    def create_query_service(self, srv_type, name, callback):
-        """The read-only dynamics services, served from a thread of their own with a size limit checked
-        before conversion (service_thread.py), so that no request delays a torque."""
-        if self._service_thread is None:
-            sys.setswitchinterval(0.001)       # the torque loop waits at most this for the GIL [s]
-            self._service_thread = ServiceThread(self)
-        return self._service_thread.create_service(srv_type, name, callback, lambda: self.p.max_request_points)
 
     def final_stop(self, why):
         """The defined end of a clean stop (docs/NODES.md, 'When dynamics_node stops'): one zero command if
@@ -1105,6 +1078,9 @@ class DynamicsNode(ModelNode):
 
     def _identify_problem(self, request):
         link, d = request.link, request.duration
+        if len(request.samples) > self.p.max_request_points:
+            return ('samples has %d joint states, more than max_request_points (%d); give a duration to collect '
+                    'them from joint_states instead' % (len(request.samples), self.p.max_request_points))
         if self.job is not None:
             return 'an identification is running already; call again when it has answered'
         if self.base_model.root_joint is not None:
@@ -1129,7 +1105,12 @@ class DynamicsNode(ModelNode):
         return None
 
     def _identify_tick(self):
-        """Timer: end a collection when its time is up, answer when the fit is done."""
+        """Timer: start the requests that came, end a collection when its time is up, answer when the fit
+        is done."""
+        for ticket in self._service_thread.pending():
+            answer = self._srv_identify(ticket.request, ticket.response, ticket)
+            if answer is not None:
+                ticket.reply(answer)
         ident = self.job
         if ident is None:
             return
@@ -1302,6 +1283,7 @@ class DynamicsNode(ModelNode):
              if self.p.expected_joint_state_rate else 'off'),
             ('joint_state_rate_low', self.input_rate is not None and self.input_rate.low),
             ('joint_state_effort', self.p.joint_state_effort),
+            ('services_payloads', self.payload_sync.state if self.payload_sync is not None else '(no services_node)'),
             ('command_joints', ', '.join(self.cmd_joints)),
             ('command_contains', self.robot_terms.describe() if self.ready else '(no model)'),
             ('reference', 'none' if self.reference is None else
@@ -1399,6 +1381,12 @@ class DynamicsNode(ModelNode):
         if self.base is not None and not self.base.fresh(self._now_ns()):
             return 'waiting for the base state'
         return 'running'
+
+
+def _stopped_answer(response):
+    """The answer of an ~/identify_payload request still waiting when the node stops."""
+    response.success, response.message = False, 'dynamics_node stopped before the identification answered'
+    return response
 
 
 def _fill_estimate(response, est, used, names):

@@ -16,17 +16,38 @@ with the robot_dynamics_interfaces types:
     ~/set_payload             SetPayload            add / replace / clear a payload
 
 and its status on /diagnostics.
+
+Beside dynamics_node (the launch files start it so, as
+``dynamics_node_services``), it serves dynamics_node's read-only services
+under dynamics_node's names (:mod:`.query_services`) at a lower CPU priority
+(``nice``), so that a large request is computed in this process and never
+takes the torque loop's GIL or its core.
 """
+import os
+
+from ..ros import params as P
 from .model_node import ModelNode, run
+
+SERVICES_PARAMS = (
+    P.Param('nice', 0, 'Niceness this process adds to itself at start (os.nice; 0-19): a larger value gives '
+            'it less CPU than the processes beside it when the cores are busy. The launch files start '
+            'dynamics_services beside dynamics_node with 10, so a large request never takes the torque '
+            'loop\'s core.', check=lambda v: None if 0 <= v <= 19 else 'must be 0 to 19'),
+)
 
 
 class DynamicsServices(ModelNode):
     """Model + services + payloads + diagnostics (see :mod:`.model_node`)."""
 
     default_name = 'dynamics_services'
+    extra_params = SERVICES_PARAMS
 
     def __init__(self, node_name=default_name, **kwargs):
         super().__init__(node_name, **kwargs)
+
+    def validate_params(self):
+        if self.p.nice:
+            os.nice(self.p.nice)
 
     def diagnostic_status(self, status):
         if status.level == 0:

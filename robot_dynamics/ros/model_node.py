@@ -195,6 +195,10 @@ class ModelNode(Node):
     """
 
     extra_params = ()
+    #: Serve the read-only dynamics services (gravity, inverse and forward dynamics, mass matrix, trajectory
+    #: efforts). dynamics_node does not: their requests can be large, and a large request converted in the
+    #: torque node's process takes its GIL (docs/NODES.md, "Which requests go where").
+    query_services = True
     #: Second part of the DiagnosticStatus name: '<node>: <status_name>'.
     status_name = 'dynamics'
 
@@ -261,11 +265,12 @@ class ModelNode(Node):
             self.model_status = 'waiting for %s' % topic
 
         self._diag_timer = self.create_timer(self.p.diagnostics_period, self._publish_diagnostics)
-        self.create_query_service(GravityCompensation, '~/gravity_compensation', self._srv_gravity)
-        self.create_query_service(InverseDynamics, '~/inverse_dynamics', self._srv_inverse_dynamics)
-        self.create_query_service(ForwardDynamics, '~/forward_dynamics', self._srv_forward_dynamics)
-        self.create_query_service(MassMatrix, '~/mass_matrix', self._srv_mass_matrix)
-        self.create_query_service(TrajectoryEfforts, '~/fill_trajectory_efforts', self._srv_trajectory)
+        if self.query_services:
+            self.create_service(GravityCompensation, '~/gravity_compensation', self._srv_gravity)
+            self.create_service(InverseDynamics, '~/inverse_dynamics', self._srv_inverse_dynamics)
+            self.create_service(ForwardDynamics, '~/forward_dynamics', self._srv_forward_dynamics)
+            self.create_service(MassMatrix, '~/mass_matrix', self._srv_mass_matrix)
+            self.create_service(TrajectoryEfforts, '~/fill_trajectory_efforts', self._srv_trajectory)
         self.create_service(SetPayload, '~/set_payload', self._srv_set_payload)
         self.create_inputs()
         if from_topic:
@@ -275,11 +280,6 @@ class ModelNode(Node):
         return self
 
     # --- hooks ---------------------------------------------------------------
-    def create_query_service(self, srv_type, name, callback):
-        """Create one of the read-only dynamics services (they read the model, change nothing): here in
-        the node's own thread; dynamics_node serves them from a thread of their own (:mod:`.service_thread`)."""
-        return self.create_service(srv_type, name, callback)
-
     def validate_params(self):
         """Cross-parameter checks of a subclass; raise ParameterError."""
 

@@ -94,8 +94,15 @@ def test_sim_launch_arguments(standins):
     _, nodes, context = L.evaluate(LAUNCH, {'rviz': 'false', 'gravity_compensation': 'true',
                                             'use_sim_time': 'true'}, SHARES)
     by = {n.kwargs['executable']: n for n in nodes}
-    assert set(by) == {'simulator_node', 'robot_state_publisher', 'dynamics_node'}
+    assert set(by) == {'simulator_node', 'robot_state_publisher', 'dynamics_node', 'dynamics_services'}
     files, dyn = params_of(by['dynamics_node'], context)
+    # dynamics_node's read-only services come from dynamics_services, under dynamics_node's names, with the same
+    # parameters; dynamics_node keeps its payloads there.
+    services = by['dynamics_services'].kwargs
+    assert services['name'] == dyn['services_node'] == 'dynamics_node_services'
+    assert params_of(by['dynamics_services'], context) == (files, dict(dyn, nice=10))
+    assert sorted(services['remappings']) == sorted(('~/%s' % s, 'dynamics_node/%s' % s) for s in (
+        'gravity_compensation', 'inverse_dynamics', 'forward_dynamics', 'mass_matrix', 'fill_trajectory_efforts'))
     assert files == [str(ROOT / 'config' / 'gravity_compensation.yaml')]
     assert dyn['publish_command'] is True and dyn['use_sim_time'] is True and dyn['mode'] == 'gravity_coriolis'
     # The loop closes without remapping: dynamics_node's command topic is the simulator's effort topic,

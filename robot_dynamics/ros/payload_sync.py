@@ -1,0 +1,76 @@
+"""The torque node's payloads, set on the ``dynamics_services`` node that serves its read-only services.
+
+The launch files start ``dynamics_services`` beside dynamics_node, under
+dynamics_node's service names (docs/NODES.md, "Which requests go where"). A
+client that sets a payload on dynamics_node (``~/set_payload``, or
+``~/identify_payload`` with ``apply``) and then asks
+``<dynamics_node>/gravity_compensation`` must get the torque with that
+payload. So, with ``services_node`` set, dynamics_node sets the same payloads
+there through that node's own ``~/set_payload``: every payload cleared, then
+each one set, in one client's order (the service takes them in order). It
+sends once the service is there and again after each change; :attr:`state`
+says how far it got (dynamics_node reports it on /diagnostics).
+"""
+from geometry_msgs.msg import Inertia
+from robot_dynamics_interfaces.msg import Payload
+from robot_dynamics_interfaces.srv import SetPayload
+
+
+def payload_requests(payloads):
+    """SetPayload requests that make a node's payloads ``payloads``.
+
+    Args:
+        payloads: link -> (mass [kg], com (3,) in the link frame [m], inertia (3, 3) about
+            the com in link axes [kg m^2]), as ModelNode.payloads.
+
+    Returns:
+        [SetPayload.Request]: clear every payload, then set each one.
+    """
+    requests = [SetPayload.Request(clear=True)]           # empty link: every payload
+    for link, (m, com, inertia) in payloads.items():
+        msg = Inertia(m=float(m), ixx=float(inertia[0, 0]), ixy=float(inertia[0, 1]), ixz=float(inertia[0, 2]),
+                      iyy=float(inertia[1, 1]), iyz=float(inertia[1, 2]), izz=float(inertia[2, 2]))
+        msg.com.x, msg.com.y, msg.com.z = (float(c) for c in com)
+        requests.append(SetPayload.Request(payload=Payload(link=link, inertia=msg)))
+    return requests
+
+
+def _key(payloads):
+    return tuple(sorted((link, float(m), tuple(map(float, com)), tuple(map(float, inertia.ravel())))
+                        for link, (m, com, inertia) in payloads.items()))
+
+
+class PayloadSync:
+    """Keeps ``<services_node>/set_payload`` at the payloads of ``node``.
+
+    Args:
+        node: the torque node (an rclpy Node with ``payloads``, see ModelNode).
+        services_node: the fully qualified name of the dynamics_services node.
+    """
+
+    def __init__(self, node, services_node):
+        self.node = node
+        self.service_name = services_node.rstrip('/') + '/set_payload'
+        self.client = node.create_client(SetPayload, self.service_name)
+        self._sent = None                 # the payloads (key) last sent, or None
+        self._answers = []
+        self.state = 'waiting for %s' % self.service_name
+
+    def tick(self):
+        """Send the payloads if they changed since the last sending and the service is there; read
+        the answers of the last sending. Call it periodically (a timer of the node's thread)."""
+        if self._answers and all(f.done() for f in self._answers):
+            failed = [f.result().message for f in self._answers if f.exception() is None and not f.result().success]
+            self.state = 'in sync' if not failed else 'refused: %s' % '; '.join(failed)
+            if failed:
+                self.node.get_logger().error('%s refused the payloads: %s' % (self.service_name, '; '.join(failed)))
+            self._answers = []
+        key = _key(self.node.payloads)
+        if key == self._sent:
+            return
+        if not self.client.service_is_ready():
+            self.state = 'waiting for %s' % self.service_name
+            return
+        self._sent = key
+        self.state = 'sending'
+        self._answers = [self.client.call_async(r) for r in payload_requests(self.node.payloads)]
