@@ -6,7 +6,8 @@ and rclpy sends whatever a service callback returns as soon as it returns
 service lives on a hidden node of the same process (``_<node>_services``: no
 global arguments, no parameter, rosout or type-description services of its
 own), under the main node's service name, spun by a ``SingleThreadedExecutor``
-in a thread of its own. Its callback hands the request to the node's own
+in a thread of its own (a ``MultiThreadedExecutor``: a second request is taken
+while the first waits). Its callback hands the request to the node's own
 thread as a :class:`Ticket` and waits (the GIL released) until that thread
 answers with :meth:`Ticket.reply`, from a timer or any other callback. The
 torque loop never waits for the request: the node takes the tickets when it
@@ -19,8 +20,10 @@ service names (docs/NODES.md, "Which requests go where").
 """
 import queue
 import threading
+import time
 
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
@@ -28,6 +31,8 @@ from rclpy.parameter import Parameter
 WAIT_STEP = 0.1
 #: [s] longest wait of the services' thread without a request (see ServiceThread._spin).
 IDLE_WAIT = 2.0
+#: Requests that may wait for their answers at once.
+MAX_WAITING = 4
 
 
 class Ticket:
@@ -69,7 +74,9 @@ class ServiceThread:
         self._main = node
         self._stopped = False
         self._pending = queue.SimpleQueue()
-        self.executor = SingleThreadedExecutor(context=node.context)
+        self._in_callback = 0             # requests waiting in a callback (MultiThreadedExecutor: under the GIL)
+        self._group = ReentrantCallbackGroup()
+        self.executor = MultiThreadedExecutor(num_threads=MAX_WAITING, context=node.context)
         self.executor.add_node(self.node)
         self.thread = threading.Thread(target=self._spin, daemon=True, name='services')
         self.thread.start()
@@ -81,10 +88,15 @@ class ServiceThread:
         def callback(request, response):
             ticket = Ticket(request, response)
             self._pending.put(ticket)
-            if ticket.wait(lambda: self._stopped or not self.node.context.ok()):
-                return ticket.response
-            return stopped_answer(response)
-        return self.node.create_service(srv_type, self._main.resolve_service_name(name), callback)
+            self._in_callback += 1
+            try:
+                if ticket.wait(lambda: self._stopped or not self.node.context.ok()):
+                    return ticket.response
+                return stopped_answer(response)
+            finally:
+                self._in_callback -= 1
+        return self.node.create_service(srv_type, self._main.resolve_service_name(name), callback,
+                                        callback_group=self._group)
 
     def pending(self):
         """The tickets that came since the last call, oldest first (call it from the node's thread)."""
@@ -114,6 +126,11 @@ class ServiceThread:
         aborts the process or crashes it. A bare rclpy node with such a thread, sent SIGINT as soon as
         it spun: 7 of 20 runs crashed on exit without the join, 0 of 20 with it."""
         self._stopped = True
+        waiting, deadline = self._in_callback, time.monotonic() + 2 * WAIT_STEP
+        while self._in_callback and time.monotonic() < deadline:    # they answer with stopped_answer ...
+            time.sleep(0.005)
+        if waiting:
+            time.sleep(0.05)                          # ... and the executor sends it after the callback returns
         self.executor.shutdown(timeout_sec=1.0)     # wakes the wait (the executor's guard condition)
         if self.thread is not threading.current_thread():
             self.thread.join(IDLE_WAIT + 1.0)

@@ -30,6 +30,7 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 
 from robot_dynamics.ros import process as node_process  # noqa: E402
+from robot_dynamics.ros import query_services  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PANDA = ROOT / 'urdf' / 'panda_arm.urdf'
@@ -254,7 +255,19 @@ def start_node(tmp_path, request):
         procs.append(proc)
         return proc
 
+    def with_services(params, *, module='dynamics_node', name='dynamics_node', ns=None):
+        """dynamics_node (or ``module``, its lifecycle variant) and dynamics_services beside it, as the launch
+        files start them: dynamics_services serves the node's read-only services under the node's names, and
+        the node keeps its payloads there (robot_dynamics/ros/query_services.py). Returns the node's process."""
+        ns = ns or '/t%d_%d' % (os.getpid(), next(_counter))
+        services = query_services.services_node_name(name)
+        proc = start(module, dict(params, services_node=services), name=name, ns=ns)
+        start('dynamics_services', dict(params, nice=query_services.NICE), name=services, ns=ns,
+              remaps=dict(query_services.remappings(name)))
+        return proc
+
     start.command = command
+    start.with_services = with_services
     yield start
     failed = getattr(request.node, 'rep_call', None) is not None and request.node.rep_call.failed
     node_process.stop_all(procs)

@@ -787,7 +787,8 @@ def service_requests(r, simulator=False):
 
 @pytest.mark.parametrize('module, params', SERVICE_TARGETS, ids=[t[0] for t in SERVICE_TARGETS])
 def test_services_answer_every_malformed_request(ros, start_node, capsys, module, params):
-    proc = start_node(module, params)
+    # dynamics_node's read-only services: dynamics_services beside it, under its names (as the launch files do).
+    proc = start_node.with_services(params) if module == 'dynamics_node' else start_node(module, params)
     ros.wait_for_service(proc.topic('~/set_payload'), process=proc)
     r = np.random.default_rng(SEED + 1)
     requests = service_requests(r, simulator=module == SIMULATOR)

@@ -125,8 +125,8 @@ def test_the_palletiser_falls_and_dynamics_node_holds_it_over_dds(ros, start_nod
 
 
 def test_dynamics_node_publishes_the_actuated_torques_of_constrained_inverse_dynamics(ros, start_node):
-    proc = start_node('dynamics_node', loop_params(mode='gravity_coriolis', publish_command=True,
-                                                   diagnostics_period=0.2))
+    proc = start_node.with_services(loop_params(mode='gravity_coriolis', publish_command=True,
+                                                diagnostics_period=0.2))
     ros.wait_for_subscriber(proc.topic('joint_states'), process=proc)
     grav = ros.subscribe(JointState, proc.topic('~/gravity_torque'))
     tot = ros.subscribe(JointState, proc.topic('~/compensation_torque'))

@@ -1,6 +1,6 @@
 """dynamics_node's observer and payload helpers without DDS: efforts merged by name,
-ExternalTorqueMonitor, the payload fit of joint-state samples, and the deferred service
-answer (rclpy in this process, no second process).
+ExternalTorqueMonitor and the payload fit of joint-state samples (the answer of
+~/identify_payload from the node's thread: test_ros_service_thread_units.py).
 
 The observer's sampled form (robot_dynamics/identification/observer.py) is exact for
 data from a semi-implicit Euler step with the torque held over the step: then
@@ -242,74 +242,3 @@ def test_sample_buffer_keeps_copies():
     np.testing.assert_allclose(t, [0, 0.002, 0.004], atol=1e-15)
     assert np.array_equal(Q[:, 0], [0, 1, 2]) and np.array_equal(QD[:, 3], [0, -1, -2])
     assert np.array_equal(TAU[2], np.full(7, 4.0))
-
-
-# --- the deferred answer ---------------------------------------------------------------------
-
-@pytest.mark.parametrize('kind', ['events', 'single'])
-def test_deferred_service_answers_from_a_timer_while_the_executor_runs(kind):
-    import sys
-
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.experimental import EventsExecutor
-    from std_srvs.srv import Trigger
-
-    from robot_dynamics.ros.deferred import DeferredService
-
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    try:
-        node = rclpy.create_node('deferred_%s' % kind, context=context)
-        client_node = rclpy.create_node('deferred_client_%s' % kind, context=context)
-        waiting, ticks = {}, [0]
-
-        def handler(request, response, ticket):
-            if not waiting:                          # the first request waits, the second is answered now
-                waiting.update(ticket=ticket, start=ticks[0])
-                return None
-            response.message = 'at once'
-            return response
-
-        def tick():
-            ticks[0] += 1
-            ticket = waiting.get('ticket')
-            if ticket is not None and not ticket.answered and ticks[0] - waiting['start'] >= 10:
-                ticket.reply(Trigger.Response(success=True, message='after %d ticks' % (ticks[0] - waiting['start'])))
-        DeferredService(node, Trigger, 'deferred', handler)
-        node.create_timer(0.01, tick)
-        # The EventsExecutor enables faulthandler on sys.stderr, which pytest's capture
-        # replaces by an object without a file descriptor (as in probes.FastPeer).
-        captured, sys.stderr = sys.stderr, sys.__stderr__
-        try:
-            executor = (EventsExecutor if kind == 'events' else SingleThreadedExecutor)(context=context)
-        finally:
-            sys.stderr = captured
-        executor.add_node(node)
-        executor.add_node(client_node)
-        client = client_node.create_client(Trigger, 'deferred')
-        stop = threading.Event()
-
-        def spin():
-            while not stop.is_set():
-                executor.spin_once(timeout_sec=0.05)
-        thread = threading.Thread(target=spin)
-        thread.start()
-        try:
-            assert client.wait_for_service(timeout_sec=5)
-            first = client.call_async(Trigger.Request())
-            deadline = time.monotonic() + 5
-            while not waiting and time.monotonic() < deadline:
-                time.sleep(0.005)
-            second = client.call_async(Trigger.Request())
-            while not (first.done() and second.done()) and time.monotonic() < deadline:
-                time.sleep(0.005)
-            assert second.done() and second.result().message == 'at once'
-            assert first.done() and first.result().message == 'after 10 ticks' and first.result().success
-            assert ticks[0] >= 10                   # the timer ran while the first request waited
-        finally:
-            stop.set()
-            thread.join(timeout=2)
-        executor.shutdown()
-    finally:
-        rclpy.try_shutdown(context=context)

@@ -36,7 +36,6 @@ import pytest
 from std_msgs.msg import Float64MultiArray
 
 import robot_dynamics as rd
-from robot_dynamics.ros import query_services
 
 from conftest import PANDA, ROOT, wait_for
 from probes import Diagnostics
@@ -61,14 +60,9 @@ SETTLE = 1.0               # [s] from the client's 'ready' to its first request 
 def test_large_and_malformed_requests_do_not_delay_the_commands(ros, start_node):
     # As the launch files start them: dynamics_services beside the torque node, serving the read-only services
     # under the torque node's names from a process of its own (robot_dynamics/ros/query_services.py).
-    ns = '/stall%d' % time.monotonic_ns()
-    services = query_services.services_node_name('dynamics_node')
-    proc = start_node('dynamics_node', {'urdf_path': str(PANDA), 'mode': 'gravity_coriolis', 'publish_command': True,
-                                        'joint_state_timeout': 0.1, 'on_timeout': 'hold', 'services_node': services,
-                                        'max_request_points': LIMIT, 'diagnostics_period': DIAG_PERIOD},
-                      name='dynamics_node', ns=ns)
-    start_node('dynamics_services', {'urdf_path': str(PANDA), 'nice': query_services.NICE}, name=services, ns=ns,
-               remaps=dict(query_services.remappings('dynamics_node')))
+    proc = start_node.with_services({'urdf_path': str(PANDA), 'mode': 'gravity_coriolis', 'publish_command': True,
+                                     'joint_state_timeout': 0.1, 'on_timeout': 'hold',
+                                     'max_request_points': LIMIT, 'diagnostics_period': DIAG_PERIOD})
     diag = Diagnostics(ros, proc.fqn)
     ros.wait_for_subscriber(proc.topic('joint_states'), process=proc)
     commands = ros.subscribe(Float64MultiArray, proc.topic('effort_controller/commands'))

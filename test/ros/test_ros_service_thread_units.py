@@ -1,96 +1,116 @@
-"""robot_dynamics.ros.service_thread in one process (rclpy, no kernels): requests over the limit are refused
-before conversion, the others reach the handler, in the services' thread, under the main node's names."""
-import array
+"""robot_dynamics.ros.service_thread in one process (rclpy, no kernels): a request waits in the services'
+thread for the answer the node's own thread gives from a timer, while that thread's executor runs; a second
+request is taken while the first waits; the services are the main node's; a request still waiting when the
+thread is destroyed gets the stopped answer."""
+import sys
 import threading
+import time
 
 import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
-from sensor_msgs.msg import JointState
-from trajectory_msgs.msg import JointTrajectoryPoint
+from rclpy.experimental import EventsExecutor
+from std_srvs.srv import Trigger
 
-from robot_dynamics.ros.service_thread import MAX_JOINT_VALUES, ServiceThread
-from robot_dynamics_interfaces.srv import GravityCompensation, TrajectoryEfforts
+from robot_dynamics.ros.service_thread import ServiceThread
 
-from conftest import wait_for
-
-LIMIT = 50                   # trajectory points
+TICKS = 10                   # the node's timer periods the first request waits
 
 
-@pytest.fixture
-def served():
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    main = rclpy.create_node('main_node', namespace='/st_units', context=context)
-    client_node = rclpy.create_node('client_node', namespace='/st_units', context=context)
-    seen = []
-
-    def handler(request, response):
-        seen.append((threading.current_thread().name, request))
-        response.success, response.message = True, 'converted'
-        return response
-
-    thread = ServiceThread(main)
-    thread.create_service(TrajectoryEfforts, '~/fill_trajectory_efforts', handler, lambda: LIMIT)
-    thread.create_service(GravityCompensation, '~/gravity_compensation', handler)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(client_node)
-    spin = threading.Thread(target=lambda: _spin(executor, context), daemon=True)
-    spin.start()
-    yield client_node, seen
-    thread.destroy()
-    executor.shutdown(timeout_sec=1.0)
-    main.destroy_node()
-    client_node.destroy_node()
-    rclpy.try_shutdown(context=context)
-    spin.join(timeout=2.0)
+def _stopped(response):
+    response.success, response.message = False, 'stopped'
+    return response
 
 
-def _spin(executor, context):
-    while context.ok():
+class Served:
+    """A main node whose timer answers the services' thread's tickets, and a client node."""
+
+    def __init__(self, kind):
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node('main_%s' % kind, namespace='/st_units', context=self.context)
+        self.client_node = rclpy.create_node('client_%s' % kind, namespace='/st_units', context=self.context)
+        self.thread = ServiceThread(self.node)
+        self.thread.create_deferred_service(Trigger, '~/deferred', _stopped)
+        self.waiting, self.ticks, self.threads = None, 0, set()
+        self.node.create_timer(0.01, self.tick)
+        # The EventsExecutor enables faulthandler on sys.stderr, which pytest's capture
+        # replaces by an object without a file descriptor (as in probes.FastPeer).
+        captured, sys.stderr = sys.stderr, sys.__stderr__
         try:
-            executor.spin_once(timeout_sec=0.05)
-        except Exception:
-            return
+            self.executor = (EventsExecutor if kind == 'events' else SingleThreadedExecutor)(context=self.context)
+        finally:
+            sys.stderr = captured
+        self.executor.add_node(self.node)
+        self.executor.add_node(self.client_node)
+        self.stop = threading.Event()
+        self.spinner = threading.Thread(target=self._spin)
+        self.spinner.start()
+
+    def _spin(self):
+        while not self.stop.is_set():
+            self.executor.spin_once(timeout_sec=0.05)
+
+    def tick(self):
+        """The node's thread: the first request waits TICKS periods, any later one is answered at once."""
+        self.ticks += 1
+        self.threads.add(threading.current_thread().name)
+        for ticket in self.thread.pending():
+            if self.waiting is None:
+                self.waiting = (ticket, self.ticks)
+            else:
+                ticket.reply(Trigger.Response(success=True, message='at once'))
+        if self.waiting is not None and not self.waiting[0].answered and self.ticks - self.waiting[1] >= TICKS:
+            self.waiting[0].reply(Trigger.Response(success=True, message='after %d ticks'
+                                                   % (self.ticks - self.waiting[1])))
+
+    def close(self, destroy=True):
+        if destroy:
+            self.thread.destroy()
+        self.stop.set()
+        self.spinner.join(timeout=2)
+        self.executor.shutdown()
+        rclpy.try_shutdown(context=self.context)
 
 
-def call(node, srv, name, request):
-    client = node.create_client(srv, name)
-    assert client.wait_for_service(timeout_sec=10), 'no service %s' % name
-    future = client.call_async(request)
-    assert wait_for(future.done, 10), 'no answer from %s' % name
-    return future.result()
+def _wait(predicate, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while not predicate() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return predicate()
 
 
-def trajectory(points):
-    req = TrajectoryEfforts.Request()
-    req.trajectory.joint_names = ['a', 'b']
-    req.trajectory.points = [JointTrajectoryPoint(positions=array.array('d', [0.0, 0.0])) for _ in range(points)]
-    return req
+@pytest.mark.parametrize('kind', ['events', 'single'])
+def test_a_request_waits_for_the_timer_while_a_second_is_answered_at_once(kind):
+    served = Served(kind)
+    try:
+        client = served.client_node.create_client(Trigger, '/st_units/main_%s/deferred' % kind)
+        assert client.wait_for_service(timeout_sec=5)           # the main node's private name
+        first = client.call_async(Trigger.Request())
+        assert _wait(lambda: served.waiting is not None)
+        second = client.call_async(Trigger.Request())
+        assert _wait(lambda: first.done() and second.done())
+        assert second.result().message == 'at once' and second.result().success
+        assert first.result().message == 'after %d ticks' % TICKS and first.result().success
+        assert served.ticks >= TICKS                              # the node's timer ran while the first waited
+        assert 'services' not in served.threads                   # ... in the node's thread, not the services'
+    finally:
+        served.close()
 
 
-def test_a_trajectory_over_the_limit_is_refused_before_conversion(served):
-    node, seen = served
-    name = '/st_units/main_node/fill_trajectory_efforts'
-    res = call(node, TrajectoryEfforts, name, trajectory(LIMIT + 1))
-    assert not res.success and res.message == (
-        'request refused before conversion: trajectory has %d points, more than max_request_points (%d); split it, '
-        'or use dynamics_services for offline work' % (LIMIT + 1, LIMIT)), res.message
-    assert not seen, 'the handler saw a refused request'
-    res = call(node, TrajectoryEfforts, name, trajectory(LIMIT))
-    assert res.success and res.message == 'converted', res.message
-    assert len(seen) == 1 and len(seen[0][1].trajectory.points) == LIMIT
-    assert seen[0][0] == 'services', 'handled in thread %r, expected the services thread' % seen[0][0]
-
-
-def test_a_joint_state_with_too_many_names_is_refused(served):
-    node, seen = served
-    name = '/st_units/main_node/gravity_compensation'
-    n = MAX_JOINT_VALUES + 1
-    req = GravityCompensation.Request(joint_state=JointState(name=['j%d' % k for k in range(n)]))
-    res = call(node, GravityCompensation, name, req)
-    assert not res.success and 'joint_state.name has %d values, more than the %d' % (n, MAX_JOINT_VALUES) \
-        in res.message, res.message
-    req = GravityCompensation.Request(joint_state=JointState(name=['j1'], position=[0.5]))
-    res = call(node, GravityCompensation, name, req)
-    assert res.success and list(seen[-1][1].joint_state.position) == [0.5], res.message
+def test_a_request_waiting_when_the_thread_is_destroyed_gets_the_stopped_answer():
+    served = Served('single')
+    try:
+        client = served.client_node.create_client(Trigger, '/st_units/main_single/deferred')
+        assert client.wait_for_service(timeout_sec=5)
+        served.ticks = -10 ** 9                                   # never answered by the timer
+        served.waiting = None
+        future = client.call_async(Trigger.Request())
+        assert _wait(lambda: served.waiting is not None)
+        t0 = time.monotonic()
+        served.thread.destroy()
+        assert _wait(future.done, 3.0), 'no answer after destroy'
+        assert future.result().message == 'stopped' and not future.result().success
+        assert time.monotonic() - t0 < 2.0
+    finally:
+        served.close(destroy=False)

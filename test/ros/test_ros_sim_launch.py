@@ -18,6 +18,7 @@ import yaml
 from sensor_msgs.msg import JointState
 
 import robot_dynamics as rd
+from robot_dynamics_interfaces.srv import GravityCompensation
 from robot_dynamics.ros.simulator_node import NODE_PARAMS, SimulatorNode
 
 import launch_standins as L
@@ -147,7 +148,7 @@ def test_sim_launch_without_rviz_needs_no_rviz2(monkeypatch, tmp_path):
 def test_sim_launch_runs_the_simulator_with_gravity_compensation(ros, start_node, tmp_path, standins):
     _, nodes, context = L.evaluate(LAUNCH, {'gravity_compensation': 'true', 'rviz': 'false'}, SHARES)
     ours = [n for n in nodes if n.kwargs['package'] == 'robot_dynamics']
-    assert [n.kwargs['executable'] for n in ours] == ['simulator_node', 'dynamics_node']
+    assert [n.kwargs['executable'] for n in ours] == ['simulator_node', 'dynamics_node', 'dynamics_services']
     procs = [start_node.command(L.node_command(n, context, SCRIPTS, tmp_path), n.kwargs['name']) for n in ours]
     ros.wait_for_subscriber('/effort_controller/commands', process=procs[0])
     ros.wait_for_subscriber('/joint_states', process=procs[1])
@@ -158,6 +159,13 @@ def test_sim_launch_runs_the_simulator_with_gravity_compensation(ros, start_node
     services = dict(ros.node.get_service_names_and_types())
     assert services.get('/simulator/set_state') == ['robot_dynamics_interfaces/srv/SetState']
     assert services.get('/simulator/reset') == ['std_srvs/srv/Trigger']
+    # dynamics_node's read-only services, from dynamics_services under dynamics_node's names.
+    ros.wait_for_service('/dynamics_node/gravity_compensation', process=procs[2])
+    req = GravityCompensation.Request()
+    req.joint_state.name, req.joint_state.position = list(MODEL.joint_names), [0.1] * MODEL.nq
+    res = ros.call(GravityCompensation, '/dynamics_node/gravity_compensation', req)
+    assert res.success, res.message
+    np.testing.assert_allclose(res.torques.effort, rd.gravity_torques(MODEL, np.full(MODEL.nq, 0.1)), atol=1e-9)
     states = ros.subscribe(JointState, '/joint_states')
 
     def compensated(m):             # the motors apply gravity + Coriolis compensation of the state
