@@ -75,19 +75,24 @@ def _profile(robot, config):
     return profiles.load_profile(profiles.profile_path(robot, os.path.join(config, 'robots')))
 
 
-def _params_file_value(path, name, node='dynamics_node'):
-    """Parameter ``name`` of ``node`` in the ROS 2 parameter file ``path`` (None if it sets none): the
-    last of the keys that apply to the node (/**, /**/node, node, /ns/node) that sets it."""
+def _node_params(path, node='dynamics_node'):
+    """Every parameter the ROS 2 parameter file ``path`` sets for ``node``: those of the keys that apply to
+    it (/**, /**/node, node, /ns/node), a later key's value winning, as rcl reads the file."""
     with open(path, encoding='utf-8') as f:
         data = yaml.safe_load(f) or {}
-    value = None
+    values = {}
     for key, block in data.items():
         key = str(key)
         applies = key in ('/**', '**', node) or key.endswith('/' + node)
         params = (block or {}).get('ros__parameters') if isinstance(block, dict) else None
-        if applies and isinstance(params, dict) and name in params:
-            value = params[name]
-    return value
+        if applies and isinstance(params, dict):
+            values.update(params)
+    return values
+
+
+def _params_file_value(path, name, node='dynamics_node'):
+    """Parameter ``name`` of ``node`` in the ROS 2 parameter file ``path`` (None if it sets none)."""
+    return _node_params(path, node).get(name)
 
 
 def _watchdog(overrides, profile, arg):
@@ -174,10 +179,12 @@ def launch_setup(context, *args, **kwargs):
         parameters=[arg('params_file'), overrides],
         remappings=[('joint_states', arg('joint_states_topic') or profile.joint_states['topic'])],
     )]
-    if arg('query_services') == 'true':       # the same model parameters; the torque node's are ignored there
+    if arg('query_services') == 'true':
+        # dynamics_node's parameters (its file's, under its name too, and the overrides): the same model;
+        # what only dynamics_node declares is ignored there.
+        params = dict(_node_params(arg('params_file')), **overrides, nice=query_services.NICE)
         nodes.append(Node(package='robot_dynamics', executable='dynamics_services',
-                          name=overrides['services_node'], output='screen',
-                          parameters=[arg('params_file'), dict(overrides, nice=query_services.NICE)],
+                          name=overrides['services_node'], output='screen', parameters=[params],
                           remappings=query_services.remappings('dynamics_node')))
     if overrides['publish_command'] and arg('command_watchdog') == 'true':
         nodes.append(_watchdog(overrides, profile, arg))

@@ -218,6 +218,11 @@ class BaseState:
         self.accepted += 1
         return None
 
+    def update_from(self, old):
+        """Carry over the state of ``old``, a BaseState of the same base (a payload, a new description)."""
+        for name in ('q', 'v', 'known', 'received_ns', 'accepted', 'rejected', 'problem', 'fixed_frame'):
+            setattr(self, name, getattr(old, name))
+
     def fresh(self, now_ns):
         """A state came within the timeout before ``now_ns``."""
         return self.known and now_ns - self.received_ns <= self.timeout_ns

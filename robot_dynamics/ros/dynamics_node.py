@@ -634,9 +634,7 @@ class DynamicsNode(ModelNode):
             return Compensation(model, p.mode, p.friction_smoothing)
         old, base = self.base, BaseState(model, self._timeout_ns)
         if old is not None and (old.frame, old.model.root_joint) == (base.frame, model.root_joint):
-            # Same base (a payload, a new description of the robot): its state carries over.
-            for name in ('q', 'v', 'known', 'received_ns', 'accepted', 'rejected', 'problem', 'fixed_frame'):
-                setattr(base, name, getattr(old, name))
+            base.update_from(old)       # same base (a payload, a new description of the robot)
         self.base = base
         self._ff = lambda q, qd, *desired: base_compensation.feedforward(model, q, qd, *desired)
         self._ct = lambda q, qd, *desired: base_compensation.computed_torque(model, q, qd, *desired,

@@ -15,7 +15,9 @@ with the robot_dynamics_interfaces types:
     ~/fill_trajectory_efforts TrajectoryEfforts     tau_ff of every trajectory point
     ~/set_payload             SetPayload            add / replace / clear a payload
 
-and its status on /diagnostics.
+and its status on /diagnostics. A floating or planar robot needs
+``base_state_topic`` (as dynamics_node: nav_msgs/Odometry of the base, stale
+after ``joint_state_timeout``); the services use its latest fresh state.
 
 Beside dynamics_node (the launch files start it so, as
 ``dynamics_node_services``), it serves dynamics_node's read-only services
@@ -25,14 +27,24 @@ takes the torque loop's GIL or its core.
 """
 import os
 
+from nav_msgs.msg import Odometry
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+from ..errors import InputError
 from ..ros import params as P
-from .model_node import ModelNode, run
+from .base_state import BaseState
+from .model_node import ModelNode, describe_base, run
 
 SERVICES_PARAMS = (
     P.Param('nice', 0, 'Niceness this process adds to itself at start (os.nice; 0-19): a larger value gives '
             'it less CPU than the processes beside it when the cores are busy. The launch files start '
             'dynamics_services beside dynamics_node with 10, so a large request never takes the torque '
             'loop\'s core.', check=lambda v: None if 0 <= v <= 19 else 'must be 0 to 19'),
+    P.Param('base_state_topic', '', 'nav_msgs/Odometry topic of the pose and twist of a floating or planar base, '
+            'as dynamics_node\'s parameter of that name (the services use its latest fresh state). Empty: none '
+            '(such a robot is refused).'),
+    P.Param('joint_state_timeout', 0.1, 'A base state older than this [s] is stale (dynamics_node\'s parameter '
+            'of that name: one parameter file serves both).', check=P.positive),
 )
 
 
@@ -44,10 +56,42 @@ class DynamicsServices(ModelNode):
 
     def __init__(self, node_name=default_name, **kwargs):
         super().__init__(node_name, **kwargs)
+        self.base = None              # the BaseState of a floating or planar model with base_state_topic
 
     def validate_params(self):
         if self.p.nice:
             os.nice(self.p.nice)
+
+    def create_inputs(self):
+        if self.p.base_state_topic:
+            self.create_subscription(Odometry, self.p.base_state_topic, self._on_base_state,
+                                     QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT))
+
+    def on_model(self, model, joints_changed):
+        old = self.base
+        self.base = None
+        if model.root_joint is not None and self.p.base_state_topic:
+            self.base = BaseState(model, self.p.joint_state_timeout * 1e9)
+            if old is not None and (old.frame, old.model.root_joint) == (self.base.frame, model.root_joint):
+                self.base.update_from(old)
+        return None
+
+    def moving_base_problem(self, model):
+        return None if self.p.base_state_topic else super().moving_base_problem(model)
+
+    def service_base_state(self, model):
+        """The latest base state from ``base_state_topic`` if it is fresh (InputError if not)."""
+        base, now = self.base, self._clock.now().nanoseconds
+        if base is None or not base.fresh(now):
+            what = 'no base state' if base is None or not base.known else 'the base state is %.3f s old' % base.age(now)
+            raise InputError('%s: %s on %s (fresh: at most joint_state_timeout, %.3f s)' % (
+                describe_base(model), what, self.resolve_topic_name(self.p.base_state_topic),
+                self.p.joint_state_timeout))
+        return base.q.copy(), base.v.copy()
+
+    def _on_base_state(self, msg):
+        if self.base is not None:
+            self.base.update(msg, self._clock.now().nanoseconds)
 
     def diagnostic_status(self, status):
         if status.level == 0:

@@ -50,8 +50,19 @@ def test_launch_files_declare_the_documented_arguments(standins):
     topic = overrides.get('command_topic',
                           yaml.safe_load(open(params_file))['/**']['ros__parameters']['command_topic'])
     assert in_root(topic) == '/effort_controller/commands'
-    assert [n.kwargs['executable'] for n in nodes] == ['dynamics_node', 'command_watchdog']
+    assert [n.kwargs['executable'] for n in nodes] == ['dynamics_node', 'dynamics_services', 'command_watchdog']
     assert {'dynamics_node', 'command_watchdog'} <= set(SCRIPTS)
+    # dynamics_services serves dynamics_node's read-only services under its names, at nice 10, with the same
+    # parameters; dynamics_node keeps its payloads there. query_services:=false: dynamics_node alone.
+    services = nodes[1].kwargs
+    assert services['name'] == overrides['services_node'] == 'dynamics_node_services'
+    assert services['parameters'] == [dict(yaml.safe_load(open(params_file))['/**']['ros__parameters'],
+                                           **overrides, nice=10)]
+    assert sorted(services['remappings']) == sorted(('~/%s' % s, 'dynamics_node/%s' % s) for s in (
+        'gravity_compensation', 'inverse_dynamics', 'forward_dynamics', 'mass_matrix', 'fill_trajectory_efforts'))
+    _, alone, _ = L.evaluate(LAUNCH / 'gravity_compensation.launch.py', {'query_services': 'false'}, SHARES)
+    assert [n.kwargs['executable'] for n in alone] == ['dynamics_node', 'command_watchdog']
+    assert 'services_node' not in alone[0].kwargs['parameters'][1]
     declared, nodes, context = L.evaluate(LAUNCH / 'dynamics_services.launch.py', {}, SHARES)
     assert {'urdf', 'params_file'} <= set(declared)
     assert [n.kwargs['executable'] for n in nodes] == ['dynamics_services']
@@ -79,10 +90,10 @@ def test_controller_yaml_matches_the_node_yaml():
 def _start(ros, start_node, tmp_path, launch_file, arguments, ready_topic=None, service=None):
     declared, nodes, context = L.evaluate(LAUNCH / launch_file, arguments, SHARES)
     nodes = [n for n in nodes if n.kwargs['executable'] != 'command_watchdog']     # test_ros_launch_watchdog's
-    assert len(nodes) == 1
-    cmd = L.node_command(nodes[0], context, SCRIPTS, tmp_path)
-    name = nodes[0].kwargs['name']
-    proc = start_node.command(cmd, name)
+    # The node, and dynamics_services beside dynamics_node (query_services:=true) after it.
+    assert [n.kwargs['executable'] for n in nodes[1:]] in ([], ['dynamics_services']), nodes
+    procs = [start_node.command(L.node_command(n, context, SCRIPTS, tmp_path), n.kwargs['name']) for n in nodes]
+    proc = procs[0]
     if ready_topic:
         ros.wait_for_subscriber(ready_topic, process=proc)
     return proc
@@ -183,9 +194,13 @@ def test_launch_describes_the_command_watchdog_with_the_node_s_command_topic(sta
                    'dynamics_node:\n  ros__parameters:\n    command_topic: mine/commands\n')
     _, params, _ = _watchdog({'params_file': str(own)})
     assert params['command_topic'] == 'mine/commands'
+    _, nodes, _ = L.evaluate(LAUNCH / 'gravity_compensation.launch.py', {'params_file': str(own)}, SHARES)
+    services, = [n for n in nodes if n.kwargs['executable'] == 'dynamics_services']   # ... and dynamics_services
+    assert services.kwargs['parameters'][0]['command_topic'] == 'mine/commands'
     # the same topic as dynamics_node's
     _, nodes, _ = L.evaluate(LAUNCH / 'gravity_compensation.launch.py', {'robot': 'kinova'}, SHARES)
-    assert nodes[1].kwargs['parameters'][0]['command_topic'] == nodes[0].kwargs['parameters'][1]['command_topic']
+    watchdog, = [n for n in nodes if n.kwargs['executable'] == 'command_watchdog']
+    assert watchdog.kwargs['parameters'][0]['command_topic'] == nodes[0].kwargs['parameters'][1]['command_topic']
     # left out
     assert _watchdog({'command_watchdog': 'false'})[0] is None
     assert _watchdog({'publish_command': 'false'})[0] is None

@@ -192,7 +192,8 @@ def test_a_loops_file_that_does_not_fit_gives_an_error_status(ros, start_node, t
     diag = ros.subscribe(DiagnosticArray, '/diagnostics')
 
     def error(array):
-        return next((s for s in array.status if proc.name in s.name and s.level == DiagnosticStatus.ERROR), None)
+        return next((s for s in array.status if s.name == '%s: dynamics' % proc.fqn.lstrip('/')
+                     and s.level == DiagnosticStatus.ERROR), None)
     got = diag.wait_where(error, timeout=READY_TIMEOUT)          # start-up: a cold kernel cache
     assert got is not None, proc.read_log()
     message = error(got).message
@@ -200,7 +201,7 @@ def test_a_loops_file_that_does_not_fit_gives_an_error_status(ros, start_node, t
     assert proc.poll() is None                                                   # still running
     # A file that is not there: the same, naming the file; the services say why there is no model.
     missing = str(tmp_path / 'no_such.loops.yaml')
-    proc = start_node('dynamics_node', loop_params(loops_file=missing, diagnostics_period=0.2))
+    proc = start_node.with_services(loop_params(loops_file=missing, diagnostics_period=0.2))
     got = diag.wait_where(error, timeout=READY_TIMEOUT)          # start-up: a cold kernel cache
     assert got is not None, proc.read_log()
     assert "'loops_file'" in error(got).message and missing in error(got).message, error(got).message

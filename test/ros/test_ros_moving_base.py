@@ -122,7 +122,7 @@ def check_torques(collectors, model, q, v):
 def start_dynamics(ros, start_node, urdf, **params):
     full = {'urdf_path': str(urdf), 'base_state_topic': 'odom', 'diagnostics_period': 0.2}
     full.update(params)
-    proc = start_node('dynamics_node', full)
+    proc = start_node.with_services(full)     # the read-only services: dynamics_services beside it
     ros.wait_for_subscriber(proc.topic('joint_states'), process=proc)
     outputs = [ros.subscribe(JointState, proc.topic('~/%s_torque' % k))
                for k in ('gravity', 'coriolis', 'compensation')]
