@@ -53,24 +53,33 @@ class PayloadSync:
         self.service_name = services_node.rstrip('/') + '/set_payload'
         self.client = node.create_client(SetPayload, self.service_name)
         self._sent = None                 # the payloads (key) last sent, or None
+        self._confirmed = None            # the payloads (key) the services node last confirmed, or None
         self._answers = []
-        self.state = 'waiting for %s' % self.service_name
+        self._progress = 'waiting for %s' % self.service_name
+
+    @property
+    def state(self):
+        """'in sync' while the services node has the node's current payloads, else how far it got."""
+        return 'in sync' if _key(self.node.payloads) == self._confirmed else self._progress
 
     def tick(self):
         """Send the payloads if they changed since the last sending and the service is there; read
         the answers of the last sending. Call it periodically (a timer of the node's thread)."""
         if self._answers and all(f.done() for f in self._answers):
-            failed = [f.result().message for f in self._answers if f.exception() is None and not f.result().success]
-            self.state = 'in sync' if not failed else 'refused: %s' % '; '.join(failed)
+            failed = [f.result().message if f.exception() is None else str(f.exception()) for f in self._answers
+                      if f.exception() is not None or not f.result().success]
             if failed:
+                self._progress = 'refused: %s' % '; '.join(failed)
                 self.node.get_logger().error('%s refused the payloads: %s' % (self.service_name, '; '.join(failed)))
+            else:
+                self._confirmed = self._sent
             self._answers = []
         key = _key(self.node.payloads)
         if key == self._sent:
             return
         if not self.client.service_is_ready():
-            self.state = 'waiting for %s' % self.service_name
+            self._progress = 'waiting for %s' % self.service_name
             return
         self._sent = key
-        self.state = 'sending'
+        self._progress = 'sending'
         self._answers = [self.client.call_async(r) for r in payload_requests(self.node.payloads)]

@@ -12,7 +12,7 @@ import robot_dynamics as rd
 from robot_dynamics_interfaces.srv import (ForwardDynamics, GravityCompensation, InverseDynamics,
                                            MassMatrix, SetPayload, TrajectoryEfforts)
 
-from conftest import PANDA
+from conftest import PANDA, wait_for
 
 MODEL = rd.load_urdf(str(PANDA))
 NAMES = list(MODEL.joint_names)
@@ -164,3 +164,50 @@ def test_no_model_yet_is_explained(ros, start_node):
     ros.wait_for_service(proc.topic('~/gravity_compensation'), process=proc)
     res = ros.call(GravityCompensation, proc.topic('~/gravity_compensation'), req)
     assert not res.success and 'no robot model yet' in res.message and '/rd_nobody_publishes_this' in res.message
+
+
+# --- dynamics_node with dynamics_services beside it (robot_dynamics/ros/query_services.py) ------------------------
+
+def _payload(link, m, com):
+    req = SetPayload.Request()
+    req.payload.link, req.payload.inertia.m = link, m
+    req.payload.inertia.com.x, req.payload.inertia.com.y, req.payload.inertia.com.z = com
+    req.payload.inertia.ixx = req.payload.inertia.iyy = req.payload.inertia.izz = 0.01
+    return req
+
+
+def test_dynamics_node_s_services_come_from_dynamics_services_with_its_payloads(ros, start_node):
+    from probes import Diagnostics
+    proc = start_node.with_services({'urdf_path': str(PANDA), 'diagnostics_period': 0.1})
+    diag = Diagnostics(ros, proc.fqn)
+    ros.wait_for_service(proc.topic('~/gravity_compensation'), process=proc)
+    ros.wait_for_service(proc.topic('~/set_payload'), process=proc)
+    # dynamics_node itself serves no read-only service: every one under its name comes from one other node.
+    def own():
+        return dict(ros.node.get_service_names_and_types_by_node(proc.name, proc.namespace))
+    assert wait_for(lambda: proc.topic('~/set_payload') in own(), 5), sorted(own())
+    assert not {s for s in own() if s.rsplit('/', 1)[-1] in ('gravity_compensation', 'inverse_dynamics',
+                                                            'forward_dynamics', 'mass_matrix',
+                                                            'fill_trajectory_efforts')}, sorted(own())
+    req = GravityCompensation.Request()
+    named(req.joint_state, NAMES, position=Q)
+
+    def gravity():
+        res = ros.call(GravityCompensation, proc.topic('~/gravity_compensation'), req)
+        assert res.success, res.message
+        return np.array(res.torques.effort)
+    np.testing.assert_allclose(gravity(), rd.gravity_torques(MODEL, Q), atol=1e-9)
+    # A payload set on dynamics_node reaches the services under its name (diagnostics: services_payloads).
+    res = ros.call(SetPayload, proc.topic('~/set_payload'), _payload('panda_hand', 1.5, (0.0, 0.0, 0.1)))
+    assert res.success, res.message
+    assert diag.wait(lambda v: v['services_payloads'] == 'in sync' and float(v['payload_mass_kg']) == 1.5, 5), \
+        diag.get()
+    loaded = MODEL.with_payload('panda_hand', 1.5, np.array([0.0, 0.0, 0.1]), 0.01 * np.eye(3))
+    np.testing.assert_allclose(gravity(), rd.gravity_torques(loaded, Q), atol=1e-9)
+    assert np.abs(gravity() - rd.gravity_torques(MODEL, Q)).max() > 0.1         # the payload shows
+    # Replaced, then cleared: the services follow.
+    ros.call(SetPayload, proc.topic('~/set_payload'), _payload('panda_link5', 0.7, (0.05, 0.0, 0.0)))
+    both = loaded.with_payload('panda_link5', 0.7, np.array([0.05, 0.0, 0.0]), 0.01 * np.eye(3))
+    assert wait_for(lambda: np.allclose(gravity(), rd.gravity_torques(both, Q), atol=1e-9), 5), gravity()
+    ros.call(SetPayload, proc.topic('~/set_payload'), SetPayload.Request(clear=True))
+    assert wait_for(lambda: np.allclose(gravity(), rd.gravity_torques(MODEL, Q), atol=1e-9), 5), gravity()
