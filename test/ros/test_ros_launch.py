@@ -6,6 +6,7 @@ Nodes it describes are started as real processes with the command line,
 parameter files and remappings that `ros2 launch` would use, and the topic
 graph and the outputs are checked.
 """
+import re
 import sys
 import time
 
@@ -257,3 +258,20 @@ def test_launch_gives_the_node_its_profile_s_joint_states_topic_and_controller(s
     assert params['controller_name'] == 'forward_effort_controller' and params['joint_state_effort'] == 'motor_current'
     remaps, _ = dynamics_node({'robot': 'franka', 'joint_states_topic': '/fr3/joint_states'})
     assert remaps == {'joint_states': '/fr3/joint_states'}
+
+
+def test_the_documented_pair_by_hand_is_the_launch_files_pair():
+    """docs/NODES.md's command lines for dynamics_node and dynamics_services by hand give what the launch files
+    give: every remap of query_services, the services node's name on both sides, its niceness."""
+    from robot_dynamics.ros import query_services
+    text = (ROOT / 'docs' / 'NODES.md').read_text()
+    section = text[text.index('### Which requests go where'):]
+    block = re.search(r'```bash\n(.*?)```', section, re.S).group(1).replace('\\\n', ' ')
+    node, services = [line.split() for line in block.splitlines() if line.strip()]
+    name = query_services.services_node_name('dynamics_node')
+    assert node[:3] == ['ros2', 'run', 'robot_dynamics'] and node[3] == 'dynamics_node'
+    assert 'services_node:=%s' % name in node
+    assert services[3] == 'dynamics_services' and '__node:=%s' % name in services
+    assert 'nice:=%d' % query_services.NICE in services
+    rules = [services[k + 1] for k, a in enumerate(services) if a == '-r' and not services[k + 1].startswith('__')]
+    assert rules == query_services.ros_arguments('dynamics_node')[1::2]
