@@ -13,9 +13,8 @@
    rejected (counted in diagnostics as ``descriptions_rejected``) and the
    last valid model stays.
 
-It offers the services of ``robot_dynamics_interfaces`` (``~/gravity_compensation``,
-``~/inverse_dynamics``, ``~/forward_dynamics``, ``~/mass_matrix``,
-``~/fill_trajectory_efforts``, ``~/set_payload``) and publishes
+It offers the services of ``robot_dynamics_interfaces`` (the read-only ones of
+:mod:`.queries`, unless ``query_services`` is False, and ``~/set_payload``) and publishes
 diagnostic_msgs/DiagnosticArray on ``/diagnostics`` (absolute, where
 diagnostic_aggregator listens). Every service answers
 ``success: false`` with a message that says what is wrong instead of
@@ -24,55 +23,37 @@ clamped to effort limits.
 
 A floating or planar base (``model.root_joint``) needs a base state:
 :meth:`ModelNode.moving_base_problem` refuses such a model unless the node
-has one (dynamics_node with ``base_state_topic``, simulator_node with its
-own simulated base). The services then take the joints from the request
-and the base from :meth:`ModelNode.service_base_state`, with the base's
-acceleration zero, and answer for the joints (the base is not actuated):
-``~/gravity_compensation`` and ``~/inverse_dynamics`` the joint part of
-``gravity_torques`` / ``rnea`` on the full state, ``~/mass_matrix`` the
-joint block of M (the arm's inertia with the base held; it does not depend
-on the base's pose). ``~/forward_dynamics`` and ``~/fill_trajectory_efforts``
-refuse: the joint accelerations of a free base depend on the contact
-wrenches on it, and a trajectory's future base states are unknown.
-
-A closed-loop robot (``loops_file``, docs/LOOPS.md): the URDF is the
-mechanism's spanning tree and the YAML file its closure joints, applied
-with ``rd.load_urdf(..., loops=...)`` to every description. The file is
-read once, at start-up; a file that cannot be read or parsed, or loops that
-do not fit a description, leave the node without that model and with an
-ERROR status naming the file and the loop (the node keeps running). The
-state is fixed by ``actuated_joints`` (:mod:`.closed_loop`): a request may
-name only them, the passive joints are computed. ``~/gravity_compensation``
-and ``~/inverse_dynamics`` answer ``rd.constrained_inverse_dynamics`` for
-the actuated joints; ``~/forward_dynamics`` ``rd.constrained_forward_dynamics``
-for every joint (efforts of the actuated joints, none at the passive
-ones); ``~/mass_matrix`` the spanning tree's M; ``~/fill_trajectory_efforts``
-refuses.
+has one (dynamics_node and dynamics_services with ``base_state_topic``,
+simulator_node with its own simulated base). A closed-loop robot
+(``loops_file``, docs/LOOPS.md): the URDF is the mechanism's spanning tree
+and the YAML file its closure joints, applied with ``rd.load_urdf(...,
+loops=...)`` to every description. The file is read once, at start-up; a
+file that cannot be read or parsed, or loops that do not fit a description,
+leave the node without that model and with an ERROR status naming the file
+and the loop (the node keeps running). What the services answer for both:
+:mod:`.queries`.
 """
 import time
 
 import numpy as np
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 import robot_dynamics as rd
 from robot_dynamics_interfaces.srv import (ForwardDynamics, GravityCompensation, InverseDynamics,
                                            MassMatrix, SetPayload, TrajectoryEfforts)
 
-from ..ros import params as P
-from .base_state import full_state
-from .closed_loop import ClosedLoop, check_actuated
-from .compensation import GRAVITY
-from .joint_map import JointMapError, state_from_names
-from .trajectory import fill_trajectory_efforts
-from .spin import DEFAULT_EXECUTOR, EXECUTORS, StopSignals, close, make_executor  # noqa: F401  (also model_node's names)
 from ..errors import InputError
+from ..ros import params as P
+from .closed_loop import check_actuated
+from .queries import Queries, describe_base, fail as _fail, ok as _ok  # noqa: F401  (describe_base: also here)
+# Also model_node's names, where the nodes and tests import them from:
+from .spin import DEFAULT_EXECUTOR, EXECUTORS, STOP_WAIT, StopSignals, close, make_executor, run  # noqa: F401
+from .warm_up import WARMUP_URDF as _WARMUP_URDF, warm_up, warm_up_model, warm_up_moving_base  # noqa: F401
 
 #: QoS of robot_description, as robot_state_publisher offers it.
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
@@ -107,51 +88,6 @@ MODEL_PARAMS = (
             ptype=Parameter.Type.STRING_ARRAY),
 )
 
-# A two-link robot used to compile (or load from numba's cache) every kernel
-# the node calls before it subscribes to anything.
-_WARMUP_URDF = """<robot name="warmup">
-  <link name="base"/>
-  <link name="l1"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <link name="l2"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 0 1"/>
-    <limit effort="10" lower="-3" upper="3" velocity="1"/><dynamics damping="0.1" friction="0.1"/></joint>
-  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="0 0 0.5"/><axis xyz="0 1 0"/>
-    <limit effort="10" lower="-3" upper="3" velocity="1"/></joint>
-</robot>"""
-
-
-def warm_up_model():
-    """The two-link robot (with a payload on ``l2``) the warm-ups run on."""
-    return rd.load_urdf(_WARMUP_URDF).with_payload('l2', 0.5, (0.0, 0.0, 0.1))
-
-
-def warm_up():
-    """Compile or load every kernel the nodes use (seconds on a cold numba cache)."""
-    model = warm_up_model()
-    q = np.full(model.nq, 0.1)
-    rd.gravity_torques(model, q)
-    rd.nonlinear_effects(model, q, q)
-    rd.rnea(model, q, q, q)
-    rd.mass_matrix(model, q)
-    rd.aba(model, q, q, q)
-    rd.friction_torques(model, q, smoothing=0.01)
-    rd.rnea(model, np.tile(q, (3, 1)), np.tile(q, (3, 1)), np.tile(q, (3, 1)))
-    rd.forward_kinematics(model, q)           # the loop kinematics of a closed-loop robot (loops_file)
-
-
-def warm_up_moving_base():
-    """Compile or load the kernels of the torque laws on floating and planar bases (what a node
-    with a base state calls per message)."""
-    for root in ('floating', 'planar'):
-        model = rd.load_urdf(_WARMUP_URDF, root_joint=root)
-        q, v = model.neutral(), np.full(model.nv, 0.1)
-        rd.gravity_torques(model, q)
-        rd.nonlinear_effects(model, q, v)
-        rd.rnea(model, q, v, v)
-        rd.mass_matrix(model, q)
-        rd.friction_torques(model, v, smoothing=0.01)
-
-
 def _inertia_matrix(inertia):
     return np.array([[inertia.ixx, inertia.ixy, inertia.ixz],
                      [inertia.ixy, inertia.iyy, inertia.iyz],
@@ -180,7 +116,7 @@ def _check_payload(model, inertia):
         raise InputError('the payload makes the dynamics non-finite (%s)' % exc) from None
 
 
-class ModelNode(Node):
+class ModelNode(Queries, Node):
     """Robot model, payloads, dynamics services and /diagnostics.
 
     Two steps, as in ros2/examples: construct (plain state, no parameters,
@@ -430,150 +366,10 @@ class ModelNode(Node):
         state override it."""
         raise InputError('%s and %s has no base state' % (describe_base(model), self.get_name()))
 
-    def _full_state(self, model, q, qd=None):
-        """(q, v) of the joints' ``q``, ``qd`` (n,) with the services' base state; a fixed base: (q, qd)."""
-        if model.root_joint is None:
-            return q, qd
-        q_root, v_root = self.service_base_state(model)
-        return full_state(model, q_root, v_root, q, qd)
-
     def payload_mass(self):
         return float(sum(m for m, _, _ in self.payloads.values()))
 
     # --- services ---------------------------------------------------------------
-    def _no_model(self, response):
-        response.success = False
-        response.message = 'no robot model yet (%s)' % (self.model_error or self.model_status)
-        return response
-
-    def _srv_gravity(self, request, response):
-        model = self.model
-        if model is None:
-            return self._no_model(response)
-        js = request.joint_state
-        try:
-            if model.loops:
-                loop = self._loop_of(model)
-                q, qd = self._loop_state(loop, js)
-                tau = loop.compute(q, qd).copy()
-                response.torques = JointState(header=js.header, name=loop.actuated, effort=tau.tolist())
-                return _ok(response)
-            q, = state_from_names(model.joint_names, js.name, js.position, (), what=('position',))
-            q, _ = self._full_state(model, q)
-            tau = rd.gravity_torques(model, q)[model.root_nv:]
-        except ValueError as exc:
-            return _fail(response, exc)
-        response.torques = JointState(header=js.header, name=list(model.joint_names), effort=tau.tolist())
-        return _ok(response)
-
-    def _loop_of(self, model):
-        """The services' :class:`.closed_loop.ClosedLoop` of ``model`` (gravity mode), built once per model."""
-        if self._service_loop is None or self._service_loop.model is not model:
-            self._service_loop = ClosedLoop(model, self.actuated(model), GRAVITY)
-        return self._service_loop
-
-    def _loop_state(self, loop, js, extra=(), what=()):
-        """(q, qd, *extra) of a closed-loop request: the actuated joints' values (the passive ones, if
-        named, only start the assembly); the extra arrays (actuated order) are returned as they are."""
-        arrays = state_from_names(loop.actuated, js.name, js.position, js.velocity, extra,
-                                  what=('position', 'velocity') + tuple(what))
-        guess = None
-        if loop.passive and all(n in js.name for n in loop.passive):
-            try:
-                guess, = state_from_names(loop.passive, js.name, js.position, (), what=('position',))
-            except JointMapError:
-                guess = None
-        q, qd = loop.complete(arrays[0], arrays[1], guess)
-        return (q.copy(), qd.copy()) + tuple(arrays[2:])
-
-    def _srv_inverse_dynamics(self, request, response):
-        model = self.model
-        if model is None:
-            return self._no_model(response)
-        js = request.joint_state
-        if model.loops:
-            try:
-                loop = self._loop_of(model)
-                q, qd, qdd_a = self._loop_state(loop, js, [request.acceleration], ('acceleration',))
-                tau, _ = rd.constrained_inverse_dynamics(model, q, qd, loop.accelerations(q, qd, qdd_a),
-                                                         loop.actuated)
-            except ValueError as exc:
-                return _fail(response, exc)
-            response.torques = JointState(header=js.header, name=loop.actuated, effort=tau[loop.a].tolist())
-            return _ok(response)
-        try:
-            q, qd, qdd = state_from_names(model.joint_names, js.name, js.position, js.velocity,
-                                          [request.acceleration],
-                                          what=('position', 'velocity', 'acceleration'))
-            q, qd = self._full_state(model, q, qd)
-            if model.root_joint is not None:        # the base's acceleration: zero
-                qdd = np.concatenate([np.zeros(model.root_nv), qdd])
-            tau = rd.rnea(model, q, qd, qdd)[model.root_nv:]
-        except ValueError as exc:
-            return _fail(response, exc)
-        response.torques = JointState(header=js.header, name=list(model.joint_names), effort=tau.tolist())
-        return _ok(response)
-
-    def _srv_forward_dynamics(self, request, response):
-        model = self.model
-        if model is None:
-            return self._no_model(response)
-        if model.root_joint is not None:
-            return _fail(response, '%s: its joint accelerations depend on the contact wrenches on the base, '
-                         'which this service does not know (the library: rd.aba with the base wrench in tau and '
-                         'the contacts in f_ext)' % describe_base(model))
-        js = request.joint_state
-        try:
-            if model.loops:
-                loop = self._loop_of(model)
-                q, qd, tau_a = self._loop_state(loop, js, [js.effort], ('effort',))
-                tau = np.zeros(model.nq)
-                tau[loop.a] = tau_a
-                qdd, _ = rd.constrained_forward_dynamics(model, q, qd, tau)
-            else:
-                q, qd, tau = state_from_names(model.joint_names, js.name, js.position, js.velocity,
-                                              [js.effort], what=('position', 'velocity', 'effort'))
-                qdd = rd.aba(model, q, qd, tau)
-        except ValueError as exc:
-            return _fail(response, exc)
-        response.name = list(model.joint_names)
-        response.acceleration = qdd.tolist()
-        return _ok(response)
-
-    def _srv_mass_matrix(self, request, response):
-        model = self.model
-        if model is None:
-            return self._no_model(response)
-        js = request.joint_state
-        try:
-            q, = state_from_names(model.joint_names, js.name, js.position, (), what=('position',))
-            if model.root_joint is not None:        # the joint block: independent of the base's pose
-                q = np.concatenate([model.neutral()[:model.root_nq], q])
-            M = rd.mass_matrix(model, q)[model.root_nv:, model.root_nv:]
-        except ValueError as exc:
-            return _fail(response, exc)
-        response.name = list(model.joint_names)
-        response.mass_matrix = M.ravel().tolist()
-        return _ok(response)
-
-    def _srv_trajectory(self, request, response):
-        model = self.model
-        if model is None:
-            return self._no_model(response)
-        if model.root_joint is not None:
-            return _fail(response, '%s: the efforts of a trajectory need the base state at each of its points, '
-                         'which are unknown ahead of time' % describe_base(model))
-        if model.loops:
-            return _fail(response, 'robot %r has closed loops (loops_file): the trajectory efforts are computed for '
-                         'trees only; use ~/inverse_dynamics point by point' % model.name)
-        try:
-            response.trajectory = fill_trajectory_efforts(
-                model, request.trajectory, include_friction=request.include_friction,
-                friction_smoothing=self.p.friction_smoothing)
-        except ValueError as exc:
-            return _fail(response, exc)
-        return _ok(response, '%d points' % len(request.trajectory.points))
-
     def _srv_set_payload(self, request, response):
         if self.base_model is None:
             return self._no_model(response)
@@ -693,102 +489,3 @@ def resolve_path(path):
         raise OSError(0, 'package %r not found (%s)' % (package, exc)) from None
     import os
     return os.path.join(share, rest)
-
-
-def describe_base(model):
-    """'robot 'x' has a floating base (the URDF attaches its root link 'world' through a floating joint)'."""
-    return ('robot %r has a %s base (the URDF attaches its root link %r through a %s joint)'
-            % (model.name, model.root_joint, model.base_link, model.root_joint))
-
-
-def _ok(response, message='ok'):
-    response.success = True
-    response.message = message
-    return response
-
-
-def _fail(response, problem):
-    response.success = False
-    response.message = str(problem)
-    return response
-
-
-def run(node_class, args=None, configure=True):
-    """``main()`` of a node: init, construct, configure, spin, clean shutdown on Ctrl-C/SIGTERM.
-
-    A parameter error is logged with its explanation and exits with status 2. ``configure=False``:
-    a lifecycle node, configured by its ``~/change_state`` service. SIGINT or SIGTERM while it
-    spins stops the loop within one ``spin_once`` (0.1 s); the executor is shut down before the
-    node is destroyed and before rclpy is, in that order (:class:`StopSignals` says why).
-    """
-    import signal
-    import sys
-
-    from rclpy.executors import ExternalShutdownException
-    from rclpy.signals import SignalHandlerOptions
-
-    signal.signal(signal.SIGTERM, signal.default_int_handler)     # KeyboardInterrupt, as SIGINT by default
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    node = executor = None
-    why = 'the context was shut down'
-    try:
-        node = node_class()
-        try:
-            if configure:
-                node.configure()
-        except P.ParameterError as exc:
-            node.get_logger().fatal(str(exc))
-            node.destroy_node()
-            node = None
-            rclpy.try_shutdown()
-            sys.exit(2)
-        executor = make_executor()
-        executor.add_node(node)
-        stop = StopSignals().install()
-        node.get_logger().info('%s; spinning in %s' % ('configured' if configure else 'unconfigured (lifecycle)',
-                                                        type(executor).__name__))
-        # spin_once in a loop, not spin(): the Jazzy EventsExecutor's spin()
-        # was seen not to run timers at all, spin_once() does.
-        while stop.requested is None and node.context.ok():
-            try:
-                executor.spin_once(timeout_sec=0.1)
-            except Exception:
-                # Something else shut the context down while a callback was
-                # publishing ("publisher's context is invalid"): a clean exit.
-                if node.context.ok():
-                    raise
-        if stop.requested is not None:
-            why = signal.Signals(stop.requested).name
-            node.get_logger().info('%s: stopping' % why)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        why = 'SIGINT or SIGTERM'
-    except BaseException as exc:
-        why = 'an error (%s: %s)' % (type(exc).__name__, exc)
-        raise
-    finally:
-        if executor is not None:
-            _end(node, executor, why)
-        close(node, executor)
-
-
-#: [s] longest wait of a clean stop for the answer to what final_stop sent (the controller's deactivation).
-STOP_WAIT = 1.0
-
-
-def _end(node, executor, why):
-    """The node's :meth:`ModelNode.final_stop` on a clean stop, its answer waited for at most STOP_WAIT.
-
-    Runs while the executor still spins the node, so the answer of the controller_manager can come; a context
-    already shut down (nothing can be sent) or a failure here is logged, never raised over the stop's cause.
-    """
-    if node is None or not node.context.ok():
-        return
-    try:
-        future = node.final_stop(why)
-        deadline = time.monotonic() + STOP_WAIT
-        while future is not None and not future.done() and time.monotonic() < deadline and node.context.ok():
-            executor.spin_once(timeout_sec=0.01)
-        if future is not None:
-            node.report_stop(future)
-    except Exception as exc:             # the stop goes on: destroy the node, shut rclpy down
-        node.get_logger().error('final stop failed: %s: %s' % (type(exc).__name__, exc))

@@ -2,9 +2,12 @@
 
 Light on purpose (rclpy only, imported when used): the ``command_watchdog``
 node spins and stops as the dynamics nodes do without importing their model
-code. :mod:`.model_node` re-exports both names.
+code. :mod:`.model_node` re-exports both names. :func:`run` is every node's
+``main()``.
 """
-from ..errors import InputError
+import time
+
+from ..errors import InputError, ParameterError
 
 #: Executors the nodes can spin in: ROBOT_DYNAMICS_EXECUTOR value -> rclpy class name.
 EXECUTORS = {'events': 'EventsExecutor', 'single': 'SingleThreadedExecutor'}
@@ -119,3 +122,86 @@ def close(node, executor):
     if node is not None:
         node.destroy_node()
     rclpy.try_shutdown()
+
+
+def run(node_class, args=None, configure=True):
+    """``main()`` of a node: init, construct, configure, spin, clean shutdown on Ctrl-C/SIGTERM.
+
+    A parameter error is logged with its explanation and exits with status 2. ``configure=False``:
+    a lifecycle node, configured by its ``~/change_state`` service. SIGINT or SIGTERM while it
+    spins stops the loop within one ``spin_once`` (0.1 s); the executor is shut down before the
+    node is destroyed and before rclpy is, in that order (:class:`StopSignals` says why).
+    """
+    import signal
+    import sys
+
+    import rclpy
+
+    from rclpy.executors import ExternalShutdownException
+    from rclpy.signals import SignalHandlerOptions
+
+    signal.signal(signal.SIGTERM, signal.default_int_handler)     # KeyboardInterrupt, as SIGINT by default
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    node = executor = None
+    why = 'the context was shut down'
+    try:
+        node = node_class()
+        try:
+            if configure:
+                node.configure()
+        except ParameterError as exc:
+            node.get_logger().fatal(str(exc))
+            node.destroy_node()
+            node = None
+            rclpy.try_shutdown()
+            sys.exit(2)
+        executor = make_executor()
+        executor.add_node(node)
+        stop = StopSignals().install()
+        node.get_logger().info('%s; spinning in %s' % ('configured' if configure else 'unconfigured (lifecycle)',
+                                                        type(executor).__name__))
+        # spin_once in a loop, not spin(): the Jazzy EventsExecutor's spin()
+        # was seen not to run timers at all, spin_once() does.
+        while stop.requested is None and node.context.ok():
+            try:
+                executor.spin_once(timeout_sec=0.1)
+            except Exception:
+                # Something else shut the context down while a callback was
+                # publishing ("publisher's context is invalid"): a clean exit.
+                if node.context.ok():
+                    raise
+        if stop.requested is not None:
+            why = signal.Signals(stop.requested).name
+            node.get_logger().info('%s: stopping' % why)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        why = 'SIGINT or SIGTERM'
+    except BaseException as exc:
+        why = 'an error (%s: %s)' % (type(exc).__name__, exc)
+        raise
+    finally:
+        if executor is not None:
+            _end(node, executor, why)
+        close(node, executor)
+
+
+#: [s] longest wait of a clean stop for the answer to what final_stop sent (the controller's deactivation).
+STOP_WAIT = 1.0
+
+
+def _end(node, executor, why):
+    """The node's :meth:`ModelNode.final_stop` on a clean stop, its answer waited for at most STOP_WAIT.
+
+    Runs while the executor still spins the node, so the answer of the controller_manager can come; a context
+    already shut down (nothing can be sent) or a failure here is logged, never raised over the stop's cause.
+    """
+    if node is None or not node.context.ok():
+        return
+    try:
+        future = node.final_stop(why)
+        deadline = time.monotonic() + STOP_WAIT
+        while future is not None and not future.done() and time.monotonic() < deadline and node.context.ok():
+            executor.spin_once(timeout_sec=0.01)
+        if future is not None:
+            node.report_stop(future)
+    except Exception as exc:             # the stop goes on: destroy the node, shut rclpy down
+        node.get_logger().error('final stop failed: %s: %s' % (type(exc).__name__, exc))
