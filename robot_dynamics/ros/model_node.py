@@ -35,7 +35,6 @@ and the loop (the node keeps running). What the services answer for both:
 """
 import time
 
-import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.node import Node
@@ -50,7 +49,8 @@ from robot_dynamics_interfaces.srv import (ForwardDynamics, GravityCompensation,
 from ..errors import InputError
 from ..ros import params as P
 from .closed_loop import check_actuated
-from .queries import Queries, describe_base, fail as _fail, ok as _ok  # noqa: F401  (describe_base: also here)
+from .payloads import Payloads
+from .queries import Queries, describe_base  # noqa: F401  (describe_base: also here)
 # Also model_node's names, where the nodes and tests import them from:
 from .spin import DEFAULT_EXECUTOR, EXECUTORS, STOP_WAIT, StopSignals, close, make_executor, run  # noqa: F401
 from .warm_up import WARMUP_URDF as _WARMUP_URDF, warm_up, warm_up_model, warm_up_moving_base  # noqa: F401
@@ -88,35 +88,7 @@ MODEL_PARAMS = (
             ptype=Parameter.Type.STRING_ARRAY),
 )
 
-def _inertia_matrix(inertia):
-    return np.array([[inertia.ixx, inertia.ixy, inertia.ixz],
-                     [inertia.ixy, inertia.iyy, inertia.iyz],
-                     [inertia.ixz, inertia.iyz, inertia.izz]])
-
-
-def _check_payload(model, inertia):
-    """Raise ValueError unless a payload is usable: its (finite, symmetric)
-    inertia about its centre of mass is physical (positive semi-definite, zero
-    being a point mass, and each principal moment at most the sum of the other
-    two) and the loaded ``model`` still gives finite dynamics (a mass of 1e308
-    kg passes Model.with_payload but overflows every later computation)."""
-    moments = np.linalg.eigvalsh(inertia)
-    tol = 1e-9 * max(float(np.max(np.abs(moments))), 1e-300)
-    if moments[0] < -tol:
-        raise InputError('payload inertia is not positive semi-definite (principal moments %s)'
-                         % np.array2string(moments, precision=6))
-    if moments[2] > moments[0] + moments[1] + tol:
-        raise InputError('payload inertia violates the triangle inequality (principal moments %s)'
-                         % np.array2string(moments, precision=6))
-    q = model.neutral()
-    try:
-        rd.gravity_torques(model, q)        # both raise ValueError on a non-finite result
-        rd.mass_matrix(model, q)
-    except ValueError as exc:
-        raise InputError('the payload makes the dynamics non-finite (%s)' % exc) from None
-
-
-class ModelNode(Queries, Node):
+class ModelNode(Payloads, Queries, Node):
     """Robot model, payloads, dynamics services and /diagnostics.
 
     Two steps, as in ros2/examples: construct (plain state, no parameters,
@@ -365,82 +337,6 @@ class ModelNode(Queries, Node):
         planar ``model``. Raises InputError (the service then answers with it); subclasses with a base
         state override it."""
         raise InputError('%s and %s has no base state' % (describe_base(model), self.get_name()))
-
-    def payload_mass(self):
-        return float(sum(m for m, _, _ in self.payloads.values()))
-
-    # --- services ---------------------------------------------------------------
-    def _srv_set_payload(self, request, response):
-        if self.base_model is None:
-            return self._no_model(response)
-        link = request.payload.link
-        old = dict(self.payloads)
-        if request.clear:
-            if link and link not in self.payloads:
-                if link not in self.base_model.link_names:
-                    response.total_payload_mass = self.payload_mass()
-                    return _fail(response, 'unknown link %r; the model\'s links are: %s'
-                                 % (link, ', '.join(self.base_model.link_names)))
-                text = 'no payload on %r' % link
-            elif link:
-                del self.payloads[link]
-                text = 'payload on %r cleared' % link
-            else:
-                self.payloads.clear()
-                text = 'all payloads cleared'
-        else:
-            inertia = request.payload.inertia
-            c = inertia.com
-            entry = (float(inertia.m), np.array([c.x, c.y, c.z]), _inertia_matrix(inertia))
-            problem = self.set_payload(link, entry)
-            response.total_payload_mass = self.payload_mass()
-            if problem:
-                return _fail(response, problem)
-            return _ok(response, 'payload of %.4g kg on %r' % (entry[0], link))
-        problem = self._rebuild(joints_changed=False)
-        if problem:
-            self.payloads = old
-            self._rebuild(joints_changed=False)
-            response.total_payload_mass = self.payload_mass()
-            return _fail(response, problem)
-        self.get_logger().info(text)
-        response.total_payload_mass = self.payload_mass()
-        return _ok(response, text)
-
-    def set_payload(self, link, entry):
-        """Set or replace the payload on ``link`` (what ``~/set_payload`` does).
-
-        Args:
-            link: a link of the model.
-            entry: (mass [kg], com (3,) in the link frame [m], inertia (3, 3)
-                about the com in link axes [kg m^2]).
-
-        Returns:
-            None, or the problem (then nothing changed).
-        """
-        try:
-            with np.errstate(over='ignore', invalid='ignore'):
-                candidate = self.base_model.with_payload(link, *entry)  # checks link, mass, com
-            _check_payload(candidate, entry[2])
-        except ValueError as exc:
-            return str(exc)
-        old = dict(self.payloads)
-        self.payloads[link] = entry
-        problem = self._rebuild(joints_changed=False)
-        if problem:
-            self.payloads = old
-            self._rebuild(joints_changed=False)
-            return problem
-        self.get_logger().info('payload of %.4g kg on %r' % (entry[0], link))
-        return None
-
-    def model_without_payload(self, link):
-        """The base model with every payload but the one on ``link`` (what identifies a new one there)."""
-        model = self.base_model
-        for other, (m, com, inertia) in self.payloads.items():
-            if other != link:
-                model = model.with_payload(other, m, com, inertia)
-        return model
 
     # --- diagnostics ------------------------------------------------------------
     def _publish_diagnostics(self):

@@ -183,6 +183,8 @@ def test_dynamics_node_s_services_come_from_dynamics_services_with_its_payloads(
     ros.wait_for_service(proc.topic('~/gravity_compensation'), process=proc)
     ros.wait_for_service(proc.topic('~/set_payload'), process=proc)
     # dynamics_node itself serves no read-only service: every one under its name comes from one other node.
+    assert wait_for(lambda: (proc.name, proc.namespace) in ros.node.get_node_names_and_namespaces(), 5)
+
     def own():
         return dict(ros.node.get_service_names_and_types_by_node(proc.name, proc.namespace))
     assert wait_for(lambda: proc.topic('~/set_payload') in own(), 5), sorted(own())
