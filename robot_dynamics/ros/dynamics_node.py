@@ -310,7 +310,7 @@ class DynamicsNode(ModelNode):
 
     default_name = 'dynamics_node'
     extra_params = NODE_PARAMS
-    query_services = False              # served by dynamics_services, another process (service_thread.py)
+    query_services = False              # served by dynamics_services, another process (query_services.py)
 
     def __init__(self, node_name=default_name, **kwargs):
         super().__init__(node_name, **kwargs)
