@@ -8,8 +8,9 @@ client that sets a payload on dynamics_node (``~/set_payload``, or
 payload. So, with ``services_node`` set, dynamics_node sets the same payloads
 there through that node's own ``~/set_payload``: every payload cleared, then
 each one set, in one client's order (the service takes them in order). It
-sends once the service is there and again after each change; :attr:`state`
-says how far it got (dynamics_node reports it on /diagnostics).
+sends once the service is there, again after each change, and again when the
+service comes back after it was gone (a restarted node has no payload);
+:attr:`state` says how far it got (dynamics_node reports it on /diagnostics).
 """
 from geometry_msgs.msg import Inertia
 from robot_dynamics_interfaces.msg import Payload
@@ -74,11 +75,14 @@ class PayloadSync:
             else:
                 self._confirmed = self._sent
             self._answers = []
+        if not self.client.service_is_ready():
+            # Gone (or not there yet): a services node that comes back has no payload; send them all again.
+            self._sent = self._confirmed = None
+            self._answers = []
+            self._progress = 'waiting for %s' % self.service_name
+            return
         key = _key(self.node.payloads)
         if key == self._sent:
-            return
-        if not self.client.service_is_ready():
-            self._progress = 'waiting for %s' % self.service_name
             return
         self._sent = key
         self._progress = 'sending'

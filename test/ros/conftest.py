@@ -255,19 +255,25 @@ def start_node(tmp_path, request):
         procs.append(proc)
         return proc
 
+    def services_for(proc, params):
+        """dynamics_services beside the dynamics_node ``proc`` (its namespace), as the launch files start it:
+        it serves the node's read-only services under the node's names (robot_dynamics/ros/query_services.py)."""
+        return start('dynamics_services', dict(params, nice=query_services.NICE),
+                     name=query_services.services_node_name(proc.name), ns=proc.namespace,
+                     remaps=dict(query_services.remappings(proc.name)))
+
     def with_services(params, *, module='dynamics_node', name='dynamics_node', ns=None):
-        """dynamics_node (or ``module``, its lifecycle variant) and dynamics_services beside it, as the launch
-        files start them: dynamics_services serves the node's read-only services under the node's names, and
-        the node keeps its payloads there (robot_dynamics/ros/query_services.py). Returns the node's process."""
+        """dynamics_node (or ``module``, its lifecycle variant) and dynamics_services beside it
+        (:func:`services_for`); the node keeps its payloads there. Returns the node's process, with
+        ``services``, the other one's."""
         ns = ns or '/t%d_%d' % (os.getpid(), next(_counter))
-        services = query_services.services_node_name(name)
-        proc = start(module, dict(params, services_node=services), name=name, ns=ns)
-        start('dynamics_services', dict(params, nice=query_services.NICE), name=services, ns=ns,
-              remaps=dict(query_services.remappings(name)))
+        proc = start(module, dict(params, services_node=query_services.services_node_name(name)), name=name, ns=ns)
+        proc.services = services_for(proc, params)
         return proc
 
     start.command = command
     start.with_services = with_services
+    start.services_for = services_for
     yield start
     failed = getattr(request.node, 'rep_call', None) is not None and request.node.rep_call.failed
     node_process.stop_all(procs)

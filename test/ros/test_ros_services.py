@@ -207,6 +207,11 @@ def test_dynamics_node_s_services_come_from_dynamics_services_with_its_payloads(
     loaded = MODEL.with_payload('panda_hand', 1.5, np.array([0.0, 0.0, 0.1]), 0.01 * np.eye(3))
     np.testing.assert_allclose(gravity(), rd.gravity_torques(loaded, Q), atol=1e-9)
     assert np.abs(gravity() - rd.gravity_torques(MODEL, Q)).max() > 0.1         # the payload shows
+    # A services node that comes back (restarted) gets the payloads again.
+    proc.services.stop()
+    proc.services = start_node.services_for(proc, {'urdf_path': str(PANDA)})
+    ros.wait_for_service(proc.topic('~/gravity_compensation'), process=proc.services)
+    assert wait_for(lambda: np.allclose(gravity(), rd.gravity_torques(loaded, Q), atol=1e-9), 10), gravity()
     # Replaced, then cleared: the services follow.
     ros.call(SetPayload, proc.topic('~/set_payload'), _payload('panda_link5', 0.7, (0.05, 0.0, 0.0)))
     both = loaded.with_payload('panda_link5', 0.7, np.array([0.05, 0.0, 0.0]), 0.01 * np.eye(3))
