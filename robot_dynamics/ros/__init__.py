@@ -25,8 +25,9 @@ Pure helpers, usable and tested without DDS:
 - :mod:`.compensation`: the torque laws and the effort limiter;
 - :mod:`.trajectory`: sampling a JointTrajectory and the batch API that
   fills the efforts of a whole trajectory (:func:`.trajectory.fill_trajectory_efforts`);
-- :mod:`.sim_commands`, :mod:`.pacing`, :mod:`.markers`: the simulator
-  node's message checks, wall-clock pacing and RViz markers.
+- :mod:`.markers`: the simulator node's RViz markers (the simulation
+  itself, its message checks and pacing are ROS-free:
+  :mod:`robot_dynamics.simulation.session`).
 
 A node is constructed, then configured (:meth:`.model_node.ModelNode.configure`:
 parameters, kernels, model, publishers, services, subscriptions), then spun
