@@ -7,18 +7,20 @@ import numpy as np
 
 from ..algorithms import checks
 from ..algorithms.kinematics import jacobian
+from ..deprecation import old_order, static_torques_order
 from ..errors import InputError
 
 
-def static_torques(model, q, link, wrench, point=(0.0, 0.0, 0.0)):
+@old_order(2, static_torques_order, "static_torques(model, q, wrench, link, point)")
+def static_torques(model, q, wrench, link, point=(0.0, 0.0, 0.0)):
     """Joint torques that balance a wrench applied by the robot at a point:
     ``tau = J(q)^T F`` (Craig eq. 5.105; Handbook eq. 3.6).
 
     Args:
         q: (..., nq) joint positions.
-        link: link on which the point sits (e.g. the tool flange).
         wrench: (..., 6) ``[fx, fy, fz, nx, ny, nz]`` that the robot exerts on
             its environment at ``point``, in the base frame [N, N m].
+        link: link on which the point sits (e.g. the tool flange).
         point: (3,) point in the link frame [m].
 
     Returns:

@@ -39,12 +39,14 @@ from ..algorithms.kinematics import jacobian
 from ..errors import InputError
 from . import closure
 from .closure import one_thread
+from ..deprecation import impact_order, old_order
 from .assembly import mechanism_rank
 from .dynamics import MAX_CONDITION, _solve_reduced, split
 
 
+@old_order(3, impact_order, "impact(model, q, qd_minus, normal, link, point, restitution)")
 @one_thread
-def impact(model, q, qd_minus, link, point, normal, restitution=0.0, *, max_condition=MAX_CONDITION):
+def impact(model, q, qd_minus, normal, link, point, restitution=0.0, *, max_condition=MAX_CONDITION):
     """Velocity jump of a frictionless point impact on a link (Handbook sec. 3.3.4).
 
     Args:
@@ -52,11 +54,11 @@ def impact(model, q, qd_minus, link, point, normal, restitution=0.0, *, max_cond
             planar base is accepted (qd then has ``nv`` values).
         q: (..., nq) configuration at the impact.
         qd_minus: (..., nv) velocity just before [rad/s, m/s].
-        link: the link that is hit; point: (3,) contact point in the link's
-            frame [m].
         normal: (3,) contact normal in the base (world) frame, pointing from
             the obstacle into the link: the direction the impulse pushes the
             link. Normalised here.
+        link: the link that is hit; point: (3,) contact point in the link's
+            frame [m].
         restitution: e in [0, 1], Newton's coefficient on the normal velocity.
         max_condition: as in :func:`constrained_forward_dynamics`.
 
