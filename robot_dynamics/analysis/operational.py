@@ -58,8 +58,7 @@ from ..algorithms.kinematics import forward_kinematics, jacobian
 from ..model import PRISMATIC
 from ..algorithms.rnea import gravity_torques, nonlinear_effects
 from ..errors import SingularityError  # noqa: F401  (raised here, exported by the package)
-from ..deprecation import old_order, operational_space_order
-from ..errors import InputError
+from ..errors import InputError, old_argument_order
 from ..model.configuration import _config, _velocity
 
 MAX_CONDITION = 1e8      # default bound on cond(J M^-1 J^T) before a pose counts as singular
@@ -203,7 +202,15 @@ def _to_frame(Rf, v):
 # Operational space (Handbook 3.52-3.54)
 # ---------------------------------------------------------------------------
 
-@old_order(2, operational_space_order, "operational_space(model, q, qd, link, point) (qd None for zero)")
+def _old_order(args, kwargs):
+    """(model, q, link, point, qd) -> (model, q, qd, link, point)."""
+    model, q, link, rest = args[0], args[1], args[2], args[3:]
+    point = rest[0] if rest else kwargs.pop("point", (0.0, 0.0, 0.0))
+    qd = rest[1] if len(rest) > 1 else kwargs.pop("qd", None)
+    return (model, q, qd, link, point), kwargs
+
+
+@old_argument_order(2, _old_order, "operational_space(model, q, qd, link, point) (qd None for zero)")
 def operational_space(model, q, qd=None, link=None, point=(0.0, 0.0, 0.0), *, frame="base", rows="all",
                       max_condition=MAX_CONDITION, on_singular="raise"):
     """Operational-space inertia Lambda and bias terms mu, rho of a point on a link.

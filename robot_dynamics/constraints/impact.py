@@ -36,15 +36,24 @@ import numpy as np
 from ..algorithms import checks
 from ..algorithms.crba import mass_matrix
 from ..algorithms.kinematics import jacobian
-from ..errors import InputError
+from ..errors import InputError, old_argument_order
 from . import closure
 from .closure import one_thread
-from ..deprecation import impact_order, old_order
 from .assembly import mechanism_rank
 from .dynamics import MAX_CONDITION, _solve_reduced, split
 
 
-@old_order(3, impact_order, "impact(model, q, qd_minus, normal, link, point, restitution)")
+def _old_order(args, kwargs):
+    """(model, q, qd, link, point, normal, e) -> (model, q, qd, normal, link, point, e)."""
+    model, q, qd, link, rest = args[0], args[1], args[2], args[3], args[4:]
+    point = rest[0] if rest else kwargs.pop("point")
+    normal = rest[1] if len(rest) > 1 else kwargs.pop("normal")
+    if len(rest) > 2:
+        kwargs["restitution"] = rest[2]
+    return (model, q, qd, normal, link, point), kwargs
+
+
+@old_argument_order(3, _old_order, "impact(model, q, qd_minus, normal, link, point, restitution)")
 @one_thread
 def impact(model, q, qd_minus, normal, link, point, restitution=0.0, *, max_condition=MAX_CONDITION):
     """Velocity jump of a frictionless point impact on a link (Handbook sec. 3.3.4).

@@ -20,8 +20,7 @@ import numpy as np
 from ..algorithms import checks
 from ..algorithms.regressor import friction_regressor, regressor
 from ..algorithms.rnea import rnea
-from ..deprecation import identify_payload_order, old_order
-from ..errors import InputError
+from ..errors import InputError, old_argument_order
 from ..model.inertia import transform_inertia
 from ..algorithms.floating import require_fixed
 
@@ -79,7 +78,13 @@ def payload_transform(model, link):
     return out
 
 
-@old_order(1, identify_payload_order, "identify_payload(model, q, qd, qdd, tau, link)")
+def _old_order(args, kwargs):
+    """(model, link, q, qd, qdd, tau) -> (model, q, qd, qdd, tau, link)."""
+    kwargs["link"] = args[1]
+    return (args[0],) + tuple(args[2:]), kwargs
+
+
+@old_argument_order(1, _old_order, "identify_payload(model, q, qd, qdd, tau, link)")
 def identify_payload(model, q, qd, qdd, tau, link, *, static=None, friction=False):
     """Identify a rigid payload on ``link`` from measured motion and torques.
 
