@@ -137,7 +137,6 @@ def run_root(algorithm, model, x, data=None, out=None, tail=None):
     Args as :func:`run`; ``x`` the public states (q (..., nq), the rest (..., nv)).
     One state goes to ``algorithm.root_one``, a batch to ``algorithm.root_batch``.
     """
-    tail = algorithm._tail(model, tail)
     q = x[0]
     if type(q) is np.ndarray and q.ndim == 1:
         W = NO_WORK                                  # the entries take the model's own table
@@ -145,14 +144,14 @@ def run_root(algorithm, model, x, data=None, out=None, tail=None):
             if data.model is not model:
                 data.bind(model)
             W = data.work
-        res = out if out is not None else np.empty(tail)
+        res = out if out is not None else np.empty(algorithm._tail(model, tail))
         try:
             status = algorithm.root_one(model.packed, *x, res, W)
         except TypeError:                  # lists, other dtypes, non-contiguous
             return None
         return res if status == 0 else None
     if np.ndim(q) > 1 and algorithm.root_batch is not None:
-        return _root_batch(algorithm.root_batch, model, x, out, tail)
+        return _root_batch(algorithm.root_batch, model, x, out, algorithm._tail(model, tail))
     return None
 
 
