@@ -5,7 +5,11 @@ a bad value (a URDF, an argument, a message, a singular pose) are also a
 ``ValueError``, so ``except ValueError`` keeps working. Bad arguments of
 the array API (shapes, finiteness, unknown links) are :class:`InputError`,
 with the argument's name, what was expected and what came.
+An old argument order still accepted for one release warns with a
+``DeprecationWarning`` naming the new form (:func:`old_argument_order`).
 """
+import functools
+import warnings
 
 
 class RobotDynamicsError(Exception):
@@ -92,3 +96,23 @@ class URDFWarning(UserWarning):
 
 class SwitchUnavailable(RobotDynamicsError, RuntimeError):
     """controller_manager_msgs is not installed: no ``switch_controller`` request can be made."""
+
+
+def old_argument_order(position, reorder, new_form):
+    """Decorator of a public function whose argument order changed to
+    ``(model, q, qd, ..., link, point)`` (docs/API-CONTRACT.md, "Argument
+    order"): a call with a str (a link name) at positional ``position``,
+    where the new order has an array, is in the old order; it warns
+    (DeprecationWarning naming ``new_form``) and runs with ``reorder(args,
+    kwargs) -> (args, kwargs)``. One release, then the old order goes."""
+    def wrap(f):
+        @functools.wraps(f)
+        def call(*args, **kwargs):
+            if len(args) > position and isinstance(args[position], str):
+                warnings.warn("%s: this argument order is deprecated and goes in the next release; "
+                              "call %s (docs/API-CONTRACT.md)" % (f.__name__, new_form),
+                              DeprecationWarning, stacklevel=2)
+                args, kwargs = reorder(args, kwargs)
+            return f(*args, **kwargs)
+        return call
+    return wrap

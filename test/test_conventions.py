@@ -71,7 +71,7 @@ def test_wrench_is_force_then_moment_in_link_frame_about_link_origin(arm):
     # 1 N along +x at the tip (0, 0, -L): moment (0, -L, 0); the motors answer with +L
     assert rd.rnea(arm, q, z, z, sideways)[0] == pytest.approx(L)
     # static_torques: tau = J^T F for the wrench the robot exerts
-    np.testing.assert_allclose(rd.static_torques(arm, z, "tip", [0, 0, 10.0, 0, 0, 0]), [-10.0 * L])
+    np.testing.assert_allclose(rd.static_torques(arm, z, [0, 0, 10.0, 0, 0, 0], "tip"), [-10.0 * L])
 
 
 def test_joint_order_is_model_joint_names(arm):

@@ -310,7 +310,7 @@ def operational_terms_agree(robot, model, ref, q, v, leaf, J, M, h):
     if singular(M):
         return
     rows = [0, 1, 2, 3, 4, 5] if model.root_joint == "floating" else [0, 1, 5]   # what the base alone can move
-    os_ = rd.operational_space(model, q, leaf, qd=v, rows=rows, max_condition=1e12)
+    os_ = rd.operational_space(model, q, v, leaf, rows=rows, max_condition=1e12)
     g = G.T @ pin.computeGeneralizedGravity(pm, pd, ref.q(q))
     J, acc = J[rows], acc[rows]
     Lambda = np.linalg.inv(J @ np.linalg.solve(M, J.T))
@@ -411,7 +411,7 @@ def test_identities_on_random_floating_trees(seed, kind):
     # Operational space: a wrench F at a point, applied as tau = J^T F (base rows included), gives the
     # point the acceleration a = J qdd + Jdot v with Lambda a + mu + rho = F (Handbook eq. 3.51-3.54).
     x = rng.normal(size=3) * 0.1
-    ops = rd.operational_space(model, q, link, x, qd=v, rows="linear", max_condition=1e12)
+    ops = rd.operational_space(model, q, v, link, x, rows="linear", max_condition=1e12)
     F = rng.normal(size=3)
     qdd = rd.aba(model, q, v, ops.torques(F))
     acc = ops.J @ qdd + ops.Jdot_qd

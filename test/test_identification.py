@@ -331,7 +331,7 @@ def test_payload_identified_from_a_trajectory(panda):
     loaded = panda.with_payload("panda_link8", PAYLOAD["mass"], PAYLOAD["com"], PAYLOAD["inertia"])
     q, qd, qdd = _fourier(panda, 2000, seed=1)
     tau = rd.rnea(loaded, q, qd, qdd) + np.random.default_rng(8).normal(0, PAYLOAD_SIGMA, q.shape)
-    est = rd.identify_payload(panda, "panda_link8", q, qd, qdd, tau)
+    est = rd.identify_payload(panda, q, qd, qdd, tau, "panda_link8")
     assert not est.static
     assert abs(est.mass - 2.0) < 0.02
     assert np.linalg.norm(est.com - PAYLOAD["com"]) < 0.005
@@ -348,14 +348,14 @@ def test_payload_identified_from_static_poses(panda):
     q = _fourier(panda, 3000, seed=2)[0][::50]
     z = np.zeros_like(q)
     tau = rd.gravity_torques(loaded, q) + np.random.default_rng(9).normal(0, PAYLOAD_SIGMA, q.shape)
-    est = rd.identify_payload(panda, "panda_link8", q, z, z, tau)
+    est = rd.identify_payload(panda, q, z, z, tau, "panda_link8")
     assert est.static and est.inertia is None
     assert abs(est.mass - 2.0) < 0.02
     assert np.linalg.norm(est.com - PAYLOAD["com"]) < 0.005
     with pytest.raises(rd.InputError, match="fixed to the base"):
-        rd.identify_payload(panda, "panda_link0", q, z, z, tau)
+        rd.identify_payload(panda, q, z, z, tau, "panda_link0")
     with pytest.raises(rd.InputError, match="do not determine"):          # one pose cannot give the com
-        rd.identify_payload(panda, "panda_link8", q[:1], z[:1], z[:1], tau[:1])
+        rd.identify_payload(panda, q[:1], z[:1], z[:1], tau[:1], "panda_link8")
 
 
 # --- momentum observer ------------------------------------------------------------------------

@@ -431,7 +431,7 @@ def spatial(request):
     random tree with a mimic joint and prismatic joints. Loaded by the model layer, without the
     assembly check (these loops cannot close)."""
     if request.param == "panda":
-        return rd.model.load_urdf(PANDA, loops=_spatial_loops(
+        return rd.load_urdf(PANDA, check_assembly=False, loops=_spatial_loops(
             [("panda_link2", "panda_link5"), ("panda_link1", "panda_link4"), ("panda_link3", "panda_link7")]))
     from robot_dynamics.tools.sample import random_urdf
     tree = rd.load_urdf(random_urdf(11, 9, mimic=True, p_massless=0.0))

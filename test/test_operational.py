@@ -74,7 +74,7 @@ def test_craig_example_6_6_cartesian_dynamics_in_the_tip_frame():
     model = two_link()
     for q, qd in states(40, 1):
         J, Mx, Vx, Gx = craig_6_6(q, qd)
-        os_ = operational_space(model, q, "tip", qd=qd, frame="link", rows=("x", "y"))
+        os_ = operational_space(model, q, qd, "tip", frame="link", rows=("x", "y"))
         np.testing.assert_allclose(os_.J, J, atol=1e-12)
         np.testing.assert_allclose(os_.Lambda, Mx, rtol=1e-10, atol=1e-10)
         np.testing.assert_allclose(os_.rho, Gx, rtol=1e-10, atol=1e-10)
@@ -109,7 +109,7 @@ def test_cartesian_mass_grows_without_bound_at_the_singularity():
     q1 = 0.4
     prev = None
     for s in (0.3, 0.1, 0.03, 0.01):
-        L = operational_space(model, [q1, np.arcsin(s)], "tip", frame="link", rows=(0, 1)).Lambda
+        L = operational_space(model, [q1, np.arcsin(s)], None, "tip", frame="link", rows=(0, 1)).Lambda
         assert L[0, 0] == pytest.approx(P["m2"] + P["m1"] / s ** 2, rel=1e-9)
         assert prev is None or L[0, 0] > 8 * prev
         prev = L[0, 0]
@@ -120,25 +120,25 @@ def test_singular_pose_raises_or_flags_never_infinite(q2):
     model = two_link()
     q, qd = np.array([0.3, q2]), np.array([0.5, -0.4])
     with pytest.raises(SingularityError, match=r"cond\(J M\^-1 J\^T\) = .* > max_condition"):
-        operational_space(model, q, "tip", qd=qd, frame="link", rows=(0, 1))
+        operational_space(model, q, qd, "tip", frame="link", rows=(0, 1))
     with pytest.raises(SingularityError):
         cartesian_dynamics(model, q, qd, "tip", frame="link", rows=(0, 1))
-    flagged = operational_space(model, q, "tip", qd=qd, frame="link", rows=(0, 1), on_singular="flag")
+    flagged = operational_space(model, q, qd, "tip", frame="link", rows=(0, 1), on_singular="flag")
     assert flagged.singular and flagged.condition > 1e8
     for name in ("Lambda", "mu", "rho", "Jbar"):
         assert np.all(np.isfinite(getattr(flagged, name))), name
     # Along the direction the arm can still move (y of the tip frame) Lambda is the true inertia m2.
     assert flagged.Lambda[1, 1] == pytest.approx(P["m2"], rel=1e-6)
-    assert not operational_space(model, [0.3, 0.5], "tip", frame="link", rows=(0, 1)).singular
+    assert not operational_space(model, [0.3, 0.5], None, "tip", frame="link", rows=(0, 1)).singular
 
 
 def test_max_condition_is_the_documented_threshold():
     model = two_link()
     q = np.array([0.3, 0.02])
-    cond = operational_space(model, q, "tip", frame="link", rows=(0, 1)).condition
-    assert operational_space(model, q, "tip", frame="link", rows=(0, 1), max_condition=cond * 1.01).condition == cond
+    cond = operational_space(model, q, None, "tip", frame="link", rows=(0, 1)).condition
+    assert operational_space(model, q, None, "tip", frame="link", rows=(0, 1), max_condition=cond * 1.01).condition == cond
     with pytest.raises(SingularityError):
-        operational_space(model, q, "tip", frame="link", rows=(0, 1), max_condition=cond * 0.99)
+        operational_space(model, q, None, "tip", frame="link", rows=(0, 1), max_condition=cond * 0.99)
 
 
 # ---------------------------------------------------------------------------
@@ -174,7 +174,7 @@ def test_lambda_inverse_is_J_Minv_JT_and_unit_force_method_agrees(i):
     rng = np.random.default_rng(i)
     for frame in ("base", "link"):
         q = rng.uniform(-1.5, 1.5, model.nq)
-        os_ = operational_space(model, q, link, point, frame=frame, rows=rows)
+        os_ = operational_space(model, q, None, link, point, frame=frame, rows=rows)
         J = os_.J
         Minv = np.linalg.inv(rd.mass_matrix(model, q))
         np.testing.assert_allclose(os_.Lambda_inv, J @ Minv @ J.T, rtol=1e-9, atol=1e-12)
@@ -199,7 +199,7 @@ def test_operational_space_equation_holds_under_forward_dynamics(i):
     rng = np.random.default_rng(20 + i)
     for frame in ("base", "link"):
         q, qd = rng.uniform(-1.5, 1.5, (2, model.nq))
-        os_ = operational_space(model, q, link, point, qd=qd, frame=frame, rows=rows)
+        os_ = operational_space(model, q, qd, link, point, frame=frame, rows=rows)
         F = rng.normal(size=len(os_.J)) * 10
         tau = os_.torques(F)
         np.testing.assert_allclose(tau, os_.J.T @ F)
@@ -211,7 +211,7 @@ def test_operational_space_equation_holds_under_forward_dynamics(i):
 def test_dynamically_consistent_inverse(i):
     model, link, point, rows = _case(i)
     q = np.random.default_rng(30 + i).uniform(-1.5, 1.5, model.nq)
-    os_ = operational_space(model, q, link, point, rows=rows)
+    os_ = operational_space(model, q, None, link, point, rows=rows)
     Jbar = dynamically_consistent_inverse(model, q, link, point, rows=rows)
     np.testing.assert_allclose(Jbar, os_.Jbar)
     J, M = os_.J, rd.mass_matrix(model, q)
@@ -254,9 +254,9 @@ def test_jdot_qd_is_the_derivative_of_the_jacobian(make, link):
 def test_frames_rotate_lambda_mu_rho_as_tensors():
     model = ur5()
     q, qd = np.random.default_rng(8).uniform(-1.5, 1.5, (2, 6))
-    base = operational_space(model, q, "tool0", (0, 0, 0.1), qd=qd)
+    base = operational_space(model, q, qd, "tool0", (0, 0, 0.1))
     for frame in ("link", "forearm_link"):
-        other = operational_space(model, q, "tool0", (0, 0, 0.1), qd=qd, frame=frame)
+        other = operational_space(model, q, qd, "tool0", (0, 0, 0.1), frame=frame)
         R = rd.link_pose(model, q, "tool0" if frame == "link" else frame)[:3, :3]
         X = np.kron(np.eye(2), R)                       # blockdiag(R, R): frame -> base
         np.testing.assert_allclose(other.Lambda, X.T @ base.Lambda @ X, rtol=1e-9, atol=1e-9)
@@ -269,7 +269,7 @@ def test_craig_form_equals_handbook_terms_in_the_base_frame():
     """For a square J in the fixed base frame, M_x = Lambda, V_x = mu, G_x = rho (Jbar^T = J^-T)."""
     model = ur5()
     q, qd = np.random.default_rng(9).uniform(-1.5, 1.5, (2, 6))
-    os_ = operational_space(model, q, "tool0", qd=qd)
+    os_ = operational_space(model, q, qd, "tool0")
     Mx, Vx, Gx = cartesian_dynamics(model, q, qd, "tool0")
     np.testing.assert_allclose(Mx, os_.Lambda, rtol=1e-8, atol=1e-8)
     np.testing.assert_allclose(Vx, os_.mu, rtol=1e-7, atol=1e-8)
@@ -280,18 +280,18 @@ def test_static_wrench_transmission_is_rd_static_torques():
     model = panda()
     q = model.neutral() + 0.3
     F = np.array([1.0, -2.0, 3.0, 0.1, 0.2, -0.3])
-    os_ = operational_space(model, q, "panda_link8", (0, 0, 0.1))
-    np.testing.assert_allclose(os_.torques(F), rd.static_torques(model, q, "panda_link8", F, (0, 0, 0.1)),
+    os_ = operational_space(model, q, None, "panda_link8", (0, 0, 0.1))
+    np.testing.assert_allclose(os_.torques(F), rd.static_torques(model, q, F, "panda_link8", (0, 0, 0.1)),
                                rtol=1e-12, atol=1e-12)
 
 
 def test_batch_of_states():
     model = ur5()
     q, qd = np.random.default_rng(10).uniform(-1.5, 1.5, (2, 4, 6))
-    batch = operational_space(model, q, "tool0", qd=qd)
+    batch = operational_space(model, q, qd, "tool0")
     assert batch.Lambda.shape == (4, 6, 6) and batch.mu.shape == (4, 6) and batch.singular.shape == (4,)
     for k in range(4):
-        one = operational_space(model, q[k], "tool0", qd=qd[k])
+        one = operational_space(model, q[k], qd[k], "tool0")
         np.testing.assert_allclose(batch.Lambda[k], one.Lambda, rtol=1e-12)
         np.testing.assert_allclose(batch.mu[k], one.mu, rtol=1e-12, atol=1e-12)
 
@@ -300,23 +300,23 @@ def test_bad_arguments():
     model = two_link()
     q = np.array([0.3, 0.5])
     with pytest.raises(ValueError, match=r"6 task rows .* 2 joints: .* rows=\('x', 'y'\)"):
-        operational_space(model, q, "tip")
+        operational_space(model, q, None, "tip")
     with pytest.raises(ValueError, match="rows must be"):
-        operational_space(model, q, "tip", rows="planar")
+        operational_space(model, q, None, "tip", rows="planar")
     with pytest.raises(ValueError, match="distinct indices"):
-        operational_space(model, q, "tip", rows=(0, 0))
+        operational_space(model, q, None, "tip", rows=(0, 0))
     with pytest.raises(ValueError, match="unknown link 'hand'"):
-        operational_space(model, q, "hand", rows=(0, 1))
+        operational_space(model, q, None, "hand", rows=(0, 1))
     with pytest.raises(ValueError, match="unknown link 'nowhere'"):
-        operational_space(model, q, "tip", rows=(0, 1), frame="nowhere")
+        operational_space(model, q, None, "tip", rows=(0, 1), frame="nowhere")
     with pytest.raises(ValueError, match="on_singular"):
-        operational_space(model, q, "tip", rows=(0, 1), on_singular="ignore")
+        operational_space(model, q, None, "tip", rows=(0, 1), on_singular="ignore")
     with pytest.raises(ValueError, match="square Jacobian"):
         cartesian_dynamics(model, q, [0.0, 0.0], "tip", rows=(0,))
     with pytest.raises(ValueError, match="must be finite"):
-        operational_space(model, [0.3, np.inf], "tip", rows=(0, 1))
+        operational_space(model, [0.3, np.inf], None, "tip", rows=(0, 1))
     with pytest.raises(ValueError, match="F must have 2 values"):
-        operational_space(model, q, "tip", rows=(0, 1)).torques([1.0, 2.0, 3.0])
+        operational_space(model, q, None, "tip", rows=(0, 1)).torques([1.0, 2.0, 3.0])
 
 
 def test_craig_example_6_7_cartesian_configuration_space_form():
@@ -357,7 +357,7 @@ def test_cartesian_configuration_space_form_reproduces_rnea():
     rng = np.random.default_rng(12)
     q, qd, qdd = rng.uniform(-1.5, 1.5, (3, 6))
     Mx, Bx, Cx, G = cartesian_configuration_space_form(model, q, "tool0", (0, 0, 0.1))
-    os_ = operational_space(model, q, "tool0", (0, 0, 0.1), qd=qd)
+    os_ = operational_space(model, q, qd, "tool0", (0, 0, 0.1))
     xdd = os_.J @ qdd + os_.Jdot_qd
     prods, squares = velocity_products(qd)
     tau = os_.J.T @ Mx @ xdd + Bx @ prods + Cx @ squares + G

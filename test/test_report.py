@@ -49,7 +49,7 @@ def test_report_numbers_are_the_librarys():
     np.testing.assert_allclose(rep.coupling_ratio, rep.coupling_ratio.T)
     assert np.all(np.abs(rep.coupling_ratio) <= 1.0 + 1e-12)          # M is positive definite
     np.testing.assert_allclose(rep.gravity, rd.gravity_torques(model, q))
-    np.testing.assert_allclose(rep.wrench_torques, rd.static_torques(model, q, "tool0", F, (0, 0, 0.05)))
+    np.testing.assert_allclose(rep.wrench_torques, rd.static_torques(model, q, F, "tool0", (0, 0, 0.05)))
     np.testing.assert_allclose(rep.static_torques, rep.gravity + rep.wrench_torques)
     np.testing.assert_allclose(rep.effort_usage, np.abs(rep.static_torques) / model.effort_limit)
     assert rep.link == "tool0" and rep.joint_names == model.joint_names

@@ -13,13 +13,14 @@ import numpy as np
 
 from . import checks, floating
 from ..errors import SingularityError
-from .dispatch import Algorithm, run
+from .dispatch import Algorithm, run, run_root
 from .kernels import (TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work, work_size, S_add, crm_S_add, all_finite, bad_length,
                    crf_add, finite1, XT_force_add, I_matrix, I_times, inline, jit,
                    joint_coordinate, ST_force, jcalc, joint_position, X_motion, nbodies,
                    parent_row, set_base_acceleration)
 from .crba import _crba
-from ..model.packed import AXIS, JTYPE, MASS, PARENT, PRISMATIC
+from ..model.packed import AXIS, JTYPE, MASS, NQ, PARENT, PRISMATIC
+from .root_kernels import NO_WRENCH, bad_sizes, cholesky_solve, root_component, root_sizes, root_state
 from .rnea import _NO_FEXT, _rnea
 from .wrench import body_wrenches
 
@@ -317,7 +318,103 @@ def fd_crb_one(D, q, qd, tau, qdd, W):
     return 0 if finite1(qdd) and finite1(q) and finite1(qd) and finite1(tau) else 2
 
 
-ABA = Algorithm(aba_one, aba_batch, ("q", "qd", "tau"))
+# --- on a floating or planar base (the root's compiled variants; robot_dynamics.algorithms.root_kernels) ---
+# Batches return False when a state's quaternion is not unit or a value is
+# not finite (the Python path then says which).
+@entry(TABLE, V_RO, V_RO, V_RO, V, V, data_table=False)
+def aba_root_one(D, q, qd, tau, qdd, W):
+    nv = int(D[D.shape[0] - 1, NQ])
+    if bad_sizes(D, q) or qd.shape[0] != nv or tau.shape[0] != nv or qdd.shape[0] != nv:
+        return 1
+    W = work_buffer(D, W, nv)
+    if W.shape[0] == 0:
+        return 1
+    if not _aba_root(D, q, qd, tau, qdd, W):
+        return 2
+    return 0 if finite1(qdd) and finite1(q) and finite1(qd) and finite1(tau) else 2
+
+
+@inline
+def _aba_root(D, q, qd, tau, qdd, W):
+    return _aba_root_w(D, q, qd, tau, qdd, work(W, nbodies(D) + 1, qd.shape[0]), np.empty(6))
+
+
+@inline
+def _aba_root_w(D, q, qd, tau, qdd, w, s):
+    """With the work arrays w (the ABA leaves w.zero alone: it holds the
+    kernels' coordinates) and s (6,) scratch: :func:`_aba_root_joint`, then
+    the root's share of gravity g_root added."""
+    nv = qd.shape[0]
+    nr = root_sizes(D)[1]
+    qk = w.zero
+    if not root_state(D, q, qd, qk, s, False):
+        return False
+    if nbodies(D) != nv:            # mimic joints: the Python path (CRBA + Cholesky, aba.FD_CRB)
+        return False
+    if not _aba_root_joint(D, qk, qd, tau, qdd, w, nr):
+        return False
+    for k in range(nr):
+        qdd[k] += s[k]
+    return True
+
+
+@inline
+def _aba_root_joint(D, qk, qd, tau, qdd, w, nr):
+    """The ABA with the root as one multi-DOF joint (Featherstone, *Rigid
+    Body Dynamics Algorithms*, ch. 9 for the 6-DOF joint; the Handbook's
+    joint models, sec. 2.3.4, 3.4.4, and its ABA, sec. 3.5.2), gravity-free
+    in the root's plane. The base body b = nr - 1 (the last of the root
+    chain, whose transforms are the identity) moves with a_b = a_0 + S qdd_r,
+    S the root's nr columns of the identity (no velocity-product term: S is
+    constant and the world does not move), so the inward pass stops at the
+    joints and ``S^T IA_b S qdd_r = tau_r - S^T (pA_b + IA_b a_0)`` gives
+    the root's accelerations (an nr x nr Cholesky solve). False if that
+    matrix is not positive definite (the Python path says why)."""
+    b, n = nr - 1, nbodies(D)
+    _aba_velocities(D, qk, qd, NO_WRENCH, w)
+    w.c[b, :] = 0.0
+    _aba_inertias(D, tau, w, nr)
+    IA, pA, a = w.IA, w.pA, w.a
+    set_base_acceleration(D, a)
+    for k in range(nr):                           # IA[n], pA[n] (scratch): S^T IA_b S and the right side
+        ck = root_component(nr, k)
+        r = tau[k] - pA[b, ck]
+        for c in range(6):
+            r -= IA[b, ck, c] * a[n, c]
+        pA[n, k] = r
+        for j in range(nr):
+            IA[n, k, j] = IA[b, ck, root_component(nr, j)]
+    if not cholesky_solve(IA, pA, n, nr):
+        return False
+    for c in range(6):
+        a[b, c] = a[n, c]
+    for k in range(nr):
+        a[b, root_component(nr, k)] += pA[n, k]
+        qdd[k] = pA[n, k]
+    _aba_accelerations(D, qdd, w, nr)
+    return True
+
+
+@jit
+def aba_root_states(D, Q, QD, TAU, QDD, W):
+    ok = True
+    w, s = work(W, nbodies(D) + 1, QD.shape[1]), np.empty(6)
+    for b in range(Q.shape[0]):
+        ok &= _aba_root_w(D, Q[b], QD[b], TAU[b], QDD[b], w, s)
+    return ok
+
+
+@parallel
+def aba_root_batch(D, Q, QD, TAU, QDD):
+    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), QD.shape[1])
+    ok = np.ones(ranges.shape[0], dtype=np.bool_)
+    for k in nb.prange(ranges.shape[0]):
+        lo, hi = ranges[k, 0], ranges[k, 1]
+        ok[k] = aba_root_states(D, Q[lo:hi], QD[lo:hi], TAU[lo:hi], QDD[lo:hi], np.empty(size))
+    return ok.all() and all_finite(QDD) and all_finite(Q) and all_finite(QD) and all_finite(TAU)
+
+
+ABA = Algorithm(aba_one, aba_batch, ("q", "qd", "tau"), root_one=aba_root_one, root_batch=aba_root_batch)
 FD_CRB = Algorithm(fd_crb_one, aba_batch, ("q", "qd", "tau"))
 ABA_FEXT = Algorithm(None, aba_batch, ("q", "qd", "tau"))
 
@@ -342,7 +439,7 @@ def aba(model, q, qd, tau, f_ext=None, *, data=None, out=None):
             (a moving joint that carries no mass) is reported as such.
     """
     if model.root_joint is not None:
-        return floating.aba(model, q, qd, tau, f_ext, data, out)
+        return _aba_on_root(model, q, qd, tau, f_ext, data, out)
     if f_ext is None:
         if out is not None and data is not None and data.model is model and not model.has_mimic:   # the control loop
             try:
@@ -361,3 +458,20 @@ def aba(model, q, qd, tau, f_ext=None, *, data=None, out=None):
 def _singular(model):
     raise SingularityError("forward dynamics is singular: a moving joint of %r carries no mass or inertia "
                            "(M(q) is not invertible)" % model.name)
+
+
+# --- the Python path on a floating or planar base (:mod:`.floating`) -----------------------
+
+def _aba_on_root(model, q, qd, tau, f_ext, data, out):
+    if f_ext is None:
+        res = run_root(ABA, model, (q, qd, tau), data, out)
+        if res is not None:
+            return res
+    qk, R, p, (v, t) = floating.states(model, q, qd=qd, tau=tau)
+    if f_ext is None:
+        algorithm, fext = (FD_CRB if model.has_mimic else ABA), _NO_FEXT
+    else:
+        algorithm, fext = ABA_FEXT, floating.wrenches(model, f_ext, qk)
+    qdd = run(algorithm, model, (qk, v, t), data, out, extra=(fext, model.has_mimic), on_error=_singular)
+    qdd += floating.root_shift(model, R, v)
+    return qdd

@@ -111,7 +111,7 @@ def momentum_batch(D, Q, OUT):
 MOMENTUM = Algorithm(None, momentum_batch, ("q",), serial=momentum_states)
 
 
-def _composite(model, q):
+def composite_inertia(model, q):
     """(A_G (..., 6, nv) rows [l; k_G], c (..., 3), m) in the world (fixed base: base) frame."""
     qk, R, p = C.kernel_positions(model, q)
     nv = model.nv
@@ -130,12 +130,12 @@ def _composite(model, q):
 def center_of_mass(model, q):
     """(..., 3) centre of mass of the moving bodies [m]: world frame for a
     floating or planar base, base frame for a fixed one."""
-    return _composite(model, q)[1]
+    return composite_inertia(model, q)[1]
 
 
 def com_jacobian(model, q):
     """(..., 3, nv) Jacobian of the centre of mass: ``c_dot = J_com v``."""
-    AG, _, m = _composite(model, q)
+    AG, _, m = composite_inertia(model, q)
     return AG[..., :3, :] / np.asarray(m)[..., None, None]
 
 
@@ -143,7 +143,7 @@ def centroidal_momentum_matrix(model, q):
     """(..., 6, nv) A_G (Orin and Goswami): ``h_G = A_G v``, rows ``[l; k_G]``,
     linear momentum [kg m/s] and angular momentum about the centre of mass
     [kg m^2/s], world-aligned (fixed base: base-aligned)."""
-    return _composite(model, q)[0]
+    return composite_inertia(model, q)[0]
 
 
 def centroidal_momentum(model, q, v):

@@ -10,11 +10,12 @@ import numba as nb
 import numpy as np
 
 from . import floating
-from .dispatch import Algorithm, run
+from .dispatch import Algorithm, run, run_root
 from .kernels import (MAT, TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work, work_crba, work_size, all_finite,
                       bad_length, finite1, finite2, I_S, inline, jit, jcalc, joint_position, nbodies, ST_force6,
                       XT_force, XT_I_X_add)
-from ..model.packed import MASS, PARENT, QIDX, QMUL
+from ..model.packed import MASS, NQ, PARENT, QIDX, QMUL
+from .root_kernels import bad_sizes, root_sizes, root_state
 
 
 @inline
@@ -91,7 +92,54 @@ def crba_one(D, q, M, W):
     return 0 if finite1(q) and finite2(M) else 2
 
 
-CRBA = Algorithm(crba_one, crba_batch, ("q",), "matrix")
+# --- on a floating or planar base (the root's compiled variants; robot_dynamics.algorithms.root_kernels) ---
+# Batches return False when a state's quaternion is not unit or a value is
+# not finite (the Python path then says which).
+@entry(TABLE, V_RO, MAT, V, data_table=False)
+def crba_root_one(D, q, M, W):
+    nv = int(D[D.shape[0] - 1, NQ])
+    if bad_sizes(D, q) or M.shape[0] != nv or M.shape[1] != nv:
+        return 1
+    W = work_buffer(D, W, nv)
+    if W.shape[0] == 0:
+        return 1
+    if not _mass_root(D, q, M, W):
+        return 2
+    return 0 if finite1(q) and finite2(M) else 2
+
+
+@inline
+def _mass_root(D, q, M, W):
+    nv = M.shape[0]
+    R, p, IC, _ = work_crba(W, nbodies(D) + 1, nv)
+    qk, s = np.empty(nv), np.empty(6)
+    if not root_state(D, q, q, qk, s, False):
+        return False
+    _crba(D, qk, M, R, p, IC, root_sizes(D)[1])
+    return True
+
+
+@jit
+def mass_root_states(D, Q, M, W):
+    ok = True
+    for b in range(Q.shape[0]):
+        ok &= _mass_root(D, Q[b], M[b], W)
+    return ok
+
+
+@parallel
+def mass_root_batch(D, Q, M):
+    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), M.shape[1])
+    ok = np.ones(ranges.shape[0], dtype=np.bool_)
+    for k in nb.prange(ranges.shape[0]):
+        lo, hi = ranges[k, 0], ranges[k, 1]
+        ok[k] = mass_root_states(D, Q[lo:hi], M[lo:hi], np.empty(size))
+    return ok.all() and all_finite(M) and all_finite(Q)
+
+
+
+
+CRBA = Algorithm(crba_one, crba_batch, ("q",), "matrix", root_one=crba_root_one, root_batch=mass_root_batch)
 
 
 def mass_matrix(model, q, *, data=None, out=None):
@@ -107,7 +155,7 @@ def mass_matrix(model, q, *, data=None, out=None):
         folded in: ``M = G^T M_bodies G``.
     """
     if model.root_joint is not None:
-        return floating.mass_matrix(model, q, data, out)
+        return _mass_on_root(model, q, data, out)
     if out is not None and data is not None and data.model is model:         # the control loop (dispatch.run)
         try:
             if crba_one(data.table, q, out, data.work) == 0:
@@ -115,3 +163,13 @@ def mass_matrix(model, q, *, data=None, out=None):
         except TypeError:
             pass
     return run(CRBA, model, (q,), data, out)
+
+
+# --- the Python path on a floating or planar base (:mod:`.floating`) -----------------------
+
+def _mass_on_root(model, q, data, out):
+    res = run_root(CRBA, model, (q,), data, out)
+    if res is not None:
+        return res
+    qk, _, _, _ = floating.states(model, q)
+    return run(CRBA, model, (qk,), data, out)

@@ -34,19 +34,24 @@ class Algorithm:
         shape: the result's shape for one state: "vector" (nq,), "matrix"
             (nq, nq), "scalar" (), or a tuple given per call.
         extra: default further arguments of the batch kernel.
+        root_one, root_batch: the compiled variants on a floating or planar
+            root, ``root_one(table, *states, out, work) -> status`` (the
+            model's own table) and ``root_batch(table, *STATES, OUT) -> all
+            finite and every quaternion unit``: see :func:`run_root`.
         serial: the batch kernel's one-thread loop ``serial(table, *STATES,
             *extra, OUT, work)`` (no finiteness check), for an algorithm without
             ``one``: a batch of one state runs there, without the thread
             pool's start-up (microseconds when idle, a millisecond on a loaded
             machine).
     """
-    __slots__ = ("one", "batch", "names", "shape", "extra", "serial")
+    __slots__ = ("one", "batch", "names", "shape", "extra", "serial", "root_one", "root_batch")
 
-    def __init__(self, one, batch, names, shape="vector", extra=(), serial=None):
+    def __init__(self, one, batch, names, shape="vector", extra=(), serial=None, root_one=None, root_batch=None):
         self.one, self.batch, self.names, self.shape, self.extra = one, batch, names, shape, extra
-        self.serial = serial
-        if hasattr(one, "users"):          # a lazily compiled entry point: swap in the compiled one
-            one.users.append(self)
+        self.serial, self.root_one, self.root_batch = serial, root_one, root_batch
+        for slot, fn in (("one", one), ("root_one", root_one)):
+            if hasattr(fn, "users"):       # a lazily compiled entry point: swap in the compiled one
+                fn.users.append((self, slot))
 
     def _tail(self, model, tail):
         if tail is not None:
@@ -121,6 +126,60 @@ def run(algorithm, model, x, data=None, out=None, tail=None, extra=None, on_erro
             _not_finite(dict(zip(algorithm.names, x)), on_error, model)
     return algorithm._many(model, x, data, out, algorithm._tail(model, tail),
                            algorithm.extra if extra is None else extra, on_error)
+
+
+def run_root(algorithm, model, x, data=None, out=None, tail=None):
+    """The algorithm's compiled variant on a floating or planar root: the
+    result, or None when the call does not fit it (lists, other dtypes, a
+    quaternion not unit, a value not finite, a wrong size; the algorithm's
+    Python path then checks and says why).
+
+    Args as :func:`run`; ``x`` the public states (q (..., nq), the rest (..., nv)).
+    One state goes to ``algorithm.root_one``, a batch to ``algorithm.root_batch``.
+    """
+    q = x[0]
+    if type(q) is np.ndarray and q.ndim == 1:
+        W = NO_WORK                                  # the entries take the model's own table
+        if data is not None:
+            if data.model is not model:
+                data.bind(model)
+            W = data.work
+        res = out if out is not None else np.empty(algorithm._tail(model, tail))
+        try:
+            status = algorithm.root_one(model.packed, *x, res, W)
+        except TypeError:                  # lists, other dtypes, non-contiguous
+            return None
+        return res if status == 0 else None
+    if np.ndim(q) > 1 and algorithm.root_batch is not None:
+        return _root_batch(algorithm.root_batch, model, x, out, algorithm._tail(model, tail))
+    return None
+
+
+def _root_batch(kernel, model, x, out, tail):
+    try:
+        arrays = [np.asarray(a, dtype=np.float64) for a in x]
+    except (TypeError, ValueError):
+        return None
+    sizes = [model.nq] + [model.nv] * (len(arrays) - 1)
+    if any(a.ndim == 0 or a.shape[-1] != n for a, n in zip(arrays, sizes)):
+        return None
+    try:
+        shape = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
+    except ValueError:
+        return None
+    B = int(np.prod(shape, dtype=np.int64))
+    blocks = [checks.kernel_block(np.broadcast_to(a, shape + a.shape[-1:]).reshape(B, n))
+              for a, n in zip(arrays, sizes)]
+    if out is not None:
+        if not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.shape == shape + tail
+                and out.flags.c_contiguous and out.flags.writeable):
+            return None
+        res = out.reshape((B,) + tail)
+    else:
+        res = np.empty((B,) + tail)
+    if not kernel(model.packed, *blocks, res):
+        return None
+    return out if out is not None else res.reshape(shape + tail)
 
 
 def _check_data(model, data):

@@ -11,6 +11,7 @@ from . import floating
 from .dispatch import Algorithm, run
 from .kernels import (chunks, jcalc, joint_position, parallel, work, work_size, S_add, all_finite, I_times, jit, joint_coordinate, X_motion,
                    nbodies, parent_row, world_poses)
+from .centroidal import composite_inertia
 from ..model.packed import GRAVITY, MASS, MCOM
 
 
@@ -71,7 +72,8 @@ def kinetic_energy(model, q, qd, *, data=None, out=None):
     """Kinetic energy [J] ``1/2 qd^T M(q) qd``; (..., nq) states -> (...)
     (a float for one state; ``out``: a (...) array)."""
     if model.root_joint is not None:
-        return floating.kinetic_energy(model, q, qd, data, out)
+        qk, _, _, (v,) = floating.states(model, q, qd=qd)
+        return _scalar(run(KINETIC, model, (qk, v), data, out), out)
     return _scalar(run(KINETIC, model, (q, qd), data, out), out)
 
 
@@ -80,9 +82,21 @@ def potential_energy(model, q, *, data=None, out=None):
     base origin; the world origin for a floating or planar base); (..., nq)
     -> (...). Its gradient is ``gravity_torques``."""
     if model.root_joint is not None:
-        return floating.potential_energy(model, q, out)
+        return _potential_on_root(model, q, out)
     return _scalar(run(POTENTIAL, model, (q,), data, out), out)
 
 
 def _scalar(E, out):
     return float(E) if out is None and E.ndim == 0 else E
+
+
+# --- the Python path on a floating or planar base (:mod:`.floating`) -----------------------
+
+def _potential_on_root(model, q, out):
+    """U = -m g . c, c the centre of mass in the world frame."""
+    _, c, m = composite_inertia(model, q)
+    U = -m * (c @ model.gravity)
+    if out is None:
+        return float(U) if np.ndim(U) == 0 else U
+    out[...] = U
+    return out

@@ -393,7 +393,7 @@ class entry:
     robot_dynamics`` does not load machine code it may never run.
 
     The first call replaces the module's global of that name, and the
-    ``one`` of every :class:`~.dispatch.Algorithm` using it, with the
+    ``one`` (``root_one``) of every :class:`~.dispatch.Algorithm` using it, with the
     compiled function, so later calls pay no indirection.
 
     An entry point keeps the GIL: releasing and taking it back costs about
@@ -415,8 +415,8 @@ class entry:
             if not compiled:
                 compiled.append(nb.njit(signatures, cache=True, error_model="numpy")(fn))
                 fn.__globals__[fn.__name__] = compiled[0]
-                for user in first_call.users:      # dispatch.Algorithm objects
-                    user.one = compiled[0]
+                for user, slot in first_call.users:      # (dispatch.Algorithm, "one" or "root_one")
+                    setattr(user, slot, compiled[0])
             return compiled[0](*args)
 
         first_call.__name__, first_call.__doc__, first_call.py_func = fn.__name__, fn.__doc__, fn

@@ -107,7 +107,7 @@ def forward_kinematics(model, q, *, data=None):
         for every name in ``model.link_names``.
     """
     if model.root_joint is not None:
-        return floating.forward_kinematics(model, q, data)
+        return _forward_kinematics_on_root(model, q, data)
     nl = len(model.link_names)
     T = run(FORWARD_KINEMATICS, model, (q,), data, tail=(nl, 4, 4), extra=(model.link_body, model.link_pose_rows))
     return {name: T[..., l, :, :] for l, name in enumerate(model.link_names)}
@@ -135,6 +135,32 @@ def jacobian(model, q, link, point=(0.0, 0.0, 0.0), *, data=None, out=None):
     l = model.link_index(link)
     x = checks.point(point)
     if model.root_joint is not None:
-        return floating.jacobian(model, q, l, x, data, out)
+        return _jacobian_on_root(model, q, l, x, data, out)
     return run(JACOBIAN, model, (q,), data, out, tail=(6, model.nq),
                     extra=(model.link_body, model.link_pose_rows, l, x))
+
+
+# --- the Python path on a floating or planar base (:mod:`.floating`) -----------------------
+
+def _forward_kinematics_on_root(model, q, data):
+    qk, R, p, _ = floating.states(model, q)
+    nl = len(model.link_names)
+    T = run(FORWARD_KINEMATICS, model, (qk,), data, tail=(nl, 4, 4),
+            extra=(model.link_body, model.link_pose_rows))
+    moving = model.link_body >= 0                    # the world's links stay where they are
+    Tw = T.copy()
+    Tw[..., moving, :3, :] = np.einsum("...ij,...ljk->...lik", R, T[..., moving, :3, :])
+    Tw[..., moving, :3, 3] += p[..., None, :]
+    return {name: Tw[..., l, :, :] for l, name in enumerate(model.link_names)}
+
+
+def _jacobian_on_root(model, q, l, x, data, out):
+    qk, R, p, _ = floating.states(model, q)
+    J = run(JACOBIAN, model, (qk,), data, None, tail=(6, model.nv),
+            extra=(model.link_body, model.link_pose_rows, l, x))
+    Jw = np.concatenate([R @ J[..., :3, :], R @ J[..., 3:, :]], axis=-2)
+    if out is None:
+        return Jw
+    floating.checks_out(out, Jw.shape)
+    out[...] = Jw
+    return out

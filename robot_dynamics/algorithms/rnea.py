@@ -11,12 +11,13 @@ import numpy as np
 
 from . import checks
 from . import floating
-from .dispatch import Algorithm, run
+from .dispatch import Algorithm, run, run_root
 from .kernels import (TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work, work_rnea, work_size, S_add, add_torque, crm_S_add, all_finite,
                    bad_length, crf_add, finite1, XT_force_add, I_times, inline, jit,
                    joint_coordinate, ST_force, jcalc, joint_position, X_motion,
                    nbodies, parent_row, set_base_acceleration)
-from ..model.packed import MASS, PARENT
+from ..model.packed import MASS, NQ, PARENT
+from .root_kernels import NO_WRENCH, bad_sizes, root_sizes, root_state
 from .wrench import body_wrenches
 
 _NO_FEXT = np.empty((0, 0, 6))      # no external forces
@@ -172,9 +173,110 @@ def nle_batch(D, Q, QD, TAU):
     return all_finite(TAU) and all_finite(Q) and all_finite(QD)
 
 
-RNEA = Algorithm(rnea_one, rnea_batch, ("q", "qd", "qdd"), extra=(_NO_FEXT,))
+# --- on a floating or planar base (the root's compiled variants; robot_dynamics.algorithms.root_kernels) ---
+# Batches return False when a state's quaternion is not unit or a value is
+# not finite (the Python path then says which).
+@entry(TABLE, V_RO, V_RO, V_RO, V, V, data_table=False)
+def rnea_root_one(D, q, qd, qdd, tau, W):
+    nv = int(D[D.shape[0] - 1, NQ])
+    if bad_sizes(D, q) or qd.shape[0] != nv or qdd.shape[0] != nv or tau.shape[0] != nv:
+        return 1
+    W = work_buffer(D, W, nv)
+    if W.shape[0] == 0:
+        return 1
+    if not _rnea_root(D, q, qd, qdd, tau, W):
+        return 2
+    return 0 if finite1(tau) and finite1(q) and finite1(qd) and finite1(qdd) else 2
+
+
+@inline
+def _rnea_root(D, q, qd, qdd, tau, W):
+    nv = qd.shape[0]
+    R, p, v, a, f, _ = work_rnea(W, nbodies(D) + 1, nv)
+    qk, ak, s = np.empty(nv), qdd.copy(), np.empty(6)
+    if not root_state(D, q, qd, qk, s, True):
+        return False
+    for k in range(root_sizes(D)[1]):
+        ak[k] -= s[k]
+    _rnea(D, qk, qd, ak, NO_WRENCH, tau, R, p, v, a, f)
+    return True
+
+
+@entry(TABLE, V_RO, V, V, data_table=False)
+def gravity_root_one(D, q, tau, W):
+    nv = int(D[D.shape[0] - 1, NQ])
+    if bad_sizes(D, q) or tau.shape[0] != nv:
+        return 1
+    W = work_buffer(D, W, nv)
+    if W.shape[0] == 0:
+        return 1
+    if not _gravity_root(D, q, tau, W):
+        return 2
+    return 0 if finite1(tau) and finite1(q) else 2
+
+
+@inline
+def _gravity_root(D, q, tau, W):
+    """rnea(q, 0, 0): the base acceleration -g in the base frame is the
+    kernels' base row (the root chain at zero has identity transforms), so
+    only it propagates, as in the fixed-base gravity kernel."""
+    nv = tau.shape[0]
+    R, p, _, a, f, qk = work_rnea(W, nbodies(D) + 1, nv)
+    s = np.empty(6)
+    if not root_state(D, q, q, qk, s, False):
+        return False
+    n = nbodies(D)
+    for k in range(3):                               # a_0 = (0; -g_base) (Handbook eq. 3.39)
+        a[n, k] = 0.0
+        a[n, 3 + k] = -s[k]
+    if root_sizes(D)[1] == 3:                        # planar: the normal part, as the kernels apply it
+        a[n, 5] = -D[n, 2]
+    _gravity_from_base(D, qk, tau, R, p, a, f)
+    return True
+
+
+@jit
+def rnea_root_states(D, Q, QD, QDD, TAU, W):
+    ok = True
+    for b in range(Q.shape[0]):
+        ok &= _rnea_root(D, Q[b], QD[b], QDD[b], TAU[b], W)
+    return ok
+
+
+@parallel
+def rnea_root_batch(D, Q, QD, QDD, TAU):
+    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), QD.shape[1])
+    ok = np.ones(ranges.shape[0], dtype=np.bool_)
+    for k in nb.prange(ranges.shape[0]):
+        lo, hi = ranges[k, 0], ranges[k, 1]
+        ok[k] = rnea_root_states(D, Q[lo:hi], QD[lo:hi], QDD[lo:hi], TAU[lo:hi], np.empty(size))
+    return ok.all() and all_finite(TAU) and all_finite(Q) and all_finite(QD) and all_finite(QDD)
+
+
+@jit
+def gravity_root_states(D, Q, TAU, W):
+    ok = True
+    for b in range(Q.shape[0]):
+        ok &= _gravity_root(D, Q[b], TAU[b], W)
+    return ok
+
+
+@parallel
+def gravity_root_batch(D, Q, TAU):
+    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), TAU.shape[1])
+    ok = np.ones(ranges.shape[0], dtype=np.bool_)
+    for k in nb.prange(ranges.shape[0]):
+        lo, hi = ranges[k, 0], ranges[k, 1]
+        ok[k] = gravity_root_states(D, Q[lo:hi], TAU[lo:hi], np.empty(size))
+    return ok.all() and all_finite(TAU) and all_finite(Q)
+
+
+
+
+RNEA = Algorithm(rnea_one, rnea_batch, ("q", "qd", "qdd"), extra=(_NO_FEXT,),
+                 root_one=rnea_root_one, root_batch=rnea_root_batch)
 RNEA_FEXT = Algorithm(None, rnea_batch, ("q", "qd", "qdd"))
-GRAVITY = Algorithm(gravity_one, gravity_batch, ("q",))
+GRAVITY = Algorithm(gravity_one, gravity_batch, ("q",), root_one=gravity_root_one, root_batch=gravity_root_batch)
 NONLINEAR_EFFECTS = Algorithm(nle_one, nle_batch, ("q", "qd"))
 
 
@@ -205,7 +307,7 @@ def rnea(model, q, qd, qdd, f_ext=None, *, data=None, out=None):
     (:mod:`robot_dynamics.model.configuration`).
     """
     if model.root_joint is not None:
-        return floating.rnea(model, q, qd, qdd, f_ext, data, out)
+        return _rnea_on_root(model, q, qd, qdd, f_ext, data, out)
     if f_ext is None:
         if out is not None and data is not None and data.model is model:     # the control loop (dispatch.run)
             try:
@@ -230,7 +332,7 @@ def gravity_torques(model, q, *, data=None, out=None):
         (..., nq) torques [N m] / forces [N].
     """
     if model.root_joint is not None:
-        return floating.gravity_torques(model, q, data, out)
+        return _gravity_on_root(model, q, data, out)
     if out is not None and data is not None and data.model is model:         # the control loop (dispatch.run)
         try:
             if gravity_one(data.table, q, out, data.work) == 0:
@@ -251,7 +353,7 @@ def nonlinear_effects(model, q, qd, *, data=None, out=None):
         (..., nq) torques [N m] / forces [N].
     """
     if model.root_joint is not None:
-        return floating.nonlinear_effects(model, q, qd, data, out)
+        return _nle_on_root(model, q, qd, data, out)
     if out is not None and data is not None and data.model is model:         # the control loop (dispatch.run)
         try:
             if nle_one(data.table, q, qd, out, data.work) == 0:
@@ -259,3 +361,37 @@ def nonlinear_effects(model, q, qd, *, data=None, out=None):
         except TypeError:
             pass
     return run(NONLINEAR_EFFECTS, model, (q, qd), data, out)
+
+
+# --- the Python path on a floating or planar base (:mod:`.floating`) -----------------------
+
+def _rnea_on_root(model, q, qd, qdd, f_ext, data, out):
+    if f_ext is None:
+        res = run_root(RNEA, model, (q, qd, qdd), data, out)
+        if res is not None:
+            return res
+    qk, R, p, (v, a) = floating.states(model, q, qd=qd, qdd=qdd)
+    ak = a - floating.root_shift(model, R, v)
+    if f_ext is None:
+        return run(RNEA, model, (qk, v, ak), data, out)
+    return run(RNEA_FEXT, model, (qk, v, ak), data, out, extra=(floating.wrenches(model, f_ext, qk),))
+
+
+def _gravity_on_root(model, q, data, out):
+    res = run_root(GRAVITY, model, (q,), data, out)
+    if res is not None:
+        return res
+    qk, R, p, _ = floating.states(model, q)
+    zero = np.zeros_like(qk)
+    return run(RNEA, model, (qk, zero, -floating.root_shift(model, R, None)), data, out)
+
+
+def _nle_on_root(model, q, qd, data, out):
+    """rnea(q, qd, 0): the compiled root RNEA with zero accelerations."""
+    zero = floating.zeros(model.nv) if isinstance(qd, np.ndarray) and qd.ndim == 1 else (
+        np.zeros(np.shape(qd)) if isinstance(qd, np.ndarray) else None)
+    res = None if zero is None else run_root(RNEA, model, (q, qd, zero), data, out)
+    if res is not None:
+        return res
+    qk, R, p, (v,) = floating.states(model, q, qd=qd)
+    return run(RNEA, model, (qk, v, -floating.root_shift(model, R, v)), data, out)

@@ -1,27 +1,25 @@
-"""Compiled single-state entry points of the algorithms on a floating or planar base.
+"""Compiled building blocks of the algorithms on a floating or planar base.
 
-The same arithmetic as :mod:`.floating` (read it first) in one compiled
-call: the root's pose from q, the kernels' coordinates (the root chain at
-zero, then the joints), the root's acceleration shift ``b(v) + g_root(q)``,
-then the fixed-base kernel. Status as every entry point: 0 done, 1 a length
+The same arithmetic as :mod:`.floating` (read it first): the root's pose
+from q, the kernels' coordinates (the root chain at zero, then the joints)
+and the root's acceleration shift ``b(v) + g_root(q)`` (:func:`root_state`).
+Each algorithm's compiled root variant sits beside its fixed-base kernel
+(``rnea_root_one`` in :mod:`.rnea`, ``crba_root_one`` in :mod:`.crba`,
+``aba_root_one`` in :mod:`.aba`) and runs that kernel after
+:func:`root_state`. Status as every entry point: 0 done, 1 a length
 does not fit, 2 a value is not finite or the quaternion is not unit within
 :data:`~robot_dynamics.model.configuration.QUATERNION_TOLERANCE` (the
 Python path then says which). Forward dynamics with mimic joints and the
 nonlinear effects have no entry of their own (the Python path's CRBA +
 Cholesky; rnea with qdd = 0): every compiled entry costs set-up time.
 """
-import numba as nb
 import numpy as np
 
-from .aba import _aba_accelerations, _aba_inertias, _aba_velocities
-from .crba import _crba
-from .kernels import (MAT, TABLE, V, V_RO, all_finite, chunks, entry, finite1, finite2, inline, jit, nbodies,
-                      parallel, set_base_acceleration, work, work_buffer, work_crba, work_rnea, work_size)
-from .rnea import _gravity_from_base, _rnea
+from .kernels import inline
 from ..model.configuration import QUATERNION_TOLERANCE
 from ..model.packed import FLOATING_ROOT, NQ, ROOT, ROOT_ROT, WORLD_GRAVITY
 
-_NONE = np.empty((0, 6))
+NO_WRENCH = np.empty((0, 6))      # no external wrenches, for the kernels on a moving root
 
 
 @inline
@@ -91,163 +89,6 @@ def root_state(D, q, qd, qk, s, bias):
     return True
 
 
-@entry(TABLE, V_RO, V_RO, V_RO, V, V, data_table=False)
-def rnea_root_one(D, q, qd, qdd, tau, W):
-    nv = int(D[D.shape[0] - 1, NQ])
-    if bad_sizes(D, q) or qd.shape[0] != nv or qdd.shape[0] != nv or tau.shape[0] != nv:
-        return 1
-    W = work_buffer(D, W, nv)
-    if W.shape[0] == 0:
-        return 1
-    if not _rnea_root(D, q, qd, qdd, tau, W):
-        return 2
-    return 0 if finite1(tau) and finite1(q) and finite1(qd) and finite1(qdd) else 2
-
-
-@inline
-def _rnea_root(D, q, qd, qdd, tau, W):
-    nv = qd.shape[0]
-    R, p, v, a, f, _ = work_rnea(W, nbodies(D) + 1, nv)
-    qk, ak, s = np.empty(nv), qdd.copy(), np.empty(6)
-    if not root_state(D, q, qd, qk, s, True):
-        return False
-    for k in range(root_sizes(D)[1]):
-        ak[k] -= s[k]
-    _rnea(D, qk, qd, ak, _NONE, tau, R, p, v, a, f)
-    return True
-
-
-@entry(TABLE, V_RO, V, V, data_table=False)
-def gravity_root_one(D, q, tau, W):
-    nv = int(D[D.shape[0] - 1, NQ])
-    if bad_sizes(D, q) or tau.shape[0] != nv:
-        return 1
-    W = work_buffer(D, W, nv)
-    if W.shape[0] == 0:
-        return 1
-    if not _gravity_root(D, q, tau, W):
-        return 2
-    return 0 if finite1(tau) and finite1(q) else 2
-
-
-@inline
-def _gravity_root(D, q, tau, W):
-    """rnea(q, 0, 0): the base acceleration -g in the base frame is the
-    kernels' base row (the root chain at zero has identity transforms), so
-    only it propagates, as in the fixed-base gravity kernel."""
-    nv = tau.shape[0]
-    R, p, _, a, f, qk = work_rnea(W, nbodies(D) + 1, nv)
-    s = np.empty(6)
-    if not root_state(D, q, q, qk, s, False):
-        return False
-    n = nbodies(D)
-    for k in range(3):                               # a_0 = (0; -g_base) (Handbook eq. 3.39)
-        a[n, k] = 0.0
-        a[n, 3 + k] = -s[k]
-    if root_sizes(D)[1] == 3:                        # planar: the normal part, as the kernels apply it
-        a[n, 5] = -D[n, 2]
-    _gravity_from_base(D, qk, tau, R, p, a, f)
-    return True
-
-
-@entry(TABLE, V_RO, MAT, V, data_table=False)
-def crba_root_one(D, q, M, W):
-    nv = int(D[D.shape[0] - 1, NQ])
-    if bad_sizes(D, q) or M.shape[0] != nv or M.shape[1] != nv:
-        return 1
-    W = work_buffer(D, W, nv)
-    if W.shape[0] == 0:
-        return 1
-    if not _mass_root(D, q, M, W):
-        return 2
-    return 0 if finite1(q) and finite2(M) else 2
-
-
-@inline
-def _mass_root(D, q, M, W):
-    nv = M.shape[0]
-    R, p, IC, _ = work_crba(W, nbodies(D) + 1, nv)
-    qk, s = np.empty(nv), np.empty(6)
-    if not root_state(D, q, q, qk, s, False):
-        return False
-    _crba(D, qk, M, R, p, IC, root_sizes(D)[1])
-    return True
-
-
-@entry(TABLE, V_RO, V_RO, V_RO, V, V, data_table=False)
-def aba_root_one(D, q, qd, tau, qdd, W):
-    nv = int(D[D.shape[0] - 1, NQ])
-    if bad_sizes(D, q) or qd.shape[0] != nv or tau.shape[0] != nv or qdd.shape[0] != nv:
-        return 1
-    W = work_buffer(D, W, nv)
-    if W.shape[0] == 0:
-        return 1
-    if not _aba_root(D, q, qd, tau, qdd, W):
-        return 2
-    return 0 if finite1(qdd) and finite1(q) and finite1(qd) and finite1(tau) else 2
-
-
-@inline
-def _aba_root(D, q, qd, tau, qdd, W):
-    return _aba_root_w(D, q, qd, tau, qdd, work(W, nbodies(D) + 1, qd.shape[0]), np.empty(6))
-
-
-@inline
-def _aba_root_w(D, q, qd, tau, qdd, w, s):
-    """With the work arrays w (the ABA leaves w.zero alone: it holds the
-    kernels' coordinates) and s (6,) scratch: :func:`_aba_root_joint`, then
-    the root's share of gravity g_root added."""
-    nv = qd.shape[0]
-    nr = root_sizes(D)[1]
-    qk = w.zero
-    if not root_state(D, q, qd, qk, s, False):
-        return False
-    if nbodies(D) != nv:            # mimic joints: the Python path (CRBA + Cholesky, aba.FD_CRB)
-        return False
-    if not _aba_root_joint(D, qk, qd, tau, qdd, w, nr):
-        return False
-    for k in range(nr):
-        qdd[k] += s[k]
-    return True
-
-
-@inline
-def _aba_root_joint(D, qk, qd, tau, qdd, w, nr):
-    """The ABA with the root as one multi-DOF joint (Featherstone, *Rigid
-    Body Dynamics Algorithms*, ch. 9 for the 6-DOF joint; the Handbook's
-    joint models, sec. 2.3.4, 3.4.4, and its ABA, sec. 3.5.2), gravity-free
-    in the root's plane. The base body b = nr - 1 (the last of the root
-    chain, whose transforms are the identity) moves with a_b = a_0 + S qdd_r,
-    S the root's nr columns of the identity (no velocity-product term: S is
-    constant and the world does not move), so the inward pass stops at the
-    joints and ``S^T IA_b S qdd_r = tau_r - S^T (pA_b + IA_b a_0)`` gives
-    the root's accelerations (an nr x nr Cholesky solve). False if that
-    matrix is not positive definite (the Python path says why)."""
-    b, n = nr - 1, nbodies(D)
-    _aba_velocities(D, qk, qd, _NONE, w)
-    w.c[b, :] = 0.0
-    _aba_inertias(D, tau, w, nr)
-    IA, pA, a = w.IA, w.pA, w.a
-    set_base_acceleration(D, a)
-    for k in range(nr):                           # IA[n], pA[n] (scratch): S^T IA_b S and the right side
-        ck = root_component(nr, k)
-        r = tau[k] - pA[b, ck]
-        for c in range(6):
-            r -= IA[b, ck, c] * a[n, c]
-        pA[n, k] = r
-        for j in range(nr):
-            IA[n, k, j] = IA[b, ck, root_component(nr, j)]
-    if not cholesky_solve(IA, pA, n, nr):
-        return False
-    for c in range(6):
-        a[b, c] = a[n, c]
-    for k in range(nr):
-        a[b, root_component(nr, k)] += pA[n, k]
-        qdd[k] = pA[n, k]
-    _aba_accelerations(D, qdd, w, nr)
-    return True
-
-
 @inline
 def root_component(nr, k):
     """The spatial component (Featherstone's order: angular, then linear) of
@@ -285,79 +126,3 @@ def cholesky_solve(A, x, i, m):
             t -= A[i, k, r] * x[i, k]
         x[i, r] = t / A[i, r, r]
     return True
-
-
-# --- batches: (B, nq) configurations, (B, nv) the rest; on all threads ---------------------
-# Each returns False when a state's quaternion is not unit or a value is not
-# finite (the Python path then says which).
-@jit
-def rnea_root_states(D, Q, QD, QDD, TAU, W):
-    ok = True
-    for b in range(Q.shape[0]):
-        ok &= _rnea_root(D, Q[b], QD[b], QDD[b], TAU[b], W)
-    return ok
-
-
-@parallel
-def rnea_root_batch(D, Q, QD, QDD, TAU):
-    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), QD.shape[1])
-    ok = np.ones(ranges.shape[0], dtype=np.bool_)
-    for k in nb.prange(ranges.shape[0]):
-        lo, hi = ranges[k, 0], ranges[k, 1]
-        ok[k] = rnea_root_states(D, Q[lo:hi], QD[lo:hi], QDD[lo:hi], TAU[lo:hi], np.empty(size))
-    return ok.all() and all_finite(TAU) and all_finite(Q) and all_finite(QD) and all_finite(QDD)
-
-
-@jit
-def gravity_root_states(D, Q, TAU, W):
-    ok = True
-    for b in range(Q.shape[0]):
-        ok &= _gravity_root(D, Q[b], TAU[b], W)
-    return ok
-
-
-@parallel
-def gravity_root_batch(D, Q, TAU):
-    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), TAU.shape[1])
-    ok = np.ones(ranges.shape[0], dtype=np.bool_)
-    for k in nb.prange(ranges.shape[0]):
-        lo, hi = ranges[k, 0], ranges[k, 1]
-        ok[k] = gravity_root_states(D, Q[lo:hi], TAU[lo:hi], np.empty(size))
-    return ok.all() and all_finite(TAU) and all_finite(Q)
-
-
-@jit
-def mass_root_states(D, Q, M, W):
-    ok = True
-    for b in range(Q.shape[0]):
-        ok &= _mass_root(D, Q[b], M[b], W)
-    return ok
-
-
-@parallel
-def mass_root_batch(D, Q, M):
-    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), M.shape[1])
-    ok = np.ones(ranges.shape[0], dtype=np.bool_)
-    for k in nb.prange(ranges.shape[0]):
-        lo, hi = ranges[k, 0], ranges[k, 1]
-        ok[k] = mass_root_states(D, Q[lo:hi], M[lo:hi], np.empty(size))
-    return ok.all() and all_finite(M) and all_finite(Q)
-
-
-@jit
-def aba_root_states(D, Q, QD, TAU, QDD, W):
-    ok = True
-    w, s = work(W, nbodies(D) + 1, QD.shape[1]), np.empty(6)
-    for b in range(Q.shape[0]):
-        ok &= _aba_root_w(D, Q[b], QD[b], TAU[b], QDD[b], w, s)
-    return ok
-
-
-@parallel
-def aba_root_batch(D, Q, QD, TAU, QDD):
-    ranges, size = chunks(Q.shape[0]), work_size(nbodies(D), QD.shape[1])
-    ok = np.ones(ranges.shape[0], dtype=np.bool_)
-    for k in nb.prange(ranges.shape[0]):
-        lo, hi = ranges[k, 0], ranges[k, 1]
-        ok[k] = aba_root_states(D, Q[lo:hi], QD[lo:hi], TAU[lo:hi], QDD[lo:hi], np.empty(size))
-    return ok.all() and all_finite(QDD) and all_finite(Q) and all_finite(QD) and all_finite(TAU)

@@ -58,7 +58,7 @@ from ..algorithms.kinematics import forward_kinematics, jacobian
 from ..model import PRISMATIC
 from ..algorithms.rnea import gravity_torques, nonlinear_effects
 from ..errors import SingularityError  # noqa: F401  (raised here, exported by the package)
-from ..errors import InputError
+from ..errors import InputError, old_argument_order
 from ..model.configuration import _config, _velocity
 
 MAX_CONDITION = 1e8      # default bound on cond(J M^-1 J^T) before a pose counts as singular
@@ -202,7 +202,16 @@ def _to_frame(Rf, v):
 # Operational space (Handbook 3.52-3.54)
 # ---------------------------------------------------------------------------
 
-def operational_space(model, q, link, point=(0.0, 0.0, 0.0), qd=None, *, frame="base", rows="all",
+def _old_order(args, kwargs):
+    """(model, q, link, point, qd) -> (model, q, qd, link, point)."""
+    model, q, link, rest = args[0], args[1], args[2], args[3:]
+    point = rest[0] if rest else kwargs.pop("point", (0.0, 0.0, 0.0))
+    qd = rest[1] if len(rest) > 1 else kwargs.pop("qd", None)
+    return (model, q, qd, link, point), kwargs
+
+
+@old_argument_order(2, _old_order, "operational_space(model, q, qd, link, point) (qd None for zero)")
+def operational_space(model, q, qd=None, link=None, point=(0.0, 0.0, 0.0), *, frame="base", rows="all",
                       max_condition=MAX_CONDITION, on_singular="raise"):
     """Operational-space inertia Lambda and bias terms mu, rho of a point on a link.
 
@@ -210,9 +219,9 @@ def operational_space(model, q, link, point=(0.0, 0.0, 0.0), qd=None, *, frame="
         model: :class:`~robot_dynamics.Model`.
         q: (..., nq) configuration (a floating or planar root's coordinates
             first, :mod:`robot_dynamics.model.configuration`).
+        qd: (..., nv) velocities; None for zero (mu = 0, Jdot qd = 0).
         link: link carrying the point (e.g. the tool flange).
         point: (3,) the point in the link frame [m].
-        qd: (..., nv) velocities; None for zero (mu = 0, Jdot qd = 0).
         frame: ``"base"``, ``"link"`` (the link's own axes) or any link name:
             the axes the rows are expressed in.
         rows: ``"all"`` (6), ``"linear"``, ``"angular"`` or indices/names of
@@ -227,6 +236,9 @@ def operational_space(model, q, link, point=(0.0, 0.0, 0.0), qd=None, *, frame="
     Returns:
         :class:`OperationalSpace`.
     """
+    if not isinstance(link, str):
+        raise InputError("operational_space needs link, the name of the link carrying the point "
+                         "(operational_space(model, q, qd, link, point)), got %r" % (link,))
     if on_singular not in ("raise", "flag"):
         raise InputError("on_singular must be 'raise' or 'flag', got %r" % (on_singular,))
     if not (np.isfinite(max_condition) and max_condition > 1):
@@ -305,7 +317,7 @@ def dynamically_consistent_inverse(model, q, link, point=(0.0, 0.0, 0.0), *, fra
     """``Jbar = M^-1 J^T Lambda`` (Handbook eq. 3.60), (..., nv, m): the
     generalized inverse of J that maps task velocity changes to the joint
     velocity changes of least kinetic energy; ``J Jbar = 1``."""
-    return operational_space(model, q, link, point, frame=frame, rows=rows,
+    return operational_space(model, q, None, link, point, frame=frame, rows=rows,
                              max_condition=max_condition).Jbar
 
 
@@ -381,7 +393,7 @@ def cartesian_configuration_space_form(model, q, link, point=(0.0, 0.0, 0.0), *,
     n = model.nv
     E = np.eye(n)
 
-    J = operational_space(model, q, link, point, frame=frame, rows=rows, max_condition=max_condition).J
+    J = operational_space(model, q, None, link, point, frame=frame, rows=rows, max_condition=max_condition).J
 
     def JtVx(qd):
         return J.T @ cartesian_dynamics(model, q, qd, link, point, frame=frame, rows=rows,

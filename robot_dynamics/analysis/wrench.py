@@ -7,18 +7,27 @@ import numpy as np
 
 from ..algorithms import checks
 from ..algorithms.kinematics import jacobian
-from ..errors import InputError
+from ..errors import InputError, old_argument_order
 
 
-def static_torques(model, q, link, wrench, point=(0.0, 0.0, 0.0)):
+def _old_order(args, kwargs):
+    """(model, q, link, wrench, point) -> (model, q, wrench, link, point)."""
+    model, q, link, rest = args[0], args[1], args[2], args[3:]
+    wrench = rest[0] if rest else kwargs.pop("wrench")
+    point = rest[1] if len(rest) > 1 else kwargs.pop("point", (0.0, 0.0, 0.0))
+    return (model, q, wrench, link, point), kwargs
+
+
+@old_argument_order(2, _old_order, "static_torques(model, q, wrench, link, point)")
+def static_torques(model, q, wrench, link, point=(0.0, 0.0, 0.0)):
     """Joint torques that balance a wrench applied by the robot at a point:
     ``tau = J(q)^T F`` (Craig eq. 5.105; Handbook eq. 3.6).
 
     Args:
         q: (..., nq) joint positions.
-        link: link on which the point sits (e.g. the tool flange).
         wrench: (..., 6) ``[fx, fy, fz, nx, ny, nz]`` that the robot exerts on
             its environment at ``point``, in the base frame [N, N m].
+        link: link on which the point sits (e.g. the tool flange).
         point: (3,) point in the link frame [m].
 
     Returns:

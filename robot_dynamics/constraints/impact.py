@@ -36,15 +36,26 @@ import numpy as np
 from ..algorithms import checks
 from ..algorithms.crba import mass_matrix
 from ..algorithms.kinematics import jacobian
-from ..errors import InputError
+from ..errors import InputError, old_argument_order
 from . import closure
 from .closure import one_thread
 from .assembly import mechanism_rank
 from .dynamics import MAX_CONDITION, _solve_reduced, split
 
 
+def _old_order(args, kwargs):
+    """(model, q, qd, link, point, normal, e) -> (model, q, qd, normal, link, point, e)."""
+    model, q, qd, link, rest = args[0], args[1], args[2], args[3], args[4:]
+    point = rest[0] if rest else kwargs.pop("point")
+    normal = rest[1] if len(rest) > 1 else kwargs.pop("normal")
+    if len(rest) > 2:
+        kwargs["restitution"] = rest[2]
+    return (model, q, qd, normal, link, point), kwargs
+
+
+@old_argument_order(3, _old_order, "impact(model, q, qd_minus, normal, link, point, restitution)")
 @one_thread
-def impact(model, q, qd_minus, link, point, normal, restitution=0.0, *, max_condition=MAX_CONDITION):
+def impact(model, q, qd_minus, normal, link, point, restitution=0.0, *, max_condition=MAX_CONDITION):
     """Velocity jump of a frictionless point impact on a link (Handbook sec. 3.3.4).
 
     Args:
@@ -52,11 +63,11 @@ def impact(model, q, qd_minus, link, point, normal, restitution=0.0, *, max_cond
             planar base is accepted (qd then has ``nv`` values).
         q: (..., nq) configuration at the impact.
         qd_minus: (..., nv) velocity just before [rad/s, m/s].
-        link: the link that is hit; point: (3,) contact point in the link's
-            frame [m].
         normal: (3,) contact normal in the base (world) frame, pointing from
             the obstacle into the link: the direction the impulse pushes the
             link. Normalised here.
+        link: the link that is hit; point: (3,) contact point in the link's
+            frame [m].
         restitution: e in [0, 1], Newton's coefficient on the normal velocity.
         max_condition: as in :func:`constrained_forward_dynamics`.
 

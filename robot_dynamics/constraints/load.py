@@ -1,30 +1,68 @@
-"""``robot_dynamics.load_urdf``: the model layer's loader plus the assembly check of the loops.
+"""``robot_dynamics.load_urdf``: the one URDF loader.
 
-The model layer reads and checks a loop declaration against the tree
-(:mod:`robot_dynamics.model.loops`); whether the loops can be closed needs
-the kinematics above it, so the public loader lives here, one layer up,
-and the model layer never imports upwards.
+The model layer parses the URDF and checks a loop declaration against the
+tree (:func:`robot_dynamics.model.urdf.read_urdf`); whether the loops can be
+closed needs the kinematics above it, so the public loader lives here, one
+layer up, and the model layer never imports upwards.
+``robot_dynamics.model.load_urdf`` is a deprecated alias of
+``load_urdf(..., check_assembly=False)``.
 """
-import functools
-
-from ..model import urdf as _urdf
+from ..model.urdf import MAX_BYTES, read_urdf
 from .assembly import check_assembles
 
-NOTE = """
-    Loops (``loops=``): ``robot_dynamics.load_urdf`` also checks that the
-    mechanism can be assembled (:func:`robot_dynamics.assemble` from the
-    neutral configuration and seeded random guesses within the joint
-    limits); a closure that cannot be assembled raises :class:`URDFError`
-    naming the loop. ``robot_dynamics.model.load_urdf`` skips that check.
-"""
 
+def load_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=MAX_BYTES, loops=None,
+              check_assembly=True):
+    """Load a robot from a URDF file path or URDF XML text.
 
-@functools.wraps(_urdf.load_urdf)
-def load_urdf(source, *, loops=None, **options):
-    model = _urdf.load_urdf(source, loops=loops, **options)
-    if model.loops:
+    Args:
+        source: path to a ``.urdf`` file (str or os.PathLike), or the XML text.
+        root_joint: None (the default): the root link is fixed to the world,
+            unless the URDF attaches it through a ``floating`` or ``planar``
+            joint; ``"floating"`` or ``"planar"``: the root link moves
+            through that joint (as Pinocchio's root joint). A URDF whose
+            root link is a world link with one floating (planar) joint to
+            the base gives the same model as ``root_joint="floating"``
+            (``"planar"``) on the base. Conventions of q and v:
+            :mod:`robot_dynamics.model.configuration`.
+        gravity: (3,) gravity acceleration [m/s^2], in the base (root link)
+            frame of a fixed-base robot, in the world frame of a floating or
+            planar one; ``model.with_gravity(g)`` gives a copy with another one.
+        max_bytes: larger descriptions are refused (16 MiB by default).
+        loops: closure joints of a closed-loop mechanism, declared beside
+            the URDF (a YAML file path or text, or a list of dicts): see
+            :mod:`robot_dynamics.model.loops` and ``Model.with_loops``.
+            Loops are checked in one way: the declaration against the tree
+            (:mod:`robot_dynamics.model.loops`), then that the mechanism can
+            be assembled (:func:`robot_dynamics.assemble` from the neutral
+            configuration and seeded random guesses within the joint
+            limits); a closure that cannot be assembled raises
+            :class:`URDFError` naming the loop.
+        check_assembly: False skips the assembly check (loops declared to
+            study their kinematics, which cannot close); the declaration is
+            still checked.
+
+    The XML is untrusted input: a DTD (``<!DOCTYPE``, hence any entity
+    declaration or external reference) is refused, nothing is fetched from
+    the file system or the network, and lxml's own limits on node size and
+    entity amplification stay on.
+
+    Returns:
+        Model with revolute, continuous and prismatic joints as degrees of
+        freedom, fixed joints merged and mimic joints coupled.
+
+    Raises:
+        URDFError: the file is missing, the XML is malformed, or the robot
+            is not a single tree of supported joints with valid attributes.
+
+    Warns:
+        InertiaWarning: a link's inertia is not positive definite or breaks
+            the triangle inequality (the link is named).
+        URDFWarning: a joint mimics a joint the robot lacks (it then moves
+            independently), or the parser met an unknown tag or attribute in
+            the elements it reads (links, joints, inertials).
+    """
+    model = read_urdf(source, root_joint=root_joint, gravity=gravity, max_bytes=max_bytes, loops=loops)
+    if model.loops and check_assembly:
         check_assembles(model)
     return model
-
-
-load_urdf.__doc__ = (_urdf.load_urdf.__doc__ or "") + NOTE

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..algorithms.regressor import check_parameters
 from ..model.inertia import inertia_about_com, inertia_problem
-from ..model.urdf import load_urdf
+from ..model.urdf import read_urdf
 
 # (row, column) of U for theta[4:10]
 _OFF = ((0, 1), (1, 2), (0, 2), (0, 3), (1, 3), (2, 3))
@@ -229,7 +229,7 @@ def model_with_parameters(model, pi, *, damping=None, friction=None):
     gravity with body parameters ``pi`` (10 nb,), built from
     :func:`model_urdf` (so every array of the model, links' inertials
     included, agrees with the new bodies)."""
-    new = load_urdf(model_urdf(model, pi, damping=damping, friction=friction), gravity=model.gravity)
+    new = read_urdf(model_urdf(model, pi, damping=damping, friction=friction), gravity=model.gravity)
     assert new.joint_names == model.joint_names and new.body_joint == model.body_joint
     return new
 

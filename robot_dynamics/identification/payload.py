@@ -20,7 +20,7 @@ import numpy as np
 from ..algorithms import checks
 from ..algorithms.regressor import friction_regressor, regressor
 from ..algorithms.rnea import rnea
-from ..errors import InputError
+from ..errors import InputError, old_argument_order
 from ..model.inertia import transform_inertia
 from ..algorithms.floating import require_fixed
 
@@ -78,15 +78,22 @@ def payload_transform(model, link):
     return out
 
 
-def identify_payload(model, link, q, qd, qdd, tau, *, static=None, friction=False):
+def _old_order(args, kwargs):
+    """(model, link, q, qd, qdd, tau) -> (model, q, qd, qdd, tau, link)."""
+    kwargs["link"] = args[1]
+    return (args[0],) + tuple(args[2:]), kwargs
+
+
+@old_argument_order(1, _old_order, "identify_payload(model, q, qd, qdd, tau, link)")
+def identify_payload(model, q, qd, qdd, tau, link, *, static=None, friction=False):
     """Identify a rigid payload on ``link`` from measured motion and torques.
 
     Args:
         model: the model without the payload (its inertials are taken as right).
-        link: name of the link that carries the payload (its frame is the
-            frame of the result, as in :meth:`Model.with_payload`).
         q, qd, qdd, tau: (N, nq) joint positions, velocities, accelerations
             and measured torques [SI], ``model.joint_names`` order.
+        link: name of the link that carries the payload (its frame is the
+            frame of the result, as in :meth:`Model.with_payload`).
         static: True for data at rest (only ``m`` and ``m c`` are fitted),
             False for a trajectory; None: True when qd and qdd are all zero.
         friction: also fit viscous, Coulomb and offset friction per joint

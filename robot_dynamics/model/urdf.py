@@ -38,50 +38,12 @@ JOINT_UNREAD = ("calibration", "safety_controller")
 log = logging.getLogger(__name__)
 
 
-def load_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=MAX_BYTES, loops=None):
-    """Load a robot from a URDF file path or URDF XML text.
-
-    Args:
-        source: path to a ``.urdf`` file (str or os.PathLike), or the XML text.
-        root_joint: None (the default): the root link is fixed to the world,
-            unless the URDF attaches it through a ``floating`` or ``planar``
-            joint; ``"floating"`` or ``"planar"``: the root link moves
-            through that joint (as Pinocchio's root joint). A URDF whose
-            root link is a world link with one floating (planar) joint to
-            the base gives the same model as ``root_joint="floating"``
-            (``"planar"``) on the base. Conventions of q and v:
-            :mod:`robot_dynamics.model.configuration`.
-        gravity: (3,) gravity acceleration [m/s^2], in the base (root link)
-            frame of a fixed-base robot, in the world frame of a floating or
-            planar one; ``model.with_gravity(g)`` gives a copy with another one.
-        max_bytes: larger descriptions are refused (16 MiB by default).
-        loops: closure joints of a closed-loop mechanism, declared beside
-            the URDF (a YAML file path or text, or a list of dicts): see
-            :mod:`robot_dynamics.model.loops` and ``Model.with_loops``.
-            ``robot_dynamics.load_urdf`` also checks that they can be
-            closed (:mod:`robot_dynamics.constraints`); this function only
-            checks the declaration against the tree.
-
-    The XML is untrusted input: a DTD (``<!DOCTYPE``, hence any entity
-    declaration or external reference) is refused, nothing is fetched from
-    the file system or the network, and lxml's own limits on node size and
-    entity amplification stay on.
-
-    Returns:
-        Model with revolute, continuous and prismatic joints as degrees of
-        freedom, fixed joints merged and mimic joints coupled.
-
-    Raises:
-        URDFError: the file is missing, the XML is malformed, or the robot
-            is not a single tree of supported joints with valid attributes.
-
-    Warns:
-        InertiaWarning: a link's inertia is not positive definite or breaks
-            the triangle inequality (the link is named).
-        URDFWarning: a joint mimics a joint the robot lacks (it then moves
-            independently), or the parser met an unknown tag or attribute in
-            the elements it reads (links, joints, inertials).
-    """
+def read_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=MAX_BYTES, loops=None):
+    """The model layer's half of :func:`robot_dynamics.load_urdf` (arguments,
+    result and errors as there): the URDF parsed and checked, the loop
+    declaration checked against the tree; whether the loops can be closed
+    needs the kinematics above this layer and is checked by
+    ``robot_dynamics.load_urdf`` alone."""
     if root_joint not in (None,) + ROOTS:
         raise URDFError("root_joint must be None, 'floating' or 'planar', got %r" % (root_joint,))
     robot = _parse(_read(source, max_bytes))

@@ -82,10 +82,10 @@ def fit_payload(model, link, t, q, qd, tau, *, static, rest_velocity):
                              'more, at poses that tilt the link differently'
                              % (rest.sum(), n, rest_velocity, MIN_SAMPLES))
         zero = np.zeros_like(q[rest])
-        return rd.identify_payload(model, link, q[rest], zero, zero, tau[rest], static=True), int(rest.sum())
+        return rd.identify_payload(model, q[rest], zero, zero, tau[rest], link, static=True), int(rest.sum())
     t, (q, qd, tau) = uniform(t, (q, qd, tau))
     qdd = ZeroPhaseFilter().derivative(t, qd)
-    return rd.identify_payload(model, link, q, qd, qdd, tau, static=False), len(t)
+    return rd.identify_payload(model, q, qd, qdd, tau, link, static=False), len(t)
 
 
 def uniform(t, signals):

@@ -22,7 +22,8 @@ import numpy as np
 import sympy as sp
 
 from ..errors import InertiaWarning, InputError
-from ..model import PRISMATIC, load_urdf
+from ..model import PRISMATIC
+from ..model.urdf import read_urdf
 from ..model.inertia import inertia_about_com
 from .exact import exact, exact_matrix, exact_unit, exact_vector
 
@@ -141,7 +142,7 @@ def file_inertials(model, urdf):
     the file the model was loaded from (read by :func:`robot_dynamics.load_urdf`)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", InertiaWarning)    # reported when the model was loaded
-        other = load_urdf(urdf)
+        other = read_urdf(urdf)
     missing = set(model.link_names) - set(other.link_names)
     if missing:
         raise InputError("urdf does not match the model: links %s are missing from it" % ", ".join(sorted(missing)))

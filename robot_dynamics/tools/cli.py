@@ -415,7 +415,7 @@ def cmd_identify(args, out):
     lines = ["# robot_dynamics identification from %s (%d samples)" % (args.data, len(data)),
              "robot: %s" % model.name]
     if args.payload:
-        est = rd.identify_payload(model, args.payload, q, qd, qdd, tau, friction=args.friction)
+        est = rd.identify_payload(model, q, qd, qdd, tau, args.payload, friction=args.friction)
         predicted = rd.rnea(est.apply(model), q, qd, qdd)
         if est.friction is not None:
             predicted = predicted + rd.friction_regressor(model, qd) @ est.friction.ravel()

@@ -94,7 +94,7 @@ def exercise_derivatives(rd, model, which=("rnea", "aba", "coriolis", "regressor
 
 
 def exercise_root(rd, model):
-    """The floating-base entry points and batches (root_kernels), the centroidal kernel and the
+    """The floating-base entry points and batches (the root variants in rnea, crba, aba), the centroidal kernel and the
     derivatives (the fixed-base derivative kernels on the root chain)."""
     data = rd.Data(model)
     q, v = model.neutral(), np.full(model.nv, 0.1)
