@@ -15,12 +15,11 @@ Nodes (``ros2 run robot_dynamics <name>``, or ``python -m robot_dynamics.ros.<mo
   hardware), wrenches in, joint_states, /clock and RViz markers out; reset,
   pause and set_state services.
 
-Pure helpers, usable and tested without DDS:
+The torque pipeline without ROS (the laws, joint maps, staleness, the
+watchdog's decision, the observer, payload identification) is
+:mod:`robot_dynamics.control`; these nodes convert messages, call it and
+publish. Pure helpers of the simulator node, usable and tested without DDS:
 
-- :mod:`.joint_map`: joint-name mapping and merging of partial JointStates;
-- :mod:`.compensation`: the torque laws and the effort limiter;
-- :mod:`.trajectory`: sampling a JointTrajectory and the batch API that
-  fills the efforts of a whole trajectory (:func:`.trajectory.fill_trajectory_efforts`);
 - :mod:`.sim_commands`, :mod:`.pacing`, :mod:`.markers`: the simulator
   node's message checks, wall-clock pacing and RViz markers;
 - :mod:`.process`: a node as a child process (start, wait until ready,

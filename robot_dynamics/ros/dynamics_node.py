@@ -133,22 +133,22 @@ from robot_dynamics_interfaces.srv import IdentifyPayload
 
 from ..errors import InputError, SingularityError
 from ..ros import params as P
-from . import base_compensation
-from .base_state import BaseState, base_link
+from ..control import base_compensation
+from ..control.base_state import BaseState, base_link
 from .cdr import Float64ArrayWriter, JointStateReader, JointStateWriter, header_bytes
-from .closed_loop import ClosedLoop
-from .compensation import (COMPUTED_TORQUE, FEEDFORWARD, GRAVITY_CORIOLIS, MODES, Compensation,
+from ..control.closed_loop import ClosedLoop
+from ..control.compensation import (COMPUTED_TORQUE, FEEDFORWARD, GRAVITY_CORIOLIS, MODES, Compensation,
                            TorqueLimiter, computed_torque, feedforward)
-from . import profiles
-from .external_torque import ExternalTorqueMonitor, warm_up as warm_up_observer
-from .joint_map import JointMapError, JointStateMerger, reorder_indices
+from ..control import profiles
+from ..control.external_torque import ExternalTorqueMonitor, warm_up as warm_up_observer
+from ..control.joint_map import JointMapError, JointStateMerger, reorder_indices
 from .model_node import ModelNode, describe_base, run, warm_up_model, warm_up_moving_base
-from .payload_fit import PayloadJob, SampleBuffer, parallel_is_exclusive, payload_entry
+from ..control.payload_fit import PayloadJob, SampleBuffer, parallel_is_exclusive, payload_entry
 from .payload_sync import PayloadSync
 from .service_thread import ServiceThread
 from .controller_switch import ControllerSwitch, SwitchUnavailable
-from .staleness import InputRate, JointStaleness, state_age_problem
-from .trajectory import TrajectorySampler
+from ..control.staleness import InputRate, JointStaleness, state_age_problem
+from ..control.trajectory import TrajectorySampler
 
 ON_TIMEOUT = ('zero', 'hold', 'stop')
 

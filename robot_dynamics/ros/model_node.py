@@ -48,7 +48,7 @@ from robot_dynamics_interfaces.srv import (ForwardDynamics, GravityCompensation,
 
 from ..errors import InputError
 from ..ros import params as P
-from .closed_loop import check_actuated
+from ..control.closed_loop import check_actuated
 from .payloads import Payloads
 from .queries import Queries, describe_base  # noqa: F401  (describe_base: also here)
 # Also model_node's names, where the nodes and tests import them from:

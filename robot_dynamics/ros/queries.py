@@ -38,11 +38,11 @@ from sensor_msgs.msg import JointState
 
 import robot_dynamics as rd
 
-from .base_state import full_state
-from .closed_loop import ClosedLoop
-from .compensation import GRAVITY
-from .joint_map import JointMapError, state_from_names
-from .trajectory import fill_trajectory_efforts
+from ..control.base_state import full_state
+from ..control.closed_loop import ClosedLoop
+from ..control.compensation import GRAVITY
+from ..control.joint_map import JointMapError, state_from_names
+from ..control.trajectory import fill_trajectory_efforts
 
 
 def ok(response, message='ok'):

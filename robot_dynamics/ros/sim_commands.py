@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from .joint_map import _as_float_array
+from ..control.joint_map import _as_float_array
 from ..errors import CommandError  # noqa: F401
 
 #: Field order that decides a joint's mode: the first field with a value wins.

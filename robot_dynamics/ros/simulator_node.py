@@ -101,9 +101,9 @@ from ..simulation import (INTEGRATORS, JointActuator, JointFriction, PositionLim
                           Simulator, VelocityLimits)
 from ..model.configuration import QUATERNION_TOLERANCE
 from ..ros import params as P
-from .base_state import base_link, odometry_values
-from .closed_loop import check_actuated
-from .joint_map import JointMapError, reorder_indices
+from ..control.base_state import base_link, odometry_values
+from ..control.closed_loop import check_actuated
+from ..control.joint_map import JointMapError, reorder_indices
 from .markers import MarkerBuilder
 from .model_node import ModelNode, describe_base, run
 from .pacing import Pacer, tick_period

@@ -218,7 +218,7 @@ def test_closed_loop_laws_equal_constrained_inverse_dynamics():
     """Friction as actuated torques of the same power, feedforward and computed torque against
     rd.constrained_inverse_dynamics at the completed states; too few actuated joints are refused."""
     import re
-    from robot_dynamics.ros.closed_loop import ClosedLoop
+    from robot_dynamics.control.closed_loop import ClosedLoop
     frictional = re.sub(r'(<limit [^>]*/>)', r'\1<dynamics damping="30" friction="12"/>', URDF.read_text())
     model = rd.load_urdf(frictional, loops=str(LOOPS)).with_payload('flange', 20.0)
     assert np.all(model.friction == 12.0)

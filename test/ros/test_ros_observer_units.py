@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.ros.external_torque import ExternalTorqueMonitor
-from robot_dynamics.ros.joint_map import JointMapError, JointStateMerger
-from robot_dynamics.ros.payload_fit import SampleBuffer, fit_payload, payload_entry, samples_from_messages
+from robot_dynamics.control.external_torque import ExternalTorqueMonitor
+from robot_dynamics.control.joint_map import JointMapError, JointStateMerger
+from robot_dynamics.control.payload_fit import SampleBuffer, fit_payload, payload_entry, samples_from_messages
 
 from conftest import PANDA
 

@@ -1,11 +1,11 @@
-"""robot_dynamics.ros.profiles and .robot_emulation without DDS, and the launch file's robot:= argument."""
+"""robot_dynamics.control.profiles and .robot_emulation without DDS, and the launch file's robot:= argument."""
 import numpy as np
 import pytest
 import yaml
 
 import robot_dynamics as rd
-from robot_dynamics.ros import profiles
-from robot_dynamics.ros.compensation import Compensation
+from robot_dynamics.control import profiles
+from robot_dynamics.control.compensation import Compensation
 from robot_dynamics.ros.robot_emulation import RobotGravityCompensation
 from robot_dynamics.simulation import Simulator
 
