@@ -38,7 +38,7 @@ from sensor_msgs.msg import JointState
 
 import robot_dynamics as rd
 
-from ..control.base_state import full_state
+from ..control.base_state import describe_base, full_state  # noqa: F401  (describe_base: also here)
 from ..control.closed_loop import ClosedLoop
 from ..control.compensation import GRAVITY
 from ..control.joint_map import JointMapError, state_from_names
@@ -57,12 +57,6 @@ def fail(response, problem):
     response.success = False
     response.message = str(problem)
     return response
-
-
-def describe_base(model):
-    """'robot 'x' has a floating base (the URDF attaches its root link 'world' through a floating joint)'."""
-    return ('robot %r has a %s base (the URDF attaches its root link %r through a %s joint)'
-            % (model.name, model.root_joint, model.base_link, model.root_joint))
 
 
 class Queries:
