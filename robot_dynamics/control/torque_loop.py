@@ -143,18 +143,20 @@ class TorqueLoop:
         if stale is not None:
             return NoTorque('stale', NO_TORQUE + stale)
         try:
-            q, qd = self._state(names, position, now_ns)
-            return self._torques(q, qd, now_ns)
+            state = self._state(names, position, now_ns)
+            if state is None:
+                # Never a torque of a stale or missing base state: like a joint state that gives none.
+                return NoTorque('no_base', NO_TORQUE + base_state_problem(self.base, now_ns, self.base_topic,
+                                                                          self.timeout_s))
+            return self._torques(state[0], state[1], now_ns)
         except SingularityError as exc:
             return NoTorque('singular', NO_TORQUE + str(exc))
-        except _NoBase as exc:
-            # Never a torque of a stale or missing base state: like a joint state that gives none.
-            return NoTorque('no_base', NO_TORQUE + str(exc))
         except ValueError as exc:
             return NoTorque('bad', NO_TORQUE + str(exc))
 
     def _state(self, names, position, now_ns):
-        """(q, qd) of the laws: the merged joints, completed by the loops or joined with the base state."""
+        """(q, qd) of the laws: the merged joints, completed by the loops or joined with the base state (None
+        without a fresh base state)."""
         q, qd = self.merger.q, self.merger.qd
         if self.loop is not None:
             # The passive joints come from the actuated ones; a message's passive positions start the assembly.
@@ -169,7 +171,7 @@ class TorqueLoop:
         base = self.base
         if base is not None:
             if not base.fresh(now_ns):
-                raise _NoBase(base_state_problem(base, now_ns, self.base_topic, self.timeout_s))
+                return None
             return self.laws.state(base.q, base.v, q, qd)
         return q, qd
 
@@ -223,10 +225,6 @@ class TorqueLoop:
         if collection is not None:
             collection.add(t_ns, merger.q, merger.qd, merger.effort)
         return monitor is not None and monitor.update(t_ns, merger.q, merger.qd, merger.effort)
-
-
-class _NoBase(ValueError):
-    """No fresh base state (caught in :meth:`TorqueLoop.step`)."""
 
 
 def base_state_problem(base, now_ns, topic, timeout_s):

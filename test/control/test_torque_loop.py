@@ -140,3 +140,17 @@ def test_gains_per_joint_and_their_errors():
     with pytest.raises(InputError, match="misses the model joint\\(s\\) b"):
         per_joint('observer_gains', [1.0, 3.0], ('a', 'b'), ['a', 'c'])
     assert np.all(gains([], ('a',), ['a']) == 0)
+
+
+def test_a_moving_base_without_a_fresh_base_state_gives_no_torque_saying_why():
+    model = rd.load_urdf(str(ROOT / 'urdf' / 'panda_arm.urdf'), root_joint='floating')
+    names = tuple(model.joint_names)
+    laws, ff, ct, base, closed = laws_of(model, names, GRAVITY, 0.0, gains([], names, names), gains([], names, names),
+                                         int(0.1e9))
+    assert base is not None and closed is None
+    loop = TorqueLoop(JointStateMerger(names), JointStaleness(names, int(0.1e9)), laws, ff, ct,
+                      TorqueLimiter(model.effort_limit), profiles.CommandTerms(False, False, len(names)),
+                      list(range(len(names))), GRAVITY, base=base, base_topic='/odom', timeout_s=0.1)
+    out = loop.step(list(names), [0.0] * len(names), [], 0, 0)
+    assert isinstance(out, NoTorque) and out.kind == 'no_base'
+    assert out.reason.endswith('no base state on /odom yet')
