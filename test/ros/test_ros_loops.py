@@ -212,7 +212,7 @@ def test_a_loops_file_that_does_not_fit_gives_an_error_status(ros, start_node, t
     assert proc.poll() is None
 
 
-# --- the laws without DDS (robot_dynamics/ros/closed_loop.py) ------------------------------------
+# --- the laws without DDS (robot_dynamics/control/closed_loop.py) ------------------------------------
 
 def test_closed_loop_laws_equal_constrained_inverse_dynamics():
     """Friction as actuated torques of the same power, feedforward and computed torque against
