@@ -116,7 +116,6 @@ import time
 from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
-from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
 from rcl_interfaces.msg import SetParametersResult
@@ -136,7 +135,7 @@ from .cdr import JointStateReader, header_bytes
 from .command_output import CommandOutput
 from .dynamics_diagnostics import fill_status
 from .dynamics_model import PipelineBuilder
-from .dynamics_params import NODE_PARAMS, observer_on, validate
+from .dynamics_params import NODE_PARAMS, observer_on, parameter_changes, validate
 from .identify_service import IdentifyService
 from .model_node import ModelNode, run, warm_up_model, warm_up_moving_base
 from .observer_outputs import ObserverOutputs
@@ -249,19 +248,11 @@ class DynamicsNode(PipelineBuilder, ModelNode):
         return self._clock.now().nanoseconds
 
     def _on_set_parameters(self, parameters):
-        changes = {}
-        for param in parameters:
-            if param.name == 'use_sim_time':
-                self._now_ns = self._ros_now_ns     # from now on the clock decides, simulated time or not
-            spec = next((s for s in NODE_PARAMS if s.name == param.name), None)
-            if spec is None:
-                continue
-            value = list(param.value) if param.type_ in (Parameter.Type.DOUBLE_ARRAY,
-                                                          Parameter.Type.STRING_ARRAY) else param.value
-            problem = spec.validate(value)
-            if problem:
-                return SetParametersResult(successful=False, reason='%s %s' % (param.name, problem))
-            changes[param.name] = value
+        if any(param.name == 'use_sim_time' for param in parameters):
+            self._now_ns = self._ros_now_ns         # from now on the clock decides, simulated time or not
+        changes, problem = parameter_changes(parameters)
+        if problem:
+            return SetParametersResult(successful=False, reason=problem)
         old = {k: getattr(self.p, k) for k in changes}
         for k, v in changes.items():
             setattr(self.p, k, v)

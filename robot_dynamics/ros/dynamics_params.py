@@ -174,3 +174,20 @@ def validate(p, warn):
     if not observer_on(p) and (p.collision_thresholds or p.external_wrench_link):
         raise P.ParameterError("parameters 'collision_thresholds' and 'external_wrench_link' need the "
                                "momentum observer: set 'observer_gains'")
+
+
+def parameter_changes(parameters):
+    """({name: value}, None) of the changes of dynamics_node's own parameters among ``parameters`` (rclpy
+    Parameters; arrays as lists), each valid by itself; or (None, the first problem)."""
+    changes = {}
+    for param in parameters:
+        spec = next((s for s in NODE_PARAMS if s.name == param.name), None)
+        if spec is None:
+            continue
+        value = list(param.value) if param.type_ in (Parameter.Type.DOUBLE_ARRAY,
+                                                      Parameter.Type.STRING_ARRAY) else param.value
+        problem = spec.validate(value)
+        if problem:
+            return None, '%s %s' % (param.name, problem)
+        changes[param.name] = value
+    return changes, None
