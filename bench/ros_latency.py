@@ -1,7 +1,7 @@
 """Latency and CPU of dynamics_node through real DDS at 1 kHz, against a bare rclpy relay.
 
 Usage (from the checkout, after scripts/setup-venv.sh):
-    .venv/bin/python bench/ros_latency.py [--rate 1000] [--duration 10] [--mode gravity_coriolis]
+    .venv/bin/python bench/ros_latency.py [--rounds 3] [--tries 3] [--rate 1000] [--duration 10] [--mode ...]
 
 Measures two targets one after the other, in one invocation, with the same
 publisher process and the same receiver (this process):
@@ -24,15 +24,23 @@ of each message as receipt time minus its stamp (through DDS twice and the
 target's callback once); the target's CPU share is read from
 /proc/<pid>/stat over the measured window.
 
-Prints, per target, messages in/out, lost messages, p50/p90/p99/max
-latency and CPU share (of one core), then the targets (dynamics_node: no
-message lost, p99 <= 1.3x the relay's, CPU <= 1.5x the relay's) and, as its
-last line, ``ratio p99 X cpu Y`` (dynamics_node / relay; with ``--rounds N``
-the pair is measured N times, alternating which goes first, and the ratios
-are of the medians). Exits 1 if a target
-is missed. ``--json`` prints the figures as JSON as well. Publisher and
-receiver are separate processes so that neither's Python loop delays the
-other; all share the machine's cores.
+A round measures the pair; ``--rounds N`` measures N rounds, alternating
+which goes first. A round in which the relay or dynamics_node lost a
+message is repeated, up to ``--tries`` times in all (3), and the output says
+so: a lossy baseline is no baseline (on a fresh machine the relay's first
+round once lost 157 of 10,000 messages in a 335 ms stall, p99 6.8 ms, which
+made that round's p99 ratio 0.10). A round still lossy after its last try is
+kept, reported as such, and misses the targets.
+
+Prints, per round, each target's messages in/out, lost messages,
+p50/p90/p99/max latency and CPU share (of one core) and the round's ratios
+(dynamics_node / relay), then the medians over the rounds, the targets
+(every round's relay and dynamics_node lost nothing; the median of the
+rounds' p99 ratios <= 1.3 and of their CPU ratios <= 1.5) and, as its last
+line, ``ratio p99 X cpu Y`` (those medians). Exits 1 if a target is missed.
+``--json`` prints the figures as JSON as well. Publisher and receiver are
+separate processes so that neither's Python loop delays the other; all
+share the machine's cores.
 """
 import argparse
 import json
@@ -47,7 +55,8 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))                    # this checkout's robot_dynamics, installed or not
-from robot_dynamics.ros.process import NodeProcessError, start_node  # noqa: E402
+sys.path.insert(1, str(ROOT / 'test' / 'ros'))   # the tests' node-process harness, node_process.py
+from node_process import NodeProcessError, start_node  # noqa: E402
 
 NS = '/rd_bench_%d' % os.getpid()
 NODE = 'bench_dynamics'
@@ -222,6 +231,11 @@ def ratios(relay, node):
             node['cpu_share_of_one_core'] / relay['cpu_share_of_one_core'])
 
 
+def lossy(figures):
+    """Whether the relay or dynamics_node of a round lost a measured message."""
+    return figures['relay']['lost'] > 0 or figures['dynamics_node']['lost'] > 0
+
+
 def report(f, what):
     print('%s:' % what)
     print('  joint states sent    %7d   (publisher late by > 1 period: %d)' % (f['joint_states_sent'],
@@ -258,13 +272,21 @@ def run(args):
         for k in range(args.rounds):
             # Alternate the order, so that a drift of the machine's load weighs on both alike.
             order = ('relay', 'dynamics_node') if k % 2 == 0 else ('dynamics_node', 'relay')
-            figures = {}
-            for label in order:
-                if label == 'relay':
-                    figures[label] = measure(label, relay_cmd, None, RELAY, receiver, phases, results, args)
-                else:
-                    figures[label] = measure(label, 'dynamics_node', params, NODE, receiver, phases, results, args,
-                                             command_topic=command_topic)
+            for attempt in range(1, args.tries + 1):
+                figures = {}
+                for label in order:
+                    if label == 'relay':
+                        figures[label] = measure(label, relay_cmd, None, RELAY, receiver, phases, results, args)
+                    else:
+                        figures[label] = measure(label, 'dynamics_node', params, NODE, receiver, phases, results,
+                                                 args, command_topic=command_topic)
+                figures['tries'] = attempt
+                if not lossy(figures):
+                    break
+                print('round %d, try %d of %d: lost relay %d, dynamics_node %d: %s'
+                      % (k + 1, attempt, args.tries, figures['relay']['lost'], figures['dynamics_node']['lost'],
+                         'repeating the round' if attempt < args.tries else 'no try left, the round stays lossy'),
+                      flush=True)
             rounds.append(figures)
     finally:
         phases.put(None)
@@ -274,35 +296,42 @@ def run(args):
         receiver.close()
     rate_text = ('node default' if args.diagnostic_torque_rate is None
                  else '%g Hz' % args.diagnostic_torque_rate)
-    print('%d Hz for %.0f s each (after %.0f s warm-up), %s executor, joint_states %s, %d round(s):'
+    print('%d Hz for %g s each (after %g s warm-up), %s executor, joint_states %s, %d round(s):'
           % (args.rate, args.duration, args.warmup, executor, args.reliability, len(rounds)))
+    round_ratios = []
     for k, figures in enumerate(rounds):
-        if len(rounds) > 1:
-            print('-- round %d' % (k + 1))
+        print('-- round %d (%s first, %d tr%s%s)' % (k + 1, 'relay' if k % 2 == 0 else 'dynamics_node',
+                                                   figures['tries'], 'y' if figures['tries'] == 1 else 'ies',
+                                                   ', LOSSY' if lossy(figures) else ''))
         report(figures['relay'], 'bare rclpy relay (bench/ros_relay.py)')
         report(figures['dynamics_node'], 'dynamics_node, %s mode, 7-DOF Panda, command on, '
                'diagnostic_torque_rate %s' % (args.mode, rate_text))
-        if len(rounds) > 1:
-            print('  round ratios: p99 %.2f, CPU %.2f' % ratios(figures['relay'], figures['dynamics_node']))
+        round_ratios.append(ratios(figures['relay'], figures['dynamics_node']))
+        print('  round ratios: p99 %.2f, CPU %.2f' % round_ratios[-1])
 
     def median(label, key):
         return float(np.median([r[label][key] for r in rounds]))
     keys = ('latency_p50_ms', 'latency_p99_ms', 'latency_max_ms', 'cpu_share_of_one_core')
     med = {label: {key: median(label, key) for key in keys} for label in ('relay', 'dynamics_node')}
-    if len(rounds) > 1:
-        for label in ('relay', 'dynamics_node'):
-            print('median of %d rounds, %s: p50 %.3f ms, p99 %.3f ms, max %.3f ms, CPU %.1f %%'
-                  % (len(rounds), label, med[label]['latency_p50_ms'], med[label]['latency_p99_ms'],
-                     med[label]['latency_max_ms'], 100 * med[label]['cpu_share_of_one_core']))
-    lost = sum(r['dynamics_node']['lost'] for r in rounds)
-    r_p99, r_cpu = ratios(med['relay'], med['dynamics_node'])
-    ok = lost == 0 and r_p99 <= P99_RATIO and r_cpu <= CPU_RATIO
-    print('targets (dynamics_node: no loss (lost %d), p99 <= %.1fx and CPU <= %.1fx the relay\'s%s): %s'
-          % (lost, P99_RATIO, CPU_RATIO, ', medians of the rounds' if len(rounds) > 1 else '',
+    for label in ('relay', 'dynamics_node'):
+        print('median of %d round(s), %s: p50 %.3f ms, p99 %.3f ms, max %.3f ms, CPU %.1f %%'
+              % (len(rounds), label, med[label]['latency_p50_ms'], med[label]['latency_p99_ms'],
+                 med[label]['latency_max_ms'], 100 * med[label]['cpu_share_of_one_core']))
+    r_p99, r_cpu = (float(x) for x in np.median(round_ratios, axis=0))
+    print('rounds\' ratios p99 %s, CPU %s; medians p99 %.2f, CPU %.2f'
+          % (' / '.join('%.2f' % r for r, _ in round_ratios), ' / '.join('%.2f' % c for _, c in round_ratios),
+             r_p99, r_cpu))
+    lossy_rounds = [k + 1 for k, r in enumerate(rounds) if lossy(r)]
+    repeated = sum(r['tries'] - 1 for r in rounds)
+    ok = not lossy_rounds and r_p99 <= P99_RATIO and r_cpu <= CPU_RATIO
+    print('targets (no message lost by relay or dynamics_node in any round (%s; %d repeat(s)), median '
+          'round ratio p99 <= %.1f and CPU <= %.1f): %s'
+          % ('lossy rounds: %s' % lossy_rounds if lossy_rounds else 'none lost', repeated, P99_RATIO, CPU_RATIO,
              'met' if ok else 'MISSED'))
     if args.json:
-        print(json.dumps(dict(rounds=rounds, medians=med, rate_hz=args.rate, duration_s=args.duration,
-                              mode=args.mode, executor=executor, ratio_p99=r_p99, ratio_cpu=r_cpu), indent=2))
+        print(json.dumps(dict(rounds=rounds, round_ratios=round_ratios, medians=med, rate_hz=args.rate,
+                              duration_s=args.duration, mode=args.mode, executor=executor,
+                              ratio_p99=r_p99, ratio_cpu=r_cpu, lossy_rounds=lossy_rounds), indent=2))
     print('ratio p99 %.2f cpu %.2f' % (r_p99, r_cpu), flush=True)
     return 0 if ok else 1
 
@@ -322,9 +351,15 @@ def main(argv=None):
                              "-1: every joint state, as before the parameter; 0: off)")
     parser.add_argument('--rounds', type=int, default=1,
                         help='measure relay and node this many times, alternating which goes first; the '
-                             'ratios are of the medians (1)')
+                             'targets are on the medians of the rounds\' ratios (1)')
+    parser.add_argument('--tries', type=int, default=3,
+                        help='measurements of a round at most: a round in which the relay or dynamics_node '
+                             'lost a message is repeated (3)')
     parser.add_argument('--json', action='store_true', help='also print the figures as JSON')
     args = parser.parse_args(argv)
+    for option in ('rounds', 'tries'):
+        if getattr(args, option) < 1:
+            parser.error('--%s: expected an integer >= 1, got %d' % (option, getattr(args, option)))
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     os.environ.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 101 + 1))
     return run(args)

@@ -35,7 +35,8 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))                    # this checkout's robot_dynamics, installed or not
-from robot_dynamics.ros.process import NodeProcessError, start_node, stop_all, wait_until  # noqa: E402
+sys.path.insert(1, str(ROOT / 'test' / 'ros'))   # the tests' node-process harness, node_process.py
+from node_process import NodeProcessError, start_node, stop_all, wait_until  # noqa: E402
 
 Q0 = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
 

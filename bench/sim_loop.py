@@ -49,7 +49,8 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))                    # this checkout's robot_dynamics, installed or not
-from robot_dynamics.ros.process import call_until_answered, start_node, stop_all, wait_until  # noqa: E402
+sys.path.insert(1, str(ROOT / 'test' / 'ros'))   # the tests' node-process harness, node_process.py
+from node_process import call_until_answered, start_node, stop_all, wait_until  # noqa: E402
 
 PANDA = ROOT / 'urdf' / 'panda_arm.urdf'
 READY = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]

@@ -238,6 +238,32 @@ def test_layers_are_folders():
     assert (PKG / "algorithms" / "dispatch.py").is_file()
 
 
+def _ros_imports(path):
+    """The robot_dynamics.ros modules ``path`` imports anywhere in it (function bodies too)."""
+    mod = ".".join(("robot_dynamics",) + path.relative_to(PKG).with_suffix("").parts)
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = mod.split(".")[:len(mod.split(".")) - node.level] if node.level else []
+            names = [".".join(base + ([node.module] if node.module else []))]
+            names = [n + "." + a.name for n in names for a in node.names] + names
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        found |= {n for n in names if n == "robot_dynamics.ros" or n.startswith("robot_dynamics.ros.")}
+    return found
+
+
+def test_tools_do_not_import_the_nodes_but_the_demo_its_executor():
+    """tools/ runs without the ROS layer: the demo starts its nodes as child processes
+    (tools/processes.py) and imports of ros/ only the executor the nodes spin (ros/spin.py)."""
+    imports = {path.name: _ros_imports(path) for path in sorted((PKG / "tools").glob("*.py"))}
+    assert imports.pop("demo.py") == {"robot_dynamics.ros.spin", "robot_dynamics.ros.spin.make_executor"}
+    assert not {name: found for name, found in imports.items() if found}
+    assert not (PKG / "ros" / "process.py").exists()       # the tests' harness is test/ros/node_process.py
+
+
 def test_every_deliberate_error_is_a_robot_dynamics_error():
     from robot_dynamics import errors
     for name in dir(errors):

@@ -6,6 +6,8 @@ Nodes (``ros2 run robot_dynamics <name>``, or ``python -m robot_dynamics.ros.<mo
   compensation from ``joint_states``, feedforward and computed torque from a
   desired trajectory, a ros2_control bridge (std_msgs/Float64MultiArray for
   a forward_command_controller), timeouts, clamping, diagnostics, payloads.
+- ``dynamics_lifecycle_node`` (:mod:`.lifecycle_node`): dynamics_node as a
+  managed (lifecycle) node: configure, activate, deactivate, cleanup, shutdown.
 - ``dynamics_services`` (:mod:`.dynamics_services`): the dynamics services
   alone (gravity, inverse and forward dynamics, mass matrix, trajectory
   efforts, payload).
@@ -14,6 +16,8 @@ Nodes (``ros2 run robot_dynamics <name>``, or ``python -m robot_dynamics.ros.<mo
   (Float64MultiArray), JointState commands (ros2_control topic-based
   hardware), wrenches in, joint_states, /clock and RViz markers out; reset,
   pause and set_state services.
+- ``command_watchdog`` (:mod:`.command_watchdog`): deactivates the effort
+  controller when the torque commands stop (a node killed or hung).
 
 The torque pipeline without ROS (the laws, joint maps, staleness, the
 watchdog's decision, the observer, payload identification) is
@@ -21,9 +25,7 @@ watchdog's decision, the observer, payload identification) is
 publish. Pure helpers of the simulator node, usable and tested without DDS:
 
 - :mod:`.sim_commands`, :mod:`.pacing`, :mod:`.markers`: the simulator
-  node's message checks, wall-clock pacing and RViz markers;
-- :mod:`.process`: a node as a child process (start, wait until ready,
-  stop, CPU time), for the demo, the benchmarks and the tests.
+  node's message checks, wall-clock pacing and RViz markers.
 
 A node is constructed, then configured (:meth:`.model_node.ModelNode.configure`:
 parameters, kernels, model, publishers, services, subscriptions), then spun

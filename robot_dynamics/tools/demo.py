@@ -23,12 +23,16 @@ What it does, with the bundled 7-DOF Panda arm by default:
 5. writes a PNG plot, joint angles over time, compensated versus falling,
    and prints where it is.
 
+SIGTERM or SIGHUP stop the nodes too and end the demo without a report
+(exit status 128 + the signal); a SIGKILL of the demo leaves them running.
+
 While it runs, RViz on the same ROS domain can show the arm from
 ``<namespace>/joint_states`` and the markers on
 ``<namespace>/simulator/markers``.
 """
 import argparse
 import os
+import signal
 import sys
 import tempfile
 import threading
@@ -38,7 +42,7 @@ import numpy as np
 
 import robot_dynamics as rd
 
-from ..ros.process import call_until_answered, start_node, stop_all, wait_until
+from .processes import call_until_answered, start_node, stop_all, wait_until
 
 # The bundled 7-DOF arm (Franka Emika Panda, without the hand's fingers).
 BUNDLED_ARM = 'panda_arm.urdf'
@@ -99,7 +103,7 @@ def print_arm(model, path, q0):
 # --- the two nodes ----------------------------------------------------------
 
 class Nodes:
-    """The simulator and dynamics node as child processes (:mod:`robot_dynamics.ros.process`),
+    """The simulator and dynamics node as child processes (:mod:`robot_dynamics.tools.processes`),
     logs in a temporary folder. The loop closes on the nodes' default topics, relative to
     the namespace: ``joint_states`` and ``effort_controller/commands``."""
 
@@ -196,7 +200,7 @@ class Spinner:
 
     def until(self, predicate, timeout, what):
         """Spin until ``predicate()``; a RuntimeError naming ``what`` after ``timeout`` s
-        or if a node process has exited (:func:`robot_dynamics.ros.process.wait_until`)."""
+        or if a node process has exited (:func:`robot_dynamics.tools.processes.wait_until`)."""
         wait_until(predicate, timeout, what, processes=list(self.nodes.processes.values()),
                    step=lambda: self.executor.spin_once(timeout_sec=0.01))
 
@@ -207,7 +211,7 @@ class Spinner:
 
     def call(self, srv_type, name, request, timeout=10.0):
         """Call a service whose request may be served twice (it is resent if no answer
-        comes, :func:`robot_dynamics.ros.process.call_until_answered`); its response."""
+        comes, :func:`robot_dynamics.tools.processes.call_until_answered`); its response."""
         client = self.node.create_client(srv_type, name)
         try:
             self.until(lambda: client.service_is_ready(), timeout, f'service {name}')
@@ -224,7 +228,10 @@ def run_loop(urdf, model, q0, duration, namespace):
     from rclpy.signals import SignalHandlerOptions
     from std_srvs.srv import SetBool
 
-    from ..ros.model_node import make_executor
+    # The one import of the nodes' package in tools/: this process receives 2 x 1 kHz as the
+    # nodes do, so it spins the executor they spin (ros/spin.py: rclpy's EventsExecutor, or what
+    # ROBOT_DYNAMICS_EXECUTOR selects). The nodes themselves run as child processes.
+    from ..ros.spin import make_executor
 
     nodes = Nodes(urdf, model, q0, namespace)
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)   # Ctrl-C stays ours
@@ -337,6 +344,16 @@ def plot(model, q0, t, q, fall, path):
     plt.close(fig)
 
 
+def exit_on_signals(signals=(signal.SIGTERM, signal.SIGHUP)):
+    """Make ``signals`` end the demo as SystemExit (status 128 + the signal), so that the
+    nodes are stopped on the way out, as after Ctrl-C (the main thread only)."""
+    def leave(signum, frame):
+        raise SystemExit(128 + signum)
+    if threading.current_thread() is threading.main_thread():
+        for sig in signals:
+            signal.signal(sig, leave)
+
+
 def main(argv=None):
     """Command-line entry point; returns the process exit code."""
     parser = argparse.ArgumentParser(
@@ -374,6 +391,7 @@ def main(argv=None):
     fall = simulate(model, q0, duration=fall_duration)
     print(f'Without compensation (offline, same physics, {fall_duration:g} s): max drift '
           f'{np.abs(fall.q - q0).max():.3f} rad\n', flush=True)
+    exit_on_signals()
     try:
         t, q, latency, info = run_loop(path, model, q0, None if args.forever else args.duration,
                                        args.namespace)

@@ -4,7 +4,7 @@
   spinning in a background thread (session scope).
 - ``start_node``: starts ``python -m robot_dynamics.ros.<module> --ros-args ...``
   as a separate process with a parameter file, in a namespace of its own
-  (:func:`robot_dynamics.ros.process.start_node`), and always stops it in the
+  (test/ros/node_process.py's ``start_node``), and always stops it in the
   fixture's finalizer. Its output is kept in a log file that is printed when
   a test fails.
 
@@ -29,7 +29,7 @@ import rclpy  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 
-from robot_dynamics.ros import process as node_process  # noqa: E402
+import node_process  # noqa: E402
 from robot_dynamics.ros import query_services  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -172,7 +172,7 @@ class Ros:
         """Call a service and wait for the answer (fails the test if none comes).
 
         ``idempotent`` (the default): the request may be served twice, so it
-        is resent while unanswered (:func:`robot_dynamics.ros.process.call_until_answered`:
+        is resent while unanswered (:func:`node_process.call_until_answered`:
         Fast DDS drops a response sent before the server matched this new
         client, "failed to send response (timeout)" in the node's log). Every
         service the tests call through here is: the queries, ~/pause,
@@ -230,12 +230,12 @@ def ros():
 
 def launch_node(tmp_path, module, params, *, name=None, ns=None, args=(), remaps=None, env=None):
     """Start ``python -m robot_dynamics.ros.<module>`` with a params file, in a namespace of
-    its own unless ``ns`` is given; returns its :class:`robot_dynamics.ros.process.NodeProcess`."""
+    its own unless ``ns`` is given; returns its :class:`node_process.NodeProcess`."""
     k = next(_counter)
     name = name or '%s_%d' % (module, k)
     ns = ns if ns is not None else '/t%d_%d' % (os.getpid(), k)
     return node_process.start_node(module, params, name=name, namespace=ns or '/', args=args, remaps=remaps,
-                              env=env, log_path=tmp_path / ('%s.log' % name), cwd=ROOT)
+                                   env=env, log_path=tmp_path / ('%s.log' % name), cwd=ROOT)
 
 
 @pytest.fixture
@@ -251,7 +251,7 @@ def start_node(tmp_path, request):
     def command(cmd, name, ns='', env=None):
         """Run the command line ``cmd`` (it sets its node's name and namespace itself)."""
         proc = node_process.start_node(cmd, name=name, namespace=ns, env=env,
-                                  log_path=tmp_path / ('%s.log' % name), cwd=ROOT)
+                                       log_path=tmp_path / ('%s.log' % name), cwd=ROOT)
         procs.append(proc)
         return proc
 

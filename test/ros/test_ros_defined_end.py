@@ -28,7 +28,7 @@ from std_msgs.msg import Float64MultiArray
 
 from conftest import PANDA, READY_TIMEOUT, ROOT, wait_for
 from controller_manager_standin import RecordReader
-from robot_dynamics.ros.process import wait_until
+from node_process import wait_until
 from test_ros_shutdown import assert_clean_exit
 
 #: command_watchdog's default [s]; the budget after a signal is this plus SLACK.

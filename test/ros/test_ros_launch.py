@@ -107,6 +107,7 @@ def test_gravity_compensation_launch_runs_with_the_config_joints(ros, start_node
     # The graph: the command publisher, the private torques, the services.
     ros.wait_for_publisher(ns + '/commands')
     ros.wait_for_publisher('/dynamics_node/compensation_torque')
+    ros.wait_for_service('/dynamics_node/gravity_compensation', process=proc)    # dynamics_services' (it starts after)
     services = dict(ros.node.get_service_names_and_types())
     assert services.get('/dynamics_node/gravity_compensation') == ['robot_dynamics_interfaces/srv/GravityCompensation']
     cmd = ros.subscribe(Float64MultiArray, ns + '/commands')

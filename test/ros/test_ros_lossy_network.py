@@ -51,9 +51,9 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.ros import process as node_process
 
 from conftest import PANDA, READY_TIMEOUT, ROOT, wait_for
+import node_process
 
 MODEL = rd.load_urdf(str(PANDA))
 NAMES = list(MODEL.joint_names)

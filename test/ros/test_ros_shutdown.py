@@ -26,7 +26,7 @@ import time
 import pytest
 
 from conftest import PANDA, READY_TIMEOUT, ROOT
-from robot_dynamics.ros.process import start_node
+from node_process import start_node
 
 #: [s] longest time from the signal to the exit (the loop notices it within one 0.1 s spin_once;
 #: destroying the node and its DDS participant takes the rest).

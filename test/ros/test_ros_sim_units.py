@@ -207,7 +207,7 @@ class _LosesFirstResponses:
 
 def test_call_until_answered_resends_a_request_whose_response_was_lost():
     from robot_dynamics.errors import NodeTimeout
-    from robot_dynamics.ros.process import call_until_answered
+    from robot_dynamics.tools.processes import call_until_answered
     client = _LosesFirstResponses(lost=2)
     assert call_until_answered(client, 'resume', 5.0, 'the answer', resend_after=0.05) == 'answer to resume'
     assert client.sent == ['resume'] * 3 and len(client.removed) == 2

@@ -1,46 +1,39 @@
-"""A ROS 2 node as a child process: start it, wait until it is ready, stop it, read its CPU time.
+"""Nodes of this package as child processes of the demo: start, wait, call, stop.
 
-The demo, the benchmarks and the tests start their nodes with this module::
+The demo (:mod:`robot_dynamics.tools.demo`) runs ``simulator_node`` and
+``dynamics_node`` as a user would, ``python -m robot_dynamics.ros.<module>
+--ros-args ...``, with this module::
 
-    from robot_dynamics.ros.process import start_node
+    from robot_dynamics.tools.processes import start_node, stop_all, wait_until
 
     node = start_node('dynamics_node', {'urdf_path': 'arm.urdf'}, name='dynamics_node',
                       namespace='/arm2')
     try:
-        node.wait_until(lambda: graph.count_subscribers(node.topic('joint_states')) > 0,
-                        120, 'the joint_states subscription')
+        wait_until(lambda: graph.count_subscribers(node.topic('joint_states')) > 0, 120,
+                   'the joint_states subscription', processes=[node])
         ...
-        print(node.cpu_seconds(), node.read_log())
     finally:
-        node.stop()
+        stop_all([node])
 
-``target`` is a node module of this package (``'dynamics_node'``, run as
-``python -m robot_dynamics.ros.dynamics_node``), any module
-(``'package.module'``, run with ``python -m``), or a command line
-(``[executable, arg, ...]``: a script, a ``ros2 run`` line) that is run as
-given.
-
-What every child gets:
+It does not import the nodes (nor rclpy): readiness is a predicate of the
+caller's own ROS graph. What every child gets:
 
 - its stdout and stderr, merged, in a log file (:meth:`NodeProcess.read_log`,
   :meth:`NodeProcess.log_tail`); parameters in a parameter file next to it,
   under the ``/**`` key, so any type and any node name or namespace work;
-- this checkout first on ``PYTHONPATH`` (``python -m`` runs this source
-  tree) and unbuffered output (the log is complete when the child dies);
+- the folder that holds this robot_dynamics package first on
+  ``PYTHONPATH`` (the child runs the same package as its parent) and
+  unbuffered output (the log is complete when the child dies);
 - a session of its own: a Ctrl-C in the terminal reaches the parent only,
-  which then stops its nodes in order;
-- death with its parent (Linux ``PR_SET_PDEATHSIG``): SIGTERM when the
-  thread that started it ends, even if the parent is killed with SIGKILL.
-  Start nodes from a thread that lives as long as they should.
+  which then stops its nodes in order (:func:`stop_all`: SIGINT, a node's
+  clean shutdown, then SIGTERM, then SIGKILL, each followed by a bounded
+  wait). A parent killed with SIGKILL leaves its nodes running.
 
-:meth:`NodeProcess.stop` and :func:`stop_all` send SIGINT (a node's clean
-shutdown, model_node.StopSignals), then SIGTERM, then SIGKILL, each
-followed by a bounded wait.
-Readiness is a predicate of the caller's own ROS graph
-(:meth:`NodeProcess.wait_until`): this module does not import rclpy.
+The tests and benchmarks start their nodes with test/ros/node_process.py,
+which builds on this module (any command line, an environment, death with
+the parent, CPU time and memory).
 """
 import json
-import math
 import numbers
 import os
 import pathlib
@@ -50,31 +43,21 @@ import sys
 import tempfile
 import time
 
-from ..errors import InputError, NodeExited, NodeProcessError, NodeTimeout  # noqa: F401  (raised here)
+from ..errors import InputError, NodeExited, NodeTimeout
 
 #: The folder that holds the robot_dynamics package: a checkout, or site-packages.
 PACKAGE_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
-#: Seconds a node may take to be ready. Generous: on a cold numba cache a node
-#: compiles its kernels before it subscribes (about 40 s).
-READY_TIMEOUT = 120.0
-
-#: Seconds :meth:`NodeProcess.stop` waits after each signal.
+#: Seconds :func:`stop_all` waits after each signal.
 STOP_TIMEOUT = 5.0
-
-# Runs first in the child: asks the kernel for SIGTERM when the parent thread
-# ends, exits if the parent is already gone, then becomes the real command.
-# A separate interpreter, not subprocess's preexec_fn, which may deadlock in a
-# parent with threads (DDS has several).
-_LAUNCHER = ('import ctypes, os, signal, sys\n'
-             'ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)\n'   # PR_SET_PDEATHSIG
-             'if os.getppid() != int(sys.argv[1]):\n'
-             '    sys.exit(143)\n'
-             'os.execvp(sys.argv[2], sys.argv[2:])\n')
 
 
 def _yaml_value(value):
-    """``value`` as a YAML scalar or flow sequence that rcl parses back to the same type."""
+    """``value`` as a YAML scalar or flow sequence that rcl parses back to the same type.
+
+    >>> _yaml_value('1.0'), _yaml_value(True), _yaml_value(3), _yaml_value(1), _yaml_value([0.5, 2.0])
+    ('"1.0"', 'true', '3', '1', '[0.5, 2.0]')
+    """
     if isinstance(value, str):
         return json.dumps(value)               # quoted: stays a string, even '1.0' or 'true'
     if isinstance(value, bool):
@@ -100,21 +83,9 @@ def write_params(path, params, node='/**'):
     return path
 
 
-def node_argv(target, *, name=None, namespace=None, params_file=None, remaps=None, ros_args=(), args=()):
-    """The command line of ``target`` (see the module doc) with its ROS arguments.
-
-    For a module, ``args`` come before ``--ros-args``, then the node name,
-    namespace, parameter file, remappings ({from: to}) and ``ros_args``. A
-    command line is kept as given; the ROS arguments asked for follow it in
-    a ``--ros-args`` section of their own.
-    """
-    if isinstance(target, (list, tuple)):
-        argv = [str(a) for a in target] + [str(a) for a in args]
-    elif isinstance(target, str) and target:
-        module = target if '.' in target else 'robot_dynamics.ros.' + target
-        argv = [sys.executable, '-m', module] + [str(a) for a in args]
-    else:
-        raise InputError('target: expected a module name or a command line (list), got %r' % (target,))
+def ros_arguments(*, name=None, namespace=None, params_file=None, remaps=None, more=()):
+    """The ``--ros-args`` section: node name, namespace, parameter file, remappings ({from: to}),
+    then ``more``; [] if there is none."""
     ros = []
     if name:
         ros += ['-r', '__node:=%s' % name]
@@ -124,11 +95,13 @@ def node_argv(target, *, name=None, namespace=None, params_file=None, remaps=Non
         ros += ['--params-file', str(params_file)]
     for a, b in (remaps or {}).items():
         ros += ['-r', '%s:=%s' % (a, b)]
-    ros += [str(a) for a in ros_args]
-    return argv + (['--ros-args'] + ros if ros else [])
+    ros += [str(a) for a in more]
+    return ['--ros-args'] + ros if ros else []
 
 
-def _child_env(env):
+def child_env(env=None):
+    """This process's environment for a child: :data:`PACKAGE_ROOT` first on ``PYTHONPATH``,
+    unbuffered output, then ``env`` ({name: value}; None removes a variable)."""
     full = dict(os.environ)
     full['PYTHONPATH'] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), full.get('PYTHONPATH')) if p)
     full['PYTHONUNBUFFERED'] = '1'
@@ -140,70 +113,38 @@ def _child_env(env):
     return full
 
 
-def _label(target):
-    """A short name for the log of ``target``: the module or the program."""
-    if not isinstance(target, (list, tuple)):
-        return str(target).rsplit('.', 1)[-1]
-    argv = [str(a) for a in target]
-    if len(argv) > 1 and pathlib.Path(argv[0]).name.startswith('python'):
-        argv = argv[1:]
-        if argv[0] == '-m' and len(argv) > 1:
-            return argv[1].rsplit('.', 1)[-1]
-    return pathlib.Path(argv[0]).stem if argv else 'node'
+def spawn(argv, log_path, *, env=None, cwd=None):
+    """Run ``argv`` in a session of its own, stdout and stderr into ``log_path``, stdin empty,
+    with :func:`child_env` (``env``); its ``subprocess.Popen``."""
+    with open(log_path, 'wb') as log:
+        return subprocess.Popen([str(a) for a in argv], stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=child_env(env),
+                                cwd=None if cwd is None else str(cwd), start_new_session=True)
 
 
-def start_node(target, params=None, *, name=None, namespace=None, remaps=None, ros_args=(), args=(),
-               env=None, log_path=None, cwd=None, ready=None, ready_timeout=READY_TIMEOUT,
-               what='the node to be ready'):
-    """Start a node as a child process; returns its :class:`NodeProcess`.
+def start_node(module, params=None, *, name=None, namespace=None, log_path=None):
+    """Start ``python -m robot_dynamics.ros.<module>`` as a child process; its :class:`NodeProcess`.
 
     Args:
-        target: a node module of this package (``'simulator_node'``), a module
-            (``'pkg.module'``) or a command line (list), see the module doc.
-        params: {name: value} parameters, written to a parameter file.
-        name, namespace: the node's name and namespace (``'/arm2'``). For a
-            module they are set on the command line; for a command line they
-            only record what it sets (:meth:`NodeProcess.topic` uses them).
-        remaps: {from: to} remappings; ros_args: more ROS arguments;
-        args: arguments of the program itself, before ``--ros-args``.
-        env: variables to set in the child's environment (None removes one);
-            the rest is inherited.
-        log_path: the log file; default ``<temporary folder>/<name>.log``.
-        cwd: working directory of the child (default: this process's).
-        ready: if given, a predicate waited for (:meth:`NodeProcess.wait_until`,
-            ``ready_timeout`` s); the node is stopped if it does not come true.
-
-    Raises:
-        NodeExited, NodeTimeout: only with ``ready``, with the end of the log.
+        module: a node module of this package, e.g. ``'simulator_node'``.
+        params: {name: value} parameters, written to a parameter file next to the log.
+        name, namespace: the node's name and namespace (``'/arm2'``).
+        log_path: the log file; default ``<temporary folder>/<name or module>.log``.
     """
-    label = name or _label(target)
+    label = name or module
     if log_path is None:
         log_path = pathlib.Path(tempfile.mkdtemp(prefix='robot_dynamics_%s_' % label)) / ('%s.log' % label)
     log_path = pathlib.Path(log_path)
     params_file = None
     if params:
         params_file = write_params(log_path.with_name(log_path.stem + '.params.yaml'), params)
-    argv = node_argv(target, name=None if isinstance(target, (list, tuple)) else name,
-                     namespace=None if isinstance(target, (list, tuple)) else namespace,
-                     params_file=params_file, remaps=remaps, ros_args=ros_args, args=args)
-    if sys.platform.startswith('linux'):
-        argv = [sys.executable, '-c', _LAUNCHER, str(os.getpid())] + argv
-    with open(log_path, 'wb') as log:
-        popen = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 env=_child_env(env), cwd=None if cwd is None else str(cwd),
-                                 start_new_session=True)
-    proc = NodeProcess(popen, label=label, log_path=log_path, name=name, namespace=namespace)
-    if ready is not None:
-        try:
-            proc.wait_until(ready, ready_timeout, what)
-        except BaseException:
-            proc.stop()
-            raise
-    return proc
+    argv = [sys.executable, '-m', 'robot_dynamics.ros.' + module]
+    argv += ros_arguments(name=name, namespace=namespace, params_file=params_file)
+    return NodeProcess(spawn(argv, log_path), label=label, log_path=log_path, name=name, namespace=namespace)
 
 
 class NodeProcess:
-    """A node started by :func:`start_node`.
+    """A node running as a child process.
 
     Attributes:
         name: the node's name ('' if not known); namespace: its namespace ('/' for the root);
@@ -295,15 +236,6 @@ class NodeProcess:
         """:func:`wait_until` on this process alone."""
         return wait_until(predicate, timeout, what, processes=[self], step=step, period=period)
 
-    # --- resources --------------------------------------------------------------------
-    def cpu_seconds(self):
-        """User + system CPU time [s] the process has used so far (:func:`cpu_seconds`)."""
-        return cpu_seconds(self.pid)
-
-    def rss_mb(self):
-        """Resident memory [MB] (:func:`rss_mb`)."""
-        return rss_mb(self.pid)
-
 
 def wait_until(predicate, timeout, what, *, processes=(), step=None, period=0.01):
     """Evaluate ``predicate()`` until it is truthy; returns that value.
@@ -375,26 +307,3 @@ def stop_all(processes, timeout=STOP_TIMEOUT):
             except subprocess.TimeoutExpired:
                 pass
         left = [p for p in left if p.poll() is None]
-
-
-def cpu_seconds(pid):
-    """User + system CPU time [s] process ``pid`` has used so far (Linux ``/proc/<pid>/stat``).
-
-    Divide the difference of two readings by the wall time between them for
-    the share of one core.
-    """
-    with open('/proc/%d/stat' % pid) as f:
-        fields = f.read().rsplit(')', 1)[1].split()      # the command name may hold spaces
-    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')   # utime + stime
-
-
-def rss_mb(pid):
-    """Resident memory [MB] of process ``pid`` (VmRSS of ``/proc/<pid>/status``); NaN if it is gone."""
-    try:
-        with open('/proc/%d/status' % pid) as f:
-            for line in f:
-                if line.startswith('VmRSS:'):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return math.nan
