@@ -18,13 +18,13 @@ Subscribes:
     robot_description (see :mod:`robot_dynamics.ros.model_node`).
     <base_state_topic> (nav_msgs/Odometry, best effort: accepts every
         publisher), if set: the pose and twist of a floating or planar base
-        (:mod:`.base_state`).
+        (:mod:`robot_dynamics.control.base_state`).
 
 A floating or planar robot (docs/FLOATING-BASE.md) is refused unless
 ``base_state_topic`` is set. With it, each joint state is joined with the
 latest base state (pose, twist; the base's acceleration taken as zero),
 the laws run on the full state and only the joints' torques are published
-(:mod:`.base_compensation`). Odometry's ``child_frame_id`` must name the
+(:mod:`robot_dynamics.control.base_compensation`). Odometry's ``child_frame_id`` must name the
 model's base link (another frame or none: the message is rejected), its
 twist is in that frame (the library's convention) and its pose in a fixed
 frame whose z is up (the frame of ``gravity``). A bad base state
@@ -37,7 +37,7 @@ follows as for silent joint states. The momentum observer and
 ``~/identify_payload`` need a fixed base and refuse such a robot.
 
 A closed-loop robot (``loops_file`` with ``actuated_joints``, docs/LOOPS.md):
-the laws are computed by :mod:`.closed_loop` with
+the laws are computed by :mod:`robot_dynamics.control.closed_loop` with
 ``rd.constrained_inverse_dynamics`` and every torque output (the JointState
 topics and the command) is for the actuated joints only (``joints``
 defaults to them and may not name a passive joint). Joint states need only
@@ -76,7 +76,7 @@ Publishes (with the input joint state's header, so its stamp; names + effort):
         threshold and one when all are back under;
     /diagnostics (diagnostic_msgs/DiagnosticArray).
 
-The observer (:mod:`.external_torque`) takes a sample from each joint state
+The observer (:mod:`robot_dynamics.control.external_torque`) takes a sample from each joint state
 that gives every model joint an effort (the motor torque), at the time of
 its stamp; a message without efforts is counted and warned about (throttled)
 and skipped. It starts again from zero with each new model (description or

@@ -25,7 +25,7 @@ with ``rd.load_urdf(..., loops=...)`` to every description. The file is
 read once, at start-up; a file that cannot be read or parsed, or loops that
 do not fit a description, leave the node without that model and with an
 ERROR status naming the file and the loop (the node keeps running). The
-state is fixed by ``actuated_joints`` (:mod:`.closed_loop`): a request may
+state is fixed by ``actuated_joints`` (:mod:`robot_dynamics.control.closed_loop`): a request may
 name only them, the passive joints are computed. ``~/gravity_compensation``
 and ``~/inverse_dynamics`` answer ``rd.constrained_inverse_dynamics`` for
 the actuated joints; ``~/forward_dynamics`` ``rd.constrained_forward_dynamics``
