@@ -24,8 +24,9 @@ watchdog's decision, the observer, payload identification) is
 :mod:`robot_dynamics.control`; these nodes convert messages, call it and
 publish. Pure helpers of the simulator node, usable and tested without DDS:
 
-- :mod:`.sim_commands`, :mod:`.pacing`, :mod:`.markers`: the simulator
-  node's message checks, wall-clock pacing and RViz markers.
+- :mod:`.markers`: the simulator node's RViz markers (the simulation
+  itself, its message checks and pacing are ROS-free:
+  :mod:`robot_dynamics.simulation.session`).
 
 A node is constructed, then configured (:meth:`.model_node.ModelNode.configure`:
 parameters, kernels, model, publishers, services, subscriptions), then spun

@@ -111,9 +111,11 @@ class MarkerBuilder:
 
     Args:
         model: the simulated robot.
+        frame: the markers' frame_id; None: the base frame (``model.base_link``). A floating or
+            planar robot's markers are in the fixed frame of its base pose (the node's odom_frame).
     """
 
-    def __init__(self, model):
+    def __init__(self, model, frame=None):
         from geometry_msgs.msg import Point
         from std_msgs.msg import ColorRGBA
         from visualization_msgs.msg import Marker, MarkerArray
@@ -121,7 +123,7 @@ class MarkerBuilder:
         self.model = model
         self.bodies = body_inertials(model)
         self.segments = [(j.parent, j.child) for j in model.joints.values()]
-        frame = model.base_link
+        frame = frame or model.base_link
 
         def marker(ns, ident, kind, rgba, scale):
             m = Marker(ns=ns, id=ident, type=kind, action=Marker.ADD)

@@ -17,7 +17,11 @@ step, with pluggable parts (the "physics plug-in"):
 
 :class:`Simulator` steps one arm (for a ROS node or a Python loop);
 :func:`simulate` runs one and returns a :class:`SimulationResult`.
-See docs/SIMULATION.md.
+:class:`.session.SimulationSession` runs one against the wall clock with
+checked commands, a command timeout, model changes, reset, pause and
+set_state: simulator_node's behaviour without ROS (``build.py`` makes the
+simulator from its settings; ``inputs.py``, ``pacing.py`` and
+``robot_emulation.py`` are its parts). See docs/SIMULATION.md.
 """
 from .commands import EFFORT, MODES, POSITION, VELOCITY, ActuatorCoefficients, Command, JointActuator
 from .constraints import Constraint, LoopClosure, VelocityLimits, project_velocity

@@ -1,4 +1,5 @@
-"""robot_dynamics.control.profiles and .robot_emulation without DDS, and the launch file's robot:= argument."""
+"""robot_dynamics.control.profiles without DDS, and the launch file's robot:= argument (the emulated robot's
+gravity, robot_dynamics.simulation.robot_emulation: test/test_simulation_session.py)."""
 import numpy as np
 import pytest
 import yaml
@@ -6,15 +7,12 @@ import yaml
 import robot_dynamics as rd
 from robot_dynamics.control import profiles
 from robot_dynamics.control.compensation import Compensation
-from robot_dynamics.ros.robot_emulation import RobotGravityCompensation
-from robot_dynamics.simulation import Simulator
 
 import launch_standins as L
 from conftest import PANDA, ROOT
 
 MODEL = rd.load_urdf(str(PANDA))
 ROBOTS = ROOT / 'config' / 'robots'
-Q0 = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
 rng = np.random.default_rng(3)
 Q, QD = rng.uniform(-1, 1, (2, 7))
 
@@ -98,27 +96,6 @@ def test_profile_errors_say_what_is_wrong(tmp_path):
     bad.write_text(yaml.safe_dump(data))
     with pytest.raises(profiles.ProfileError, match='must be true, false or unknown'):
         profiles.load_profile(bad)
-
-
-def _sim(q0):
-    return Simulator(MODEL, dt=1e-3, q0=q0)
-
-
-def test_emulated_robot_adds_its_gravity_to_effort_commands():
-    sim = _sim(Q0)
-    robot = RobotGravityCompensation(sim)
-    robot.step(300)                                   # zero command: the robot holds itself
-    assert np.abs(sim.q - Q0).max() < 1e-9
-    np.testing.assert_allclose(sim.effort, rd.gravity_torques(MODEL, sim.q), atol=1e-9)   # measured = its g
-    sim.set_command(rd.gravity_torques(MODEL, Q0))   # a user who sends g as well: gravity doubled
-    robot.step(300)
-    free = _sim(Q0)
-    free.step(300)
-    moved, fell = np.abs(sim.q - Q0).max(), np.abs(free.q - Q0).max()
-    assert moved > 0.5 * fell > 1e-2, (moved, fell)
-    assert robot.user_command().value.tolist() == pytest.approx(rd.gravity_torques(MODEL, Q0).tolist())
-    robot.restore()
-    np.testing.assert_allclose(sim.command.value, rd.gravity_torques(MODEL, Q0))
 
 
 # --- launch/gravity_compensation.launch.py robot:= ---------------------------------------------

@@ -1,5 +1,6 @@
-"""The simulator node's pure parts, without DDS: command decoding, pacing, markers."""
-import math
+"""The simulator node's parts without DDS: markers, the settings' defaults, resent service calls.
+
+Command decoding, pacing and the simulation session are ROS-free: test/test_simulation_session.py."""
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -8,103 +9,10 @@ from scipy.spatial.transform import Rotation
 
 import robot_dynamics as rd
 from robot_dynamics.ros.markers import MarkerBuilder, body_inertials, box_sides, quaternion
-from robot_dynamics.ros.pacing import MAX_TICK, MIN_TICK, Pacer, tick_period
-from robot_dynamics.ros.sim_commands import (CommandError, effort_command, joint_command,
-                                              joint_state_update, stamp)
 
 from conftest import PANDA
 
 MODEL = rd.load_urdf(str(PANDA))
-NAMES = list(MODEL.joint_names)
-INDEX = {n: i for i, n in enumerate(NAMES)}
-NAN = float('nan')
-
-
-# --- commands ----------------------------------------------------------------
-def test_effort_command_checks_length_and_finiteness():
-    joints = NAMES[::-1]
-    v = effort_command([float(i) for i in range(7)], joints)
-    np.testing.assert_array_equal(v, np.arange(7.0))
-    with pytest.raises(CommandError, match='has 6 values, expected 7'):
-        effort_command([0.0] * 6, joints)
-    with pytest.raises(CommandError, match='not finite for %s' % joints[2]):
-        effort_command([0.0, 0.0, NAN, 0.0, 0.0, 0.0, 0.0], joints)
-    with pytest.raises(CommandError, match='has 100000 values'):
-        effort_command(np.zeros(100000), joints)
-
-
-def test_joint_command_mode_is_the_first_field_with_a_value():
-    names = ['panda_joint3', 'panda_joint1', 'panda_joint7']
-    joints, values, modes = joint_command(names, [0.1, NAN, NAN], [9.0, 0.2, NAN], [9.0, 9.0, 0.3], INDEX)
-    assert joints == names
-    assert modes == ['position', 'velocity', 'effort']
-    np.testing.assert_array_equal(values, [0.1, 0.2, 0.3])
-    # One field filled: every joint in that mode (what the ros2_control plugin sends).
-    _, values, modes = joint_command(NAMES, [], [], list(range(7)), INDEX)
-    assert modes == ['effort'] * 7
-    np.testing.assert_array_equal(values, np.arange(7.0))
-
-
-@pytest.mark.parametrize('names, position, velocity, effort, message', [
-    ([], [], [], [], 'names no joint'),
-    (['panda_joint1'], [], [], [], 'no position, velocity or effort'),
-    (['panda_joint1', 'panda_joint2'], [0.0], [], [], 'position has 1 values for 2 names'),
-    (['panda_joint1'], [math.inf], [], [], 'position for panda_joint1 is infinite'),
-    (['panda_joint1', 'panda_joint2'], [0.0, NAN], [], [], 'no value for panda_joint2'),
-    (['panda_joint1', 'gripper'], [0.0, 0.0], [], [], "'gripper', not joint"),
-    (['panda_joint1', 'panda_joint1'], [0.0, 0.0], [], [], 'panda_joint1 more than once'),
-    (['panda_joint1'] * 50, [0.0] * 50, [], [], 'names 50 joints, the model has 7'),
-])
-def test_joint_command_rejects(names, position, velocity, effort, message):
-    with pytest.raises(CommandError, match=message):
-        joint_command(names, position, velocity, effort, INDEX)
-
-
-def test_joint_state_update_by_name():
-    idx, q, qd = joint_state_update(['panda_joint4', 'panda_joint2'], [-1.0, 0.5], [], INDEX)
-    np.testing.assert_array_equal(idx, [3, 1])
-    np.testing.assert_array_equal(q, [-1.0, 0.5])
-    np.testing.assert_array_equal(qd, [0.0, 0.0])
-    for args, message in [((['x'], [0.0], []), "unknown joint"),
-                          ((['panda_joint1'], [0.0], [0.0, 1.0]), 'velocity has 2 values'),
-                          ((['panda_joint1'], [NAN], []), 'position is not finite for panda_joint1'),
-                          ((['panda_joint1'] * 2, [0.0] * 2, []), 'named twice')]:
-        with pytest.raises(CommandError, match=message):
-            joint_state_update(*args, INDEX)
-
-
-def test_stamp_splits_seconds():
-    assert stamp(0.0) == (0, 0)
-    assert stamp(12.001) == (12, 1_000_000)
-    assert stamp(3 * 0.001 * 1000) == (3, 0)
-
-
-# --- pacing ----------------------------------------------------------------------
-def test_pacer_follows_the_wall_clock_times_the_factor():
-    p = Pacer(dt=1e-3, real_time_factor=2.0, catch_up_limit=0.05)
-    p.anchor(100.0, 0)
-    steps = 0
-    for k in range(1, 1001):                       # 1 s of wall time in 1 ms ticks
-        steps += p.due(100.0 + k * 1e-3, steps)
-    assert steps == 2000 and p.lag_events == 0
-
-
-def test_pacer_catches_up_a_late_tick_but_bounds_the_batch():
-    p = Pacer(dt=1e-3, real_time_factor=1.0, catch_up_limit=0.05)
-    p.anchor(0.0, 0)
-    assert p.max_batch == 50
-    assert p.due(0.030, 0) == 30                   # 30 ms late: made up at once
-    assert p.due(1.030, 30) == 50                  # 1 s late: 50 steps, the rest dropped
-    assert p.lag_events == 1 and p.dropped_steps == 1000 - 50
-    assert p.due(1.031, 80) == 1                   # then on time again
-    assert p.due(1.031, 81) == 0
-
-
-def test_tick_period_bounds():
-    assert tick_period(1e-3, 1.0) == pytest.approx(1e-3)
-    assert tick_period(1e-4, 1.0) == MIN_TICK      # 10 kHz physics: 10 steps per tick
-    assert tick_period(1e-3, 0.01) == MAX_TICK     # slow motion: ticks without steps
-    assert tick_period(1e-3, 0.0) == MIN_TICK
 
 
 # --- markers -------------------------------------------------------------------------
@@ -177,6 +85,29 @@ def test_quaternion_matches_scipy():
         ref = ref if ref[3] >= 0 else -ref
         np.testing.assert_allclose(q, ref, atol=1e-12)
     np.testing.assert_allclose(quaternion(np.diag([1.0, -1.0, -1.0])), [1, 0, 0, 0], atol=1e-15)
+
+
+# --- the node's parameters and the ROS-free settings ------------------------------------
+def test_simulation_settings_default_to_the_node_parameters():
+    """SimulationSettings (robot_dynamics/simulation/build.py) has a field per simulator_node parameter it
+    runs with, of the same name and default (the node fills it from its parameters)."""
+    from dataclasses import fields
+    from robot_dynamics.ros.model_node import MODEL_PARAMS
+    from robot_dynamics.ros.simulator_node import NODE_PARAMS
+    from robot_dynamics.simulation.build import SimulationSettings
+    schema = {p.name: p.default for p in MODEL_PARAMS + NODE_PARAMS}
+    settings = SimulationSettings()
+    for f in fields(SimulationSettings):
+        assert f.name in schema, f.name
+        default = getattr(settings, f.name)
+        assert (list(default) if isinstance(default, tuple) else default) == schema[f.name], f.name
+
+
+def test_markers_of_a_moving_base_are_in_the_frame_given():
+    builder = MarkerBuilder(MODEL, 'odom')
+    frames = {m.header.frame_id for m in list(builder.array.markers) + list(builder.first.markers)}
+    assert frames == {'odom'}
+    assert {m.header.frame_id for m in MarkerBuilder(MODEL).first.markers} == {MODEL.base_link}
 
 
 # --- service calls that may be resent ---------------------------------------

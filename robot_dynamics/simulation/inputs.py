@@ -1,4 +1,4 @@
-"""Simulator inputs from ROS messages, checked (no ROS needed).
+"""Simulator inputs from message fields, checked (no ROS needed).
 
 The simulator node takes commands and wrenches from the network, where
 anything can come: wrong lengths, NaN, unknown or repeated names, arrays of
@@ -21,19 +21,22 @@ import math
 
 import numpy as np
 
-from ..control.joint_map import _as_float_array
-from ..errors import CommandError  # noqa: F401
+from ..errors import CommandError
 
 #: Field order that decides a joint's mode: the first field with a value wins.
 FIELDS = ('position', 'velocity', 'effort')
 
 
-
-
 def _floats(x):
     """Zero-copy float64 view of an array.array('d') / float64 ndarray; a copy otherwise."""
+    if isinstance(x, np.ndarray) and x.dtype == np.float64:
+        return x
     try:
-        return _as_float_array(x)
+        return np.frombuffer(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        pass
+    try:
+        return np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError):
         raise CommandError('values must be numbers') from None
 

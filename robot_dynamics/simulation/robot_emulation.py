@@ -4,9 +4,10 @@ A real Franka or UR arm adds the gravity torque of its own model to the
 effort it is sent, every cycle of its controller (libfranka's
 ``franka::Torques`` are "without gravity and friction"; UR's
 ``direct_torque``: "the robot automatically compensates for gravity"; see
-docs/ROBOTS.md). :class:`RobotGravityCompensation` gives simulator_node
-(``robot_compensates_gravity: true``) the same behaviour, in the ROS layer
-and without touching the simulator core: before each physics step it sets
+docs/ROBOTS.md). :class:`RobotGravityCompensation` gives a
+:class:`~robot_dynamics.simulation.Simulator` (simulator_node's
+``robot_compensates_gravity: true``) the same behaviour, without touching
+the simulator core: before each physics step it sets
 the command in force to the user's command plus ``g(q)`` at the state the
 step starts from, on the joints commanded in effort (a zero-order hold at
 the physics rate, like the robot's 1 kHz loop; position and velocity
@@ -21,9 +22,8 @@ it; the one this class sets is recognised by identity.
 """
 import numpy as np
 
-import robot_dynamics as rd
-from ..simulation import MODES
-from ..simulation.commands import EFFORT
+from ..algorithms.rnea import gravity_torques
+from .commands import EFFORT, MODES
 
 
 class RobotGravityCompensation:
@@ -54,7 +54,7 @@ class RobotGravityCompensation:
         sim = self.sim
         user = self.user_command()
         effort = user.mode == EFFORT
-        values = np.where(effort, user.value + rd.gravity_torques(sim.model, sim.q), user.value)
+        values = np.where(effort, user.value + gravity_torques(sim.model, sim.q), user.value)
         sim.set_command(values, [MODES[m] for m in user.mode])
         self._applied = sim.command
 
