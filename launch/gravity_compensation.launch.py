@@ -60,7 +60,8 @@ from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics.ros import profiles, query_services
+from robot_dynamics.control import profiles
+from robot_dynamics.ros import query_services
 
 
 def _names(text):

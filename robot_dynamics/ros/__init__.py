@@ -19,12 +19,11 @@ Nodes (``ros2 run robot_dynamics <name>``, or ``python -m robot_dynamics.ros.<mo
 - ``command_watchdog`` (:mod:`.command_watchdog`): deactivates the effort
   controller when the torque commands stop (a node killed or hung).
 
-Pure helpers, usable and tested without DDS:
+The torque pipeline without ROS (the laws, joint maps, staleness, the
+watchdog's decision, the observer, payload identification) is
+:mod:`robot_dynamics.control`; these nodes convert messages, call it and
+publish. Pure helpers of the simulator node, usable and tested without DDS:
 
-- :mod:`.joint_map`: joint-name mapping and merging of partial JointStates;
-- :mod:`.compensation`: the torque laws and the effort limiter;
-- :mod:`.trajectory`: sampling a JointTrajectory and the batch API that
-  fills the efforts of a whole trajectory (:func:`.trajectory.fill_trajectory_efforts`);
 - :mod:`.markers`: the simulator node's RViz markers (the simulation
   itself, its message checks and pacing are ROS-free:
   :mod:`robot_dynamics.simulation.session`).

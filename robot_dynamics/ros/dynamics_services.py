@@ -32,7 +32,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 
 from ..errors import InputError
 from ..ros import params as P
-from .base_state import BaseState
+from ..control.base_state import BaseState
 from .model_node import ModelNode, describe_base, run
 
 SERVICES_PARAMS = (

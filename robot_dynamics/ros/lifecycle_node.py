@@ -25,36 +25,36 @@ services duplicated:
 - deactivate: exactly one zero command (with ``publish_command``), then
   nothing (as ``on_timeout: zero``); with ``controller_manager`` set, the
   effort controller is deactivated too (activate it again yourself);
-- cleanup: everything configure created is destroyed, the parameters are
-  undeclared and the node's own state is what it was at start: it may be
-  configured again (with the values of the command line or a params file);
+- cleanup: everything configure created is destroyed (the torque pipeline
+  dropped, the publishers, subscriptions, timers, services and clients
+  destroyed), the parameters are undeclared and the node's own state is
+  what it was at start: it may be configured again (with the values of the
+  command line or a params file). So that rclpy can undeclare them, the
+  parameters are not flagged read-only in their descriptors; the node
+  refuses a change of a read-only one itself, with rclpy's reason;
 - shutdown (from any state): a zero command first if it was active (and the
   controller deactivated, as on deactivate), then as cleanup.
 """
 from rclpy.lifecycle import LifecycleNodeMixin, TransitionCallbackReturn
 
 from ..errors import ParameterError
+from . import params as P
 from .dynamics_node import DynamicsNode
 from .model_node import MODEL_PARAMS, run
-
-
-#: Prefixes of the name-mangled private attributes of rclpy's Node and LifecycleNodeMixin.
-_RCLPY_PRIVATE = ('_Node__', '_LifecycleNodeMixin__')
-#: What cleanup keeps: the record of the start.
-_KEEP = ('_fresh_state', '_fresh_entities')
 
 
 class DynamicsLifecycleNode(LifecycleNodeMixin, DynamicsNode):
     """dynamics_node with the lifecycle of a managed node (see the module doc)."""
 
     default_name = 'dynamics_node'
+    undeclarable_parameters = True
 
     def __init__(self, node_name=default_name, **kwargs):
         DynamicsNode.__init__(self, node_name, **kwargs)
         LifecycleNodeMixin.__init__(self, enable_communication_interface=True)
         self.active = False
-        self._fresh_state = dict(self.__dict__)  # the attributes at start (cleanup restores them)
-        self._fresh_entities = self._entities()
+        self._read_only = None                   # the callback that refuses read-only changes while configured
+        self._at_start = self._entities()        # the lifecycle services and rclpy's own: never destroyed
 
     def _entities(self):
         return {id(e) for group in (self.publishers, self.subscriptions, self.timers, self.services, self.clients)
@@ -64,23 +64,20 @@ class DynamicsLifecycleNode(LifecycleNodeMixin, DynamicsNode):
     def on_configure(self, state):
         try:
             self.configure()
-        except ParameterError as exc:
-            self.get_logger().error('configure failed: %s' % exc)
+        except Exception as exc:                 # a parameter, a URDF; or a bug: fail, stay unconfigured
+            text = str(exc) if isinstance(exc, ParameterError) else '%s: %s' % (type(exc).__name__, exc)
+            self.get_logger().error('configure failed: %s' % text)
             self._release()
             return TransitionCallbackReturn.FAILURE
-        except Exception as exc:                 # a bug: fail the transition, stay unconfigured
-            self.get_logger().error('configure failed: %s: %s' % (type(exc).__name__, exc))
-            self._release()
-            return TransitionCallbackReturn.FAILURE
+        self._read_only = P.refuse_read_only(MODEL_PARAMS + tuple(self.extra_params))
+        self.add_on_set_parameters_callback(self._read_only)
         self.get_logger().info('configured (%s): inactive, no command until activated' % self.model_source)
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state):
         if self.merger is not None:
             self.merger.reset()                  # positions read before activation are never used
-        self.timed_out = self.streaming = False
-        self._wd_count = self.n_fresh
-        self._wd_last = self._now_ns()
+        self.watchdog.restart(self._now_ns(), self.stats.n_fresh)
         self.active = True
         self.get_logger().info('active: torques and commands from the next joint states')
         return TransitionCallbackReturn.SUCCESS
@@ -122,35 +119,23 @@ class DynamicsLifecycleNode(LifecycleNodeMixin, DynamicsNode):
         return self.stop_commands(why + ' (no command until activated)')
 
     def _release(self):
-        """Destroy what configure created, undeclare its parameters, restore the state at start."""
-        if self._service_thread is not None:
-            self._service_thread.destroy()
+        """Drop the pipeline and destroy what configure created, undeclare the parameters: the state at start."""
+        if self.identify is not None:
+            self.identify.destroy()
         for group, destroy in ((self.subscriptions, self.destroy_subscription), (self.timers, self.destroy_timer),
                                (self.services, self.destroy_service), (self.clients, self.destroy_client),
                                (self.publishers, self.destroy_publisher)):
-            for entity in [e for e in group if id(e) not in self._fresh_entities]:
+            for entity in [e for e in group if id(e) not in self._at_start]:
                 destroy(entity)
-        for param in MODEL_PARAMS + tuple(self.extra_params):
-            # Most are read-only, which undeclare_parameter refuses: the node's own tables.
-            self._parameters.pop(param.name, None)
-            self._descriptors.pop(param.name, None)
-        self._on_set_parameters_callbacks_clear()
-        # rclpy's own attributes stay as they are (the executor the node is in, above all: restoring its
-        # start value, none, would keep the executor from learning of the next configure's entities).
-        fresh = {k: v for k, v in self._fresh_state.items()
-                 if not k.startswith(_RCLPY_PRIVATE) and k not in _KEEP}
-        for key in [k for k in self.__dict__ if k not in self._fresh_state and k not in _KEEP]:
-            del self.__dict__[key]
-        self.__dict__.update(fresh)
-        self.payloads = {}                       # the one container configure fills in place
-
-    def _on_set_parameters_callbacks_clear(self):
-        """Remove the parameter callback configure added (create_inputs)."""
-        callback = getattr(self, '_on_set_parameters', None)
-        try:
-            self.remove_on_set_parameters_callback(callback)
-        except ValueError:                       # not added (configure failed before create_inputs)
-            pass
+        for callback in (self._read_only, self._on_set_parameters):
+            try:
+                self.remove_on_set_parameters_callback(callback)
+            except ValueError:                   # not added (configure failed before)
+                pass
+        self._read_only = None
+        P.undeclare(self, MODEL_PARAMS + tuple(self.extra_params))
+        self.init_model_state()
+        self.init_pipeline()
 
 
 def main(args=None):

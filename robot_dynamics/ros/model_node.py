@@ -48,7 +48,7 @@ from robot_dynamics_interfaces.srv import (ForwardDynamics, GravityCompensation,
 
 from ..errors import InputError
 from ..ros import params as P
-from .closed_loop import check_actuated
+from ..control.closed_loop import check_actuated
 from .payloads import Payloads
 from .queries import Queries, describe_base  # noqa: F401  (describe_base: also here)
 # Also model_node's names, where the nodes and tests import them from:
@@ -110,8 +110,16 @@ class ModelNode(Payloads, Queries, Node):
     #: Second part of the DiagnosticStatus name: '<node>: <status_name>'.
     status_name = 'dynamics'
 
+    #: Parameters declared without rclpy's read-only flag (the node refuses changes itself), so that they can be
+    #: undeclared (a lifecycle cleanup).
+    undeclarable_parameters = False
+
     def __init__(self, node_name, **kwargs):
         super().__init__(node_name, **kwargs)
+        self.init_model_state()
+
+    def init_model_state(self):
+        """The state before configure: no parameters, no model."""
         self.p = None                 # the parameters, once configured
         self.configured = False
         self.base_model = None        # from the description, no payloads
@@ -137,7 +145,7 @@ class ModelNode(Payloads, Queries, Node):
         """
         if self.configured:
             raise RuntimeError('%s is configured already' % self.get_name())
-        self.p = P.declare(self, MODEL_PARAMS + tuple(self.extra_params))
+        self.p = P.declare(self, MODEL_PARAMS + tuple(self.extra_params), self.undeclarable_parameters)
         self.validate_params()
         t0 = time.perf_counter()
         self.warm_up()

@@ -36,11 +36,13 @@ class Param:
     choices: Optional[tuple] = None
     dynamic: bool = False        # any type (a bool or a string, e.g.); ``check`` decides
 
-    def descriptor(self):
+    def descriptor(self, undeclarable=False):
+        """Its ParameterDescriptor; ``undeclarable``: not flagged read-only (rclpy cannot undeclare a read-only
+        parameter), the node refuses changes itself (:func:`refuse_read_only`)."""
         text = self.description
         if self.choices:
             text += ' One of: %s.' % ', '.join(self.choices)
-        return ParameterDescriptor(name=self.name, description=text, read_only=self.read_only,
+        return ParameterDescriptor(name=self.name, description=text, read_only=self.read_only and not undeclarable,
                                    dynamic_typing=self.dynamic)
 
     def validate(self, value):
@@ -54,8 +56,9 @@ class Param:
         return None
 
 
-def declare(node, schema):
-    """Declare every parameter of ``schema`` on ``node`` and validate the values.
+def declare(node, schema, undeclarable=False):
+    """Declare every parameter of ``schema`` on ``node`` and validate the values (``undeclarable``: see
+    :meth:`Param.descriptor`).
 
     Returns:
         SimpleNamespace with one attribute per parameter (arrays as lists).
@@ -67,9 +70,9 @@ def declare(node, schema):
     for p in schema:
         try:
             if p.ptype is not None and p.default in ([], ()):
-                node.declare_parameter(p.name, p.ptype, p.descriptor())
+                node.declare_parameter(p.name, p.ptype, p.descriptor(undeclarable))
             else:
-                node.declare_parameter(p.name, p.default, p.descriptor())
+                node.declare_parameter(p.name, p.default, p.descriptor(undeclarable))
             try:
                 value = node.get_parameter(p.name).value
             except ParameterUninitializedException:
@@ -86,6 +89,28 @@ def declare(node, schema):
     if problems:
         raise ParameterError('invalid parameters:\n  ' + '\n  '.join(problems))
     return SimpleNamespace(**values)
+
+
+def refuse_read_only(schema):
+    """An on-set-parameters callback that refuses a change of a read-only parameter of ``schema`` (declared
+    ``undeclarable``), with the reason rclpy gives for its own read-only parameters."""
+    from rcl_interfaces.msg import SetParametersResult
+    fixed = {p.name for p in schema if p.read_only}
+
+    def callback(parameters):
+        names = [param.name for param in parameters if param.name in fixed]
+        if names:
+            return SetParametersResult(successful=False, reason='parameter %s cannot be set because it is read-only'
+                                       % ', '.join(repr(n) for n in names))
+        return SetParametersResult(successful=True)
+    return callback
+
+
+def undeclare(node, schema):
+    """Undeclare the parameters of ``schema`` that ``node`` has (declared ``undeclarable``)."""
+    for p in schema:
+        if node.has_parameter(p.name):
+            node.undeclare_parameter(p.name)
 
 
 def _type_error(exc, p):

@@ -25,7 +25,7 @@ with ``rd.load_urdf(..., loops=...)`` to every description. The file is
 read once, at start-up; a file that cannot be read or parsed, or loops that
 do not fit a description, leave the node without that model and with an
 ERROR status naming the file and the loop (the node keeps running). The
-state is fixed by ``actuated_joints`` (:mod:`.closed_loop`): a request may
+state is fixed by ``actuated_joints`` (:mod:`robot_dynamics.control.closed_loop`): a request may
 name only them, the passive joints are computed. ``~/gravity_compensation``
 and ``~/inverse_dynamics`` answer ``rd.constrained_inverse_dynamics`` for
 the actuated joints; ``~/forward_dynamics`` ``rd.constrained_forward_dynamics``
@@ -38,11 +38,11 @@ from sensor_msgs.msg import JointState
 
 import robot_dynamics as rd
 
-from .base_state import full_state
-from .closed_loop import ClosedLoop
-from .compensation import GRAVITY
-from .joint_map import JointMapError, state_from_names
-from .trajectory import fill_trajectory_efforts
+from ..control.base_state import describe_base, full_state  # noqa: F401  (describe_base: also here)
+from ..control.closed_loop import ClosedLoop
+from ..control.compensation import GRAVITY
+from ..control.joint_map import JointMapError, state_from_names
+from ..control.trajectory import fill_trajectory_efforts
 
 
 def ok(response, message='ok'):
@@ -57,12 +57,6 @@ def fail(response, problem):
     response.success = False
     response.message = str(problem)
     return response
-
-
-def describe_base(model):
-    """'robot 'x' has a floating base (the URDF attaches its root link 'world' through a floating joint)'."""
-    return ('robot %r has a %s base (the URDF attaches its root link %r through a %s joint)'
-            % (model.name, model.root_joint, model.base_link, model.root_joint))
 
 
 class Queries:

@@ -104,8 +104,8 @@ from ..simulation.pacing import tick_period
 from ..simulation.session import SimulationSession, summary
 from ..ros import params as P
 from .simulator_params import NODE_PARAMS
-from .base_state import base_link, odometry_values
-from .closed_loop import check_actuated
+from ..control.base_state import base_link, odometry_values
+from ..control.closed_loop import check_actuated
 from .markers import MarkerBuilder
 from .model_node import ModelNode, describe_base, run
 from ..errors import InputError

@@ -96,7 +96,7 @@ def command_joints(model, settings, actuated):
                          "joints (%s)" % (', '.join(passive), ', '.join(actuated)))
     index = {name: i for i, name in enumerate(names)}
     unknown = [n for n in joints if n not in index]
-    if unknown:                                       # the words of ros/joint_map.py's reorder_indices
+    if unknown:                                       # the words of control/joint_map.py's reorder_indices
         raise InputError("parameter 'joints' entry(ies) %s not in the model (its joints: %s)"
                          % (', '.join(repr(u) for u in unknown), ', '.join(names)))
     dup = sorted({n for n in joints if joints.count(n) > 1})

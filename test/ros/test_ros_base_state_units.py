@@ -1,5 +1,5 @@
 """The base state of floating and planar robots to and from nav_msgs/Odometry, and the
-torque laws on the full state (robot_dynamics.ros.base_state, .base_compensation): no DDS.
+torque laws on the full state (robot_dynamics.control.base_state, .base_compensation): no DDS.
 
 Golden cases (an identity pose gives the neutral root; a yawed planar pose
 gives theta), round trips through the simulator's Odometry values (also
@@ -13,9 +13,9 @@ import pytest
 
 import robot_dynamics as rd
 from robot_dynamics.errors import InputError
-from robot_dynamics.ros import base_compensation as BC
-from robot_dynamics.ros import base_state as B
-from robot_dynamics.ros.compensation import GRAVITY_CORIOLIS_FRICTION, Compensation
+from robot_dynamics.control import base_compensation as BC
+from robot_dynamics.control import base_state as B
+from robot_dynamics.control.compensation import GRAVITY_CORIOLIS_FRICTION, Compensation
 
 from conftest import ROOT, odometry
 

@@ -1,14 +1,14 @@
-"""robot_dynamics.ros.compensation and .trajectory without DDS."""
+"""robot_dynamics.control.compensation and .trajectory without DDS."""
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Duration
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 import robot_dynamics as rd
-from robot_dynamics.ros.compensation import (MODES, Compensation, TorqueLimiter, computed_torque,
+from robot_dynamics.control.compensation import (MODES, Compensation, TorqueLimiter, computed_torque,
                                              feedforward)
-from robot_dynamics.ros.joint_map import JointMapError
-from robot_dynamics.ros.trajectory import (TrajectorySampler, fill_trajectory_efforts,
+from robot_dynamics.control.joint_map import JointMapError
+from robot_dynamics.control.trajectory import (TrajectorySampler, fill_trajectory_efforts,
                                            trajectory_efforts)
 
 from conftest import PANDA

@@ -101,3 +101,33 @@ def test_configure_with_a_bad_urdf_fails_and_stays_unconfigured(ros, start_node,
     log = proc.read_log()
     assert 'configure failed' in log and 'broken' in log, 'no error naming the URDF:\n' + log
     assert proc.poll() is None, log
+
+
+def test_parameters_are_read_only_while_configured_and_undeclared_by_cleanup(ros, start_node):
+    """rclpy's public undeclare_parameter refuses a parameter flagged read-only, so the lifecycle node declares them
+    without the flag and refuses a change itself; cleanup undeclares them all, and configure declares them again
+    from the command line's values."""
+    from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
+    from rcl_interfaces.srv import ListParameters, SetParameters
+
+    def set_param(name, value):
+        value = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=value)
+        req = SetParameters.Request(parameters=[ParameterMsg(name=name, value=value)])
+        return ros.call(SetParameters, proc.topic('~/set_parameters'), req).results[0]
+
+    def declared():
+        return set(ros.call(ListParameters, proc.topic('~/list_parameters'), ListParameters.Request()).result.names)
+
+    proc = start(ros, start_node, PANDA)
+    assert 'urdf_path' not in declared() and 'mode' not in declared(), 'parameters declared before configure'
+    for cycle in range(2):
+        assert change(ros, proc, Transition.TRANSITION_CONFIGURE), proc.read_log()
+        assert {'urdf_path', 'mode', 'joints', 'command_topic'} <= declared()
+        refused = set_param('command_topic', 'elsewhere')
+        assert not refused.successful and 'read-only' in refused.reason, refused.reason
+        accepted = set_param('mode', 'gravity_coriolis')        # a dynamic one
+        assert accepted.successful, accepted.reason
+        assert change(ros, proc, Transition.TRANSITION_CLEANUP), proc.read_log()
+        left = declared() & {'urdf_path', 'mode', 'joints', 'command_topic', 'observer_gains'}
+        assert not left, 'still declared after cleanup (cycle %d): %s' % (cycle, sorted(left))
+    assert proc.poll() is None, proc.read_log()

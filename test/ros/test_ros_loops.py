@@ -212,13 +212,13 @@ def test_a_loops_file_that_does_not_fit_gives_an_error_status(ros, start_node, t
     assert proc.poll() is None
 
 
-# --- the laws without DDS (robot_dynamics/ros/closed_loop.py) ------------------------------------
+# --- the laws without DDS (robot_dynamics/control/closed_loop.py) ------------------------------------
 
 def test_closed_loop_laws_equal_constrained_inverse_dynamics():
     """Friction as actuated torques of the same power, feedforward and computed torque against
     rd.constrained_inverse_dynamics at the completed states; too few actuated joints are refused."""
     import re
-    from robot_dynamics.ros.closed_loop import ClosedLoop
+    from robot_dynamics.control.closed_loop import ClosedLoop
     frictional = re.sub(r'(<limit [^>]*/>)', r'\1<dynamics damping="30" friction="12"/>', URDF.read_text())
     model = rd.load_urdf(frictional, loops=str(LOOPS)).with_payload('flange', 20.0)
     assert np.all(model.friction == 12.0)

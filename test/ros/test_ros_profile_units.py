@@ -1,12 +1,12 @@
-"""robot_dynamics.ros.profiles without DDS, and the launch file's robot:= argument (the emulated robot's
+"""robot_dynamics.control.profiles without DDS, and the launch file's robot:= argument (the emulated robot's
 gravity, robot_dynamics.simulation.robot_emulation: test/test_simulation_session.py)."""
 import numpy as np
 import pytest
 import yaml
 
 import robot_dynamics as rd
-from robot_dynamics.ros import profiles
-from robot_dynamics.ros.compensation import Compensation
+from robot_dynamics.control import profiles
+from robot_dynamics.control.compensation import Compensation
 
 import launch_standins as L
 from conftest import PANDA, ROOT

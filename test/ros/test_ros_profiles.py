@@ -5,7 +5,7 @@ simulator_node with ``robot_compensates_gravity: true`` emulates a Franka or UR 
 its model to the effort commands before each physics step); without it the effort is applied as is. Both
 nodes are separate processes in one namespace, on the simulator's /clock (use_sim_time), started once per
 simulator; dynamics_node gets each profile's parameters (config/robots/<name>.yaml through
-robot_dynamics.ros.profiles) with the joints of the simulated model. Holds are short (HOLD s of simulated
+robot_dynamics.control.profiles) with the joints of the simulated model. Holds are short (HOLD s of simulated
 time) to keep the file's wall time small.
 
 Bounds: a hold drifts less than TOLERANCE (1e-3 rad; the loop holds to ~1e-12 when right). A wrong profile
@@ -21,7 +21,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 import robot_dynamics as rd
-from robot_dynamics.ros import profiles
+from robot_dynamics.control import profiles
 from robot_dynamics.simulation import simulate
 from robot_dynamics_interfaces.srv import SetState
 

@@ -1,10 +1,10 @@
-"""robot_dynamics.ros.joint_map without DDS: name mapping, merging, errors."""
+"""robot_dynamics.control.joint_map without DDS: name mapping, merging, errors."""
 import array
 
 import numpy as np
 import pytest
 
-from robot_dynamics.ros.joint_map import (JointMapError, JointStateMerger, reorder_indices,
+from robot_dynamics.control.joint_map import (JointMapError, JointStateMerger, reorder_indices,
                                           state_from_names)
 
 NAMES = ('j1', 'j2', 'j3', 'j4')

@@ -1,11 +1,11 @@
-"""Per-joint staleness (robot_dynamics.ros.staleness) with the joint-state merger, and the input rate check, no DDS.
+"""Per-joint staleness (robot_dynamics.control.staleness) with the joint-state merger, and the input rate check, no DDS.
 
 Times are integers [ns]; the limit is 50 ms.
 """
 import numpy as np
 
-from robot_dynamics.ros.joint_map import JointMapError, JointStateMerger
-from robot_dynamics.ros.staleness import InputRate, JointStaleness, state_age_problem
+from robot_dynamics.control.joint_map import JointMapError, JointStateMerger
+from robot_dynamics.control.staleness import InputRate, JointStaleness, state_age_problem
 
 ARM = ['j1', 'j2', 'j3']
 GRIPPER = ['finger']

@@ -10,6 +10,7 @@ state's effort is the torque that acted UP TO it (what simulator_node publishes:
 torque of its last step), so sample k carries the torque held from k-1.
 """
 import array
+import pathlib
 import threading
 import time
 
@@ -17,11 +18,11 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.ros.external_torque import ExternalTorqueMonitor
-from robot_dynamics.ros.joint_map import JointMapError, JointStateMerger
-from robot_dynamics.ros.payload_fit import SampleBuffer, fit_payload, payload_entry, samples_from_messages
+from robot_dynamics.control.external_torque import ExternalTorqueMonitor
+from robot_dynamics.control.joint_map import JointMapError, JointStateMerger
+from robot_dynamics.control.payload_fit import SampleBuffer, fit_payload, payload_entry, samples_from_messages
 
-from conftest import PANDA
+PANDA = pathlib.Path(__file__).resolve().parents[2] / 'urdf' / 'panda_arm.urdf'
 
 MODEL = rd.load_urdf(str(PANDA))
 Q0 = np.array([0.1, -0.6, 0.2, -2.0, 0.3, 1.6, 0.7])
@@ -219,7 +220,7 @@ def test_dynamic_fit_differentiates_irregular_samples():
 
 
 def test_samples_from_messages_name_the_bad_one():
-    from sensor_msgs.msg import JointState
+    JointState = pytest.importorskip('sensor_msgs.msg').JointState      # the request's message type
     names = list(MODEL.joint_names)
     good = JointState(name=names[::-1], position=list(Q0[::-1]), velocity=[0.0] * 7, effort=list(range(7)))
     good.header.stamp.sec, good.header.stamp.nanosec = 3, 500_000_000

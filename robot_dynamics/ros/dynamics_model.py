@@ -1,0 +1,138 @@
+"""How dynamics_node builds its torque pipeline (:class:`robot_dynamics.control.torque_loop.TorqueLoop`)
+for each model, and the problems that refuse a model."""
+import math
+
+from ..control import profiles
+from ..control.base_state import base_link, describe_base
+from ..control.compensation import TorqueLimiter
+from ..control.external_torque import ExternalTorqueMonitor
+from ..control.joint_map import JointMapError, JointStateMerger, reorder_indices
+from ..control.staleness import JointStaleness
+from ..control.torque_loop import DiagnosticThrottle, TorqueLoop, base_state_problem, gains, laws_of, per_joint
+from ..errors import InputError
+from .cdr import JointStateWriter
+
+
+class PipelineBuilder:
+    """DynamicsNode's part that follows the model (a mixin of the node: its ``p``, ``watchdog``, ``merger``,
+    ``staleness``, ``limiter``, ``monitor``, ``pipeline``, ``command``, ``identify``, ``observer_out``,
+    ``torque_pubs``)."""
+
+    def on_model(self, model, joints_changed):
+        """(Re)build the torque pipeline of the model; None or the problem."""
+        self.ready = False
+        p, old = self.p, self.pipeline
+        loops = bool(model.loops)
+        names = tuple(self.actuated(model)) if loops else tuple(model.joint_names)
+        if not loops and p.actuated_joints and set(p.actuated_joints) != set(names):
+            return ("actuated_joints names %d of the %d joints of %r, which has no loops (loops_file): a tree "
+                    "with passive joints cannot be compensated" % (len(p.actuated_joints), len(names), model.name))
+        cmd_joints = list(p.joints) or list(names)
+        try:
+            cmd_idx = reorder_indices(names, cmd_joints, what="parameter 'joints'")
+        except JointMapError as exc:
+            passive = [j for j in cmd_joints if loops and j in model.joint_names and j not in names]
+            if passive:
+                return ("the model does not fit the controller: parameter 'joints' names the passive joint(s) "
+                        "%s; the command is for the actuated joints (%s)" % (', '.join(passive), ', '.join(names)))
+            return 'the model does not fit the controller: %s' % exc
+        limiter = TorqueLimiter(model.effort_limit[[model.joint_names.index(n) for n in names]], p.effort_limit_scale)
+        if not limiter.bounded:
+            free = [n for n, l in zip(names, limiter.limit) if not math.isfinite(l)]
+            self.get_logger().warning('no URDF effort limit for %s: their torques are checked for '
+                                      'finiteness but not clamped' % ', '.join(free))
+        if self.limiter is not None:
+            limiter.clamp_events = self.limiter.clamp_events
+        if self.merger is None or self.merger.joint_names != names:
+            self.merger = JointStateMerger(names)
+            self.staleness = JointStaleness(names, self.watchdog.joint_timeout_ns)
+            if self.identify is not None:
+                self.identify.abort('the model\'s joints changed while collecting joint states')
+        passive = tuple(n for n in model.joint_names if n not in names)
+        problem = self._build_monitor(model, names, cmd_joints)
+        if problem:
+            return problem
+        kp, kd = gains(p.kp, names, cmd_joints), gains(p.kd, names, cmd_joints)
+        laws, ff, ct, base, loop = laws_of(model, names, p.mode, p.friction_smoothing, kp, kd,
+                                           self.watchdog.timeout_ns, old and old.base, old and old.loop)
+        terms = profiles.CommandTerms(profiles.parse_state(p.robot_compensates_gravity) == profiles.TRUE,
+                                      profiles.parse_state(p.robot_compensates_friction) == profiles.TRUE, len(names))
+        keep_passive = old is not None and old.passive is not None and old.passive.joint_names == passive
+        self.pipeline = TorqueLoop(
+            self.merger, self.staleness, laws, ff, ct, limiter, terms, cmd_idx, p.mode, base=base, loop=loop,
+            passive=(old.passive if keep_passive else JointStateMerger(passive)) if passive else None,
+            max_age_ns=int(p.max_state_age * 1e9), throttle=DiagnosticThrottle.from_rate(p.diagnostic_torque_rate),
+            base_topic=self.base_topic(), timeout_s=p.joint_state_timeout)
+        if old is not None and old.merger is self.merger:
+            self.pipeline.set_reference(old.reference, old.ref_start, old.ref_stream)
+        writer = JointStateWriter(names)            # the torques are published serialized (cdr.py)
+        self.outputs = {k: (pub, writer) for k, pub in self.torque_pubs.items()}
+        if self.command is not None:
+            self.command.size(self.pipeline.command)
+        self.limiter, self.cmd_joints, self._frame = limiter, cmd_joints, model.base_link
+        self.ready = True
+        return None
+
+    def _build_monitor(self, model, names, cmd_joints):
+        """The momentum observer of ``model`` (kept for the same model, so a parameter change does not
+        restart it), or None when off; returns None or the problem."""
+        p, old = self.p, self.monitor
+        if not self.observer_on or (old is not None and old.model is model):
+            return None
+        self.monitor = None
+        link = p.external_wrench_link or None
+        try:
+            gains_ = per_joint('observer_gains', p.observer_gains, names, cmd_joints)
+            thresholds = (per_joint('collision_thresholds', p.collision_thresholds, names, cmd_joints)
+                          if p.collision_thresholds else None)
+            if link is not None and link not in model.link_names:
+                raise InputError("parameter 'external_wrench_link' %r is not a link of the model (its links: %s)"
+                                 % (link, ', '.join(model.link_names)))
+            monitor = ExternalTorqueMonitor(model, gains_, thresholds, link, max_gap=p.joint_state_timeout,
+                                            friction_smoothing=p.friction_smoothing if p.observer_friction else None)
+        except ValueError as exc:
+            return 'the momentum observer does not fit the model: %s' % exc
+        if old is not None:
+            monitor.in_collision = old.in_collision      # a collision then clears with an event
+            monitor.samples, monitor.skipped, monitor.restarts = old.samples, old.skipped, old.restarts
+        self.observer_out.set_joints(names, link)
+        self.monitor = monitor
+        return None
+
+    def moving_base_problem(self, model):
+        """None for a fixed base, or a floating or planar one with ``base_state_topic``; else what to set."""
+        if model.root_joint is None:
+            return None
+        if not self.p.base_state_topic:
+            return ("%s: dynamics_node needs its pose and twist; set the parameter 'base_state_topic' to a "
+                    "nav_msgs/Odometry topic of the base (child_frame_id %r, twist in the base frame), or give a "
+                    "description whose root link is fixed to the world" % (describe_base(model), base_link(model)))
+        if self.observer_on:
+            return ("%s: the momentum observer (parameter 'observer_gains') needs a fixed base: the measured "
+                    "joint torques of a moving base do not give its momentum without the wrenches on the base "
+                    "(contacts, wheels); set 'observer_gains' to [] for this robot" % describe_base(model))
+        return None
+
+    def loops_problem(self, model):
+        """ModelNode's check of ``actuated_joints``; and the observer refuses a closed-loop robot."""
+        if model.loops and self.observer_on:
+            return ("robot %r has closed loops (loops_file): the momentum observer (parameter 'observer_gains') "
+                    "needs a tree, whose joint torques give its momentum; set 'observer_gains' to [] for this robot"
+                    % model.name)
+        return super().loops_problem(model)
+
+    def service_base_state(self, model):
+        """The latest base state from ``base_state_topic`` if it is fresh (InputError if not)."""
+        base = self.base
+        if base is None or base.model.root_joint != model.root_joint:
+            raise InputError('%s and no base state has come on %s yet' % (describe_base(model), self.base_topic()))
+        if not base.fresh(self._now_ns()):
+            raise InputError('%s: %s' % (describe_base(model), self.no_base_text(base)))
+        return base.q.copy(), base.v.copy()
+
+    def base_topic(self):
+        return self.resolve_topic_name(self.p.base_state_topic) if self.p.base_state_topic else '(none)'
+
+    def no_base_text(self, base):
+        return base_state_problem(base, self._now_ns(), self.base_topic(), self.p.joint_state_timeout)
+

@@ -1,0 +1,193 @@
+"""dynamics_node's parameters: the declarative schema (:mod:`.params`) and the checks that take
+several of them together."""
+import math
+
+from rclpy.parameter import Parameter
+
+from ..control import profiles
+from ..control.compensation import COMPUTED_TORQUE, GRAVITY_CORIOLIS, MODES
+from ..control.watchdog import ON_TIMEOUT
+from . import params as P
+
+NODE_PARAMS = (
+    P.Param('mode', GRAVITY_CORIOLIS,
+            'Torque law. gravity: g(q); gravity_coriolis: g(q) + C(q, qd) qd; '
+            'gravity_coriolis_friction: + friction compensation from the URDF <dynamics>; '
+            'feedforward: M(q_d) qdd_d + C(q_d, qd_d) qd_d + g(q_d) of the reference on '
+            '~/trajectory or ~/reference; computed_torque: M(q)(qdd_d + Kd e_d + Kp e) + h(q, qd). '
+            'Without a reference the last two command gravity_coriolis compensation.',
+            read_only=False, choices=MODES),
+    P.Param('joints', [], 'Joints of the command, in the order of the ros2_control controller\'s '
+            '`joints` parameter (it must match it). Empty: every model joint in model order.',
+            ptype=Parameter.Type.STRING_ARRAY),
+    P.Param('publish_command', False,
+            'Publish the command torque as std_msgs/Float64MultiArray on command_topic '
+            '(the forward_command_controller convention).'),
+    P.Param('command_topic', 'effort_controller/commands',
+            'Topic of the Float64MultiArray command (reliable QoS). Relative: in the node\'s namespace.',
+            check=lambda v: None if v else 'must not be empty'),
+    P.Param('effort_limit_scale', 1.0,
+            'Every published torque is clamped to this factor times the URDF effort limit.',
+            read_only=False, check=P.in_unit_interval),
+    P.Param('joint_state_timeout', 0.1,
+            'Seconds without a usable joint_states message (one that gives a torque: dropped messages '
+            'do not count) after which on_timeout applies.',
+            check=P.positive),
+    P.Param('on_timeout', 'zero',
+            'What to do when joint states time out. zero: send one all-zero command and stop '
+            'publishing until joint states resume; hold: keep sending the last command at the '
+            'watchdog rate (warning logged and in diagnostics); stop: publish nothing more '
+            '(a forward_command_controller keeps applying its last command!).',
+            choices=ON_TIMEOUT),
+    P.Param('joint_timeout', 0.0,
+            'Per-joint staleness limit [s]: when the latest position of any joint of the torque (every model '
+            'joint, or the actuated ones) was received longer ago than this, no torque is computed and '
+            'on_timeout applies as for silent joint states, even while other joints keep arriving in their own '
+            'messages (a gripper driver that keeps publishing does not hide a dead arm driver). 0: '
+            'joint_state_timeout.', check=P.non_negative),
+    P.Param('max_state_age', 0.0,
+            'Largest age [s] of a joint state when the node takes it, by its header stamp on the node\'s clock '
+            '(the system clock, or /clock with use_sim_time): an older state, one stamped further ahead than '
+            'this, or an unstamped one gives no torque (counted, warned), so a state that waited in a queue '
+            '(a pause of the middleware or of this node) never becomes a command; on_timeout follows when no '
+            'state is young enough. Needs the publisher\'s clock synchronised with this host\'s (one host, '
+            'or chrony/NTP). 0: off.', check=P.non_negative),
+    P.Param('joint_states_reliability', 'best_effort',
+            'QoS reliability of the joint_states subscription. best_effort accepts both reliable '
+            'and best-effort publishers.', choices=('best_effort', 'reliable')),
+    P.Param('diagnostic_torque_rate', 50.0,
+            'Most messages per second [Hz] (steady clock) on each diagnostic torque topic: the JointState '
+            'topics other than the one of the commanded torque (~/gravity_torque, ~/coriolis_torque; and '
+            '~/compensation_torque, ~/feedforward_torque while feedforward or computed_torque commands another '
+            'torque). The commanded torque\'s topic and command_topic always go at the input rate. 0: the '
+            'diagnostic topics are off; a negative value: every joint state (the input rate), as before '
+            'this parameter (publishing them at 1 kHz took about 40 % of the node\'s time).',
+            read_only=False, check=lambda v: None if math.isfinite(v) else 'must be finite'),
+    P.Param('kp', [], 'Computed-torque position gains [1/s^2]: one value for every joint, or one '
+            'per entry of `joints` (model joints not in `joints` get 0).',
+            read_only=False, check=P.gains, ptype=Parameter.Type.DOUBLE_ARRAY),
+    P.Param('kd', [], 'Computed-torque velocity gains [1/s], as kp.',
+            read_only=False, check=P.gains, ptype=Parameter.Type.DOUBLE_ARRAY),
+    P.Param('max_trajectory_bytes', 262144,
+            'Largest ~/trajectory or ~/reference message [bytes, serialized] the node converts; a '
+            'larger one is dropped before it is deserialized and counted as bad. Converting runs in '
+            'the thread of the torque loop, about 0.4 us per byte (256 KiB, some 1,300 points of 7 '
+            'joints with positions, velocities and accelerations: about 0.1 s without torques).',
+            check=P.positive),
+    P.Param('max_request_points', 1000,
+            'Most samples an ~/identify_payload request may give: a larger one is refused (success false, the '
+            'limit and its size in the message). More samples: give a duration, and the node collects them.',
+            check=P.positive),
+    P.Param('observer_gains', [], 'Momentum observer of the external joint torques, fed by the efforts (motor '
+            'torques) in joint_states: its gain K_O [1/s], the inverse of the time constant with which the '
+            'estimate follows the external torque (larger: faster and noisier). One value for every joint, '
+            'or one per entry of `joints` (which must then name every model joint). Empty or 0: no observer.',
+            check=P.gains, ptype=Parameter.Type.DOUBLE_ARRAY),
+    P.Param('collision_thresholds', [], 'Collision thresholds [N m or N] on the estimated external torque, '
+            'as observer_gains: ~/collision gets one event when a joint goes over its threshold and one when '
+            'every joint is back under. Empty: no collision events. Needs observer_gains.',
+            check=P.positive_values, ptype=Parameter.Type.DOUBLE_ARRAY),
+    P.Param('external_wrench_link', '', 'Link whose external wrench is estimated from the external torque '
+            '(least squares, pinv(J^T) r) and published on ~/external_wrench, at the link origin in link '
+            'axes. Empty: none. Needs observer_gains.'),
+    P.Param('observer_friction', False, 'Subtract the URDF <dynamics> friction (with friction_smoothing) from '
+            'the measured efforts before the observer, so that joint friction is not taken for external torque.'),
+    P.Param('identify_max_duration', 60.0, 'Longest collection [s] ~/identify_payload accepts.',
+            check=P.positive),
+    P.Param('base_state_topic', '', 'nav_msgs/Odometry topic of the pose and twist of a floating or planar base '
+            '(child_frame_id the base link; twist in the base frame; pose in a fixed frame with z up, the frame of '
+            '`gravity`). Best-effort QoS: accepts every publisher. Relative: in the node\'s namespace. Needed for '
+            'such a robot, which is refused without it; a base state older than joint_state_timeout is stale and '
+            'gives no torque. Empty: none (fixed-base robots).'),
+    P.Param('identify_rest_velocity', 0.01, '~/identify_payload with static_poses: a sample is at rest, and '
+            'used, when every joint is slower than this [rad/s or m/s].', check=P.positive),
+    P.Param('robot_compensates_gravity', 'false', 'Does the robot add its own gravity compensation to the effort '
+            'command (Franka, UR: true)? true: the command leaves g(q) out (gravity_coriolis then commands the '
+            'Coriolis and centrifugal torques only); false: the command is the whole law; unknown: the node does '
+            'not start. The torque topics are not affected. config/robots/*.yaml and docs/ROBOTS.md give the '
+            'vendor sources.', check=profiles.check_state, dynamic=True),
+    P.Param('robot_compensates_friction', 'false', 'Does the robot add its own friction compensation to the effort '
+            'command? true: the command leaves the friction compensation of gravity_coriolis_friction out; '
+            'false: it includes it; unknown: the node does not start.', check=profiles.check_state, dynamic=True),
+    P.Param('joint_state_effort', profiles.JOINT_TORQUE, 'What the effort field of joint_states carries. '
+            'joint_torque: the joint torque [N m or N], as the momentum observer, collision_thresholds, '
+            'external_wrench_link and ~/identify_payload (collecting joint states) need; motor_current '
+            '(a UR arm: ur_robot_driver publishes motor currents there) or unknown: those are refused with the '
+            'reason. The vendor profile sets it.', choices=profiles.EFFORT_KINDS),
+    P.Param('expected_joint_state_rate', 0.0, 'The rate [Hz] at which the driver publishes joint states (the '
+            'controller_manager\'s update rate): joint states that keep arriving at less than half of it '
+            '(two diagnostics periods in a row) give one warning and a diagnostics warning, since the node then '
+            'listens to a relay or throttled topic, not the driver (a relay that repeats and restamps its last '
+            'state also hides a stalled driver from the watchdog). 0: no check. The vendor profile sets it.',
+            check=P.non_negative),
+    P.Param('controller_manager', '', 'Name of the controller_manager that runs the effort controller (relative: '
+            'in the node\'s namespace, e.g. controller_manager). Set, the node owns its controller: on a clean '
+            'stop (SIGINT, SIGTERM, lifecycle deactivate or shutdown, an error that ends the node) it sends one '
+            'zero command and deactivates controller_name through <controller_manager>/switch_controller, so the '
+            'hardware leaves its effort mode as its vendor defines. Empty: the node only sends the zero command.'),
+    P.Param('controller_name', 'effort_controller', 'The effort controller that reads command_topic; '
+            'deactivated on a clean stop when controller_manager is set.',
+            check=lambda v: None if v else 'must not be empty'),
+    P.Param('services_node', '', 'The dynamics_services node that serves this node\'s read-only services '
+            '(the launch files start it beside this node, under this node\'s service names): its payloads are '
+            'kept at this node\'s (payload_sync.py). Relative: in this node\'s namespace. Empty: none.'),
+)
+
+
+def observer_on(p):
+    """Whether parameters ``p`` ask for the momentum observer (a gain > 0)."""
+    return any(g > 0 for g in p.observer_gains)
+
+
+def validate(p, warn):
+    """Check the parameters ``p`` together (ParameterError naming the problem); ``warn(text)`` logs a warning."""
+    for name in ('kp', 'kd', 'observer_gains', 'collision_thresholds'):
+        gains = getattr(p, name)
+        if len(gains) > 1 and p.joints and len(gains) != len(p.joints):
+            raise P.ParameterError("parameter %r has %d values; expected 1 or one per entry of "
+                                   "'joints' (%d)" % (name, len(gains), len(p.joints)))
+        if len(gains) > 1 and not p.joints:
+            raise P.ParameterError("parameter %r has %d values: per-joint gains need the "
+                                   "'joints' parameter to name their joints (or give 1 value)"
+                                   % (name, len(gains)))
+    if p.mode == COMPUTED_TORQUE and not p.kp:
+        warn('mode computed_torque with no kp/kd gains: pure feedforward plus compensation of the measured '
+             'state')
+    if len(set(p.joints)) != len(p.joints):
+        raise P.ParameterError("parameter 'joints' names a joint more than once: %s" % p.joints)
+    # Never command a term the robot compensates itself (profiles.py, docs/ROBOTS.md).
+    problem = (profiles.unknown_problem(p.robot_compensates_gravity, p.robot_compensates_friction)
+               or profiles.mode_problem(p.mode, p.robot_compensates_gravity, p.publish_command))
+    if problem:
+        raise P.ParameterError(problem)
+    if observer_on(p) and not all(g > 0 for g in p.observer_gains):
+        raise P.ParameterError("parameter 'observer_gains' mixes 0 (no observer) and gains > 0: give every "
+                               "joint a gain > 0, or [] for no observer")
+    if p.joint_state_effort != profiles.JOINT_TORQUE and (observer_on(p) or p.collision_thresholds
+                                                           or p.external_wrench_link):
+        raise P.ParameterError(
+            "parameters 'observer_gains', 'collision_thresholds' and 'external_wrench_link' need joint torques "
+            "in the effort field of joint_states, and joint_state_effort is %r (the vendor profile's; a UR arm's "
+            "driver publishes motor currents there): the momentum observer would take the difference for an "
+            "external torque. Leave them empty, or publish joint torques and set joint_state_effort "
+            "joint_torque (docs/ROBOTS.md)" % p.joint_state_effort)
+    if not observer_on(p) and (p.collision_thresholds or p.external_wrench_link):
+        raise P.ParameterError("parameters 'collision_thresholds' and 'external_wrench_link' need the "
+                               "momentum observer: set 'observer_gains'")
+
+
+def parameter_changes(parameters):
+    """({name: value}, None) of the changes of dynamics_node's own parameters among ``parameters`` (rclpy
+    Parameters; arrays as lists), each valid by itself; or (None, the first problem)."""
+    changes = {}
+    for param in parameters:
+        spec = next((s for s in NODE_PARAMS if s.name == param.name), None)
+        if spec is None:
+            continue
+        value = list(param.value) if param.type_ in (Parameter.Type.DOUBLE_ARRAY,
+                                                      Parameter.Type.STRING_ARRAY) else param.value
+        problem = spec.validate(value)
+        if problem:
+            return None, '%s %s' % (param.name, problem)
+        changes[param.name] = value
+    return changes, None
