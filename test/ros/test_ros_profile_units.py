@@ -147,7 +147,8 @@ def test_launch_spawns_the_broadcaster_only_where_the_vendor_stack_has_none(stan
     assert [n.kwargs['arguments'][0] for n in nodes if n.kwargs['package'] == 'controller_manager'] == [
         'joint_state_broadcaster', 'effort_controller']
     _, nodes, _ = _launch({'robot': 'franka'})
-    assert [n.kwargs['executable'] for n in nodes] == ['dynamics_node', 'command_watchdog']     # no spawner
+    assert [n.kwargs['executable'] for n in nodes] == [
+        'dynamics_node', 'dynamics_services', 'command_watchdog']     # no spawner
 
 
 def test_profile_joint_states_errors_name_the_field(tmp_path):

@@ -14,18 +14,25 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from robot_dynamics.ros import query_services
+
 from conftest import ROOT, wait_for
 
 POLICY = ROOT / 'config' / 'sros2_policy.xml'
 
 DYNAMICS_PARAMS = {'publish_command': True, 'use_sim_time': True, 'observer_gains': [20.0],
-                   'collision_thresholds': [5.0], 'external_wrench_link': 'panda_link8'}
+                   'collision_thresholds': [5.0], 'external_wrench_link': 'panda_link8',
+                   'services_node': 'dynamics_node_services'}
 #: module, node name, parameters that switch every optional entity on, enclave.
 TARGETS = [
     ('dynamics_node', 'dynamics_node', DYNAMICS_PARAMS, '/robot_dynamics/dynamics_node'),
     ('dynamics_services', 'dynamics_services', {'use_sim_time': True}, '/robot_dynamics/dynamics_services'),
     ('lifecycle_node', 'dynamics_node', DYNAMICS_PARAMS, '/robot_dynamics/dynamics_lifecycle_node'),
+    # beside dynamics_node, as the launch files start it (query_services.py): its services under dynamics_node's names
+    ('dynamics_services', 'dynamics_node_services', {'use_sim_time': True}, '/robot_dynamics/dynamics_node_services'),
 ]
+#: The remaps the launch files give a node (dynamics_services beside dynamics_node).
+REMAPS = {'dynamics_node_services': dict(query_services.remappings('dynamics_node'))}
 #: Hidden nodes of a node's process (same enclave) whose entities are the node's: dynamics_node's services' thread.
 HELPERS = {'dynamics_node': ['_dynamics_node_services']}
 
@@ -66,7 +73,7 @@ def test_each_node_has_its_own_enclave():
 @pytest.mark.parametrize('module, node, params, enclave', TARGETS, ids=[t[0] for t in TARGETS])
 def test_policy_lists_exactly_what_the_node_uses(ros, start_node, module, node, params, enclave):
     ns = '/sros_%d' % time.monotonic_ns()
-    proc = start_node(module, params, name=node, ns=ns)
+    proc = start_node(module, params, name=node, ns=ns, remaps=REMAPS.get(node))
     if module == 'lifecycle_node':            # configured through its lifecycle service: then every entity is there
         from lifecycle_msgs.msg import Transition
         from lifecycle_msgs.srv import ChangeState
