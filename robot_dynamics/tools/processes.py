@@ -122,6 +122,18 @@ def spawn(argv, log_path, *, env=None, cwd=None):
                                 cwd=None if cwd is None else str(cwd), start_new_session=True)
 
 
+def node_files(label, log_path=None, params=None):
+    """(log path, parameter file or None) of a node labelled ``label``: ``log_path`` (default
+    ``<temporary folder>/<label>.log``) and, with ``params``, their file next to it."""
+    if log_path is None:
+        log_path = pathlib.Path(tempfile.mkdtemp(prefix='robot_dynamics_%s_' % label)) / ('%s.log' % label)
+    log_path = pathlib.Path(log_path)
+    params_file = None
+    if params:
+        params_file = write_params(log_path.with_name(log_path.stem + '.params.yaml'), params)
+    return log_path, params_file
+
+
 def start_node(module, params=None, *, name=None, namespace=None, log_path=None):
     """Start ``python -m robot_dynamics.ros.<module>`` as a child process; its :class:`NodeProcess`.
 
@@ -132,12 +144,7 @@ def start_node(module, params=None, *, name=None, namespace=None, log_path=None)
         log_path: the log file; default ``<temporary folder>/<name or module>.log``.
     """
     label = name or module
-    if log_path is None:
-        log_path = pathlib.Path(tempfile.mkdtemp(prefix='robot_dynamics_%s_' % label)) / ('%s.log' % label)
-    log_path = pathlib.Path(log_path)
-    params_file = None
-    if params:
-        params_file = write_params(log_path.with_name(log_path.stem + '.params.yaml'), params)
+    log_path, params_file = node_files(label, log_path, params)
     argv = [sys.executable, '-m', 'robot_dynamics.ros.' + module]
     argv += ros_arguments(name=name, namespace=namespace, params_file=params_file)
     return NodeProcess(spawn(argv, log_path), label=label, log_path=log_path, name=name, namespace=namespace)

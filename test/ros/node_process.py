@@ -40,7 +40,6 @@ import math
 import os
 import pathlib
 import sys
-import tempfile
 
 from robot_dynamics.errors import InputError, NodeExited, NodeProcessError, NodeTimeout  # noqa: F401  (raised here)
 from robot_dynamics.tools import processes
@@ -118,12 +117,7 @@ def start_node(target, params=None, *, name=None, namespace=None, remaps=None, r
         NodeExited, NodeTimeout: only with ``ready``, with the end of the log.
     """
     label = name or _label(target)
-    if log_path is None:
-        log_path = pathlib.Path(tempfile.mkdtemp(prefix='robot_dynamics_%s_' % label)) / ('%s.log' % label)
-    log_path = pathlib.Path(log_path)
-    params_file = None
-    if params:
-        params_file = write_params(log_path.with_name(log_path.stem + '.params.yaml'), params)
+    log_path, params_file = processes.node_files(label, log_path, params)
     argv = node_argv(target, name=None if isinstance(target, (list, tuple)) else name,
                      namespace=None if isinstance(target, (list, tuple)) else namespace,
                      params_file=params_file, remaps=remaps, ros_args=ros_args, args=args)
