@@ -33,7 +33,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from ..errors import InputError
 from ..ros import params as P
 from ..control.base_state import BaseState
-from .model_node import ModelNode, describe_base, run
+from .model_node import ModelNode, describe_base, run, warm_up_moving_base
 
 SERVICES_PARAMS = (
     P.Param('nice', 0, 'Niceness this process adds to itself at start (os.nice; 0-19): a larger value gives '
@@ -61,6 +61,11 @@ class DynamicsServices(ModelNode):
     def validate_params(self):
         if self.p.nice:
             os.nice(self.p.nice)
+
+    def warm_up(self):
+        super().warm_up()
+        if self.p.base_state_topic:          # the services on a floating or planar base (as dynamics_node)
+            warm_up_moving_base()
 
     def create_inputs(self):
         if self.p.base_state_topic:

@@ -124,11 +124,20 @@ def _view(msg, field, n):
     return np.frombuffer(getattr(msg, field), dtype=np.float64)
 
 
+_BASE_INERTIAL = ('<inertial><mass value="5"/><inertia ixx="0.5" iyy="0.5" izz="0.5" ixy="0" ixz="0" iyz="0"/>'
+                  '</inertial>')
+
+
 def warm_up_simulation():
     """Compile or load the kernels of one simulation step of every kind (numba cache)."""
     import robot_dynamics as rd
     from .model_node import _WARMUP_URDF
     warm_up_steps(rd.load_urdf(_WARMUP_URDF))
+    heavy_base = _WARMUP_URDF.replace('<link name="base"/>', '<link name="base">%s</link>' % _BASE_INERTIAL)
+    for root in ('floating', 'planar'):      # a mobile base's step (before this, its first unpause compiled for 30 s)
+        sim = rd.Simulator(rd.load_urdf(heavy_base, root_joint=root))
+        sim.set_command([1.0, 0.5], 'effort')
+        sim.step(2)
 
 
 class SimulatorNode(ModelNode):
