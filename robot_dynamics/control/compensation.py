@@ -15,14 +15,11 @@ scale and refuses non-finite values, so nothing else can publish them.
 """
 import math
 
-import numba
 import numpy as np
-from numba import types
 
 import robot_dynamics as rd
+from ..algorithms.vectors import CLAMPED, NOT_FINITE, clamp
 from ..errors import InputError
-
-_VECTOR = types.Array(types.float64, 1, 'A')
 
 #: Compensation modes of the dynamics node (parameter ``mode``).
 GRAVITY = 'gravity'
@@ -131,24 +128,3 @@ class TorqueLimiter:
             self.clamped = status == CLAMPED
             self.clamp_events += self.clamped
         return True
-
-
-WITHIN, CLAMPED, NOT_FINITE = 0, 1, 2
-
-
-@numba.njit([types.int64(_VECTOR, _VECTOR)], cache=True)
-def clamp(tau, limit):
-    """Clamp ``tau`` (n,) to ``[-limit, limit]`` (n,) in place: WITHIN, CLAMPED, or NOT_FINITE (tau untouched).
-
-    One compiled call of the torque loop (a quarter of a microsecond; the same with numpy's
-    sum, abs, greater and any took 2.8 us, a tenth of the node's whole callback)."""
-    for k in range(tau.shape[0]):
-        if not math.isfinite(tau[k]):
-            return 2
-    status = 0
-    for k in range(tau.shape[0]):
-        if tau[k] > limit[k]:
-            tau[k], status = limit[k], 1
-        elif tau[k] < -limit[k]:
-            tau[k], status = -limit[k], 1
-    return status

@@ -5,8 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from robot_dynamics.control.compensation import CLAMPED, NOT_FINITE, WITHIN, clamp
-from robot_dynamics.control.joint_map import all_finite, copy_finite
+from robot_dynamics.algorithms.vectors import CLAMPED, NOT_FINITE, WITHIN, all_finite, clamp, copy_finite
 
 LIMIT = np.array([10.0, 5.0, math.inf])
 
