@@ -92,6 +92,7 @@ from .identification.identify import IdentificationResult, identify  # noqa: E40
 from .identification.observer import MomentumObserver  # noqa: E402
 from .identification.payload import PayloadEstimate, identify_payload  # noqa: E402
 from .simulation import Simulator, simulate  # noqa: E402
+from .control.impedance import CartesianImpedance, JointImpedance  # noqa: E402
 
 __version__ = "0.2.0"
 
@@ -112,5 +113,5 @@ __all__ = [
     "excitation_trajectory", "ExcitationTrajectory",
     "loop_residual", "loop_jacobian", "loop_wrenches", "assemble", "mobility", "constrained_forward_dynamics",
     "constrained_inverse_dynamics", "impact",
-    "Simulator", "simulate",
+    "Simulator", "simulate", "JointImpedance", "CartesianImpedance",
 ]

@@ -165,7 +165,7 @@ def _bias_one(model, q, qd, link, point, frame_link):
         Tk = T[body_link[k]]
         o, a = Tk[:3, 3], Tk[:3, :3] @ model.axis[k]
         u = model.body_multiplier[k] * qd[model.body_coordinate[k]]
-        vo = vo + np.cross(w, o - o_prev)                   # origin of body k moves with its parent...
+        vo = vo + _cross(w, o - o_prev)                   # origin of body k moves with its parent...
         prismatic = model.joint_type[k] == PRISMATIC
         if prismatic:
             vo = vo + a * u                                 # ...and slides along its axis
@@ -173,24 +173,31 @@ def _bias_one(model, q, qd, link, point, frame_link):
             w = w + a * u
         data.append((o, a, u, prismatic, w.copy(), vo.copy()))
         o_prev = o
-    v_x = vo + np.cross(w, x - o_prev) if chain else np.zeros(3)
+    v_x = vo + _cross(w, x - o_prev) if chain else np.zeros(3)
     nr = model.root_nv if chain else 0
     if nr:          # the root's axes are fixed in the base, which turns with the whole root twist
         w_base, vo_base = data[nr - 1][4], data[nr - 1][5]
         data[:nr] = [(o, a, u, prismatic, w_base, vo_base) for o, a, u, prismatic, _, _ in data[:nr]]
     bias = np.zeros(6)
     for o, a, u, prismatic, w_k, vo_k in data:              # d/dt of each Jacobian column, times qd
-        a_dot = np.cross(w_k, a)
+        a_dot = _cross(w_k, a)
         if prismatic:
             bias[:3] += u * a_dot
         else:
-            bias[:3] += u * (np.cross(a_dot, x - o) + np.cross(a, v_x - vo_k))
+            bias[:3] += u * (_cross(a_dot, x - o) + _cross(a, v_x - vo_k))
             bias[3:] += u * a_dot
     if frame_link is None:
         return J, bias, np.eye(3), np.zeros(3)
     Rf = T[frame_link][:3, :3]
     wf = jacobian(model, q, frame_link)[3:] @ qd
     return J, bias, Rf, wf
+
+
+def _cross(a, b):
+    """a x b of two (3,) vectors (numpy's cross costs 15 us a call on 3-vectors, this 1)."""
+    a0, a1, a2 = a
+    b0, b1, b2 = b
+    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
 
 
 def _to_frame(Rf, v):

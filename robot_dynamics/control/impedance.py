@@ -1,0 +1,363 @@
+"""Impedance control: a spring and a damper between the arm and a target, in joint or Cartesian space.
+
+Both laws compensate gravity (and, unless told not to, the Coriolis and
+centrifugal torques) with the model and add a virtual spring ``K`` and
+damper ``D``, so that the arm at rest obeys ``K (x_d - x) = -F_ext``: it
+yields to a force like a spring of stiffness ``K`` (Handbook, Siciliano &
+Khatib (eds.), 2nd ed., sec. 7.4 and 7.5; Ott, *Cartesian Impedance Control
+of Redundant and Flexible-Joint Robots*, Springer 2008, ch. 3).
+
+Cartesian law (:class:`CartesianImpedance`), for the point ``point`` of
+``link`` with Jacobian ``J`` (6, n) in the base frame, rows
+``[vx vy vz wx wy wz]``::
+
+    e   = (p_d - p, log(Q_d Q^-1))                 pose error (6,), base frame [m, rad]
+    de  = v_d - J qd                               twist error (6,) [m/s, rad/s]
+    F   = Lambda (a_d - Jdot qd) + K e + D de      task wrench (6,) [N, N m]
+    tau = J^T F + h(q, qd) + (1 - J^T Jbar^T) tau_0
+
+with ``Lambda = (J M^-1 J^T)^-1`` and ``Jbar = M^-1 J^T Lambda`` (Handbook
+eq. 3.60), ``h = C qd + g`` (``g`` alone without ``include_coriolis``,
+nothing without ``include_gravity``) and the null-space posture torque
+``tau_0 = K_0 (q_0 - q) - D_0 qd``. With ``include_coriolis`` the closed
+loop is exactly ``Lambda de' + D de + K e = -F_ext`` in the task space
+(the ``Lambda Jdot qd`` term cancels the task-space bias; Ott eq. 3.15
+with ``Lambda_d = Lambda``); the projector ``1 - J^T Jbar^T`` keeps the
+posture torque out of it (Khatib 1987; Handbook eq. 3.63). The
+orientation error is the rotation vector of ``Q_d Q^-1`` (the quaternion
+logarithm, the shorter way round; no Euler angles).
+
+Damping (``damping=None``): the double diagonalisation of Albu-Schaeffer
+et al. (ICRA 2003; Ott sec. 3.3): with ``Lambda = L L^T`` (Cholesky) and
+``L^-1 K L^-T = U diag(w) U^T``, ``D = L U diag(2 zeta sqrt(w)) U^T L^T``.
+The linearised closed loop then splits into independent modes
+``z'' + 2 zeta sqrt(w_i) z' + w_i z = 0``: damping ratio ``zeta`` (1 by
+default) along each generalised eigenvector of ``(K, Lambda(q))``, at the
+state of the call. The joint law does the same with ``M(q)``.
+
+Safety in the law itself: ``max_pose_error`` clips the error (not the
+torque), so a far target pulls with the force of a near one;
+``max_torque_step`` bounds the change of the torque between two calls of
+one state (Franka's examples: 1 N m per 1 ms step); ``max_condition``
+refuses a pose near a singularity (``cond(J)`` above it) with
+:class:`~robot_dynamics.errors.SingularityError`.
+
+Shapes: one state ``q (nq,)`` or a batch ``(B, nq)`` (targets broadcast).
+The torque-step limit keeps the last torque of a single-state call; a batch
+is stateless. Fixed-base robots only.
+"""
+import numpy as np
+
+import robot_dynamics as rd
+from ..algorithms import checks
+from ..algorithms.floating import require_fixed
+from ..errors import InputError, SingularityError
+
+
+class JointImpedance:
+    """``tau = K (q_d - q) + D (qd_d - qd) + M(q) qdd_d + h(q, qd)``, a spring per joint.
+
+    Args:
+        model: a fixed-base :class:`~robot_dynamics.Model`.
+        stiffness: (nq,) joint stiffnesses [N m/rad or N/m] or an (nq, nq) SPD matrix.
+        damping: (nq,) or (nq, nq) [N m s/rad]; None: damping ratio ``damping_ratio``
+            along each generalised eigenvector of ``(K, M(q))`` (module doc).
+        damping_ratio: the ratio used when ``damping`` is None.
+        include_gravity, include_coriolis: compensate ``g(q)`` and ``C(q, qd) qd``.
+        max_error: largest joint error used [rad or m] (per joint; None: no clip).
+        max_torque_step: largest change of each torque between two single-state calls [N m]; None: none.
+    """
+
+    def __init__(self, model, stiffness, damping=None, *, damping_ratio=1.0, include_gravity=True,
+                 include_coriolis=True, max_error=None, max_torque_step=None):
+        require_fixed(model, 'JointImpedance')
+        self.model = model
+        n = model.nv
+        self.K = _spd(stiffness, n, 'stiffness')
+        self.D = None if damping is None else _spd(damping, n, 'damping', strict=False)
+        self.zeta = _positive(damping_ratio, 'damping_ratio')
+        self.include_gravity, self.include_coriolis = bool(include_gravity), bool(include_coriolis)
+        self.max_error = None if max_error is None else _limits(max_error, n, 'max_error')
+        self.step = TorqueStep(max_torque_step, n)
+
+    def damping(self, q):
+        """(..., nq, nq) the damping matrix at ``q`` [N m s/rad]."""
+        if self.D is not None:
+            return self.D
+        return modal_damping(rd.mass_matrix(self.model, q), self.K, self.zeta)
+
+    def torque(self, q, qd, q_d, qd_d=None, qdd_d=None):
+        """(..., nq) the torques [N m] at the state ``(q, qd)`` towards the target ``q_d`` (with its
+        velocity ``qd_d`` and acceleration ``qdd_d``, zero when None); all (..., nq)."""
+        model = self.model
+        q, qd, q_d = _states(model, q=q, qd=qd, q_d=q_d)
+        e = q_d - q
+        if self.max_error is not None:
+            e = np.clip(e, -self.max_error, self.max_error)
+        de = -qd if qd_d is None else checks.as_float_array(qd_d, 'qd_d') - qd
+        tau = _matvec(self.K, e) + _matvec(self.damping(q), de)
+        if qdd_d is not None:
+            tau = tau + _matvec(rd.mass_matrix(model, q), checks.as_float_array(qdd_d, 'qdd_d'))
+        tau = tau + _bias(model, q, qd, self.include_gravity, self.include_coriolis)
+        return self.step.apply(tau)
+
+
+class CartesianImpedance:
+    """A spring and damper between a point of a link and a target pose (the module doc has the law).
+
+    Args:
+        model: a fixed-base :class:`~robot_dynamics.Model` with at least 6 joints that move the link.
+        link: the link carrying the point; point: (3,) the point in the link frame [m].
+        stiffness: (6,) ``[kx ky kz krx kry krz]`` [N/m, N m/rad] in the base frame, or a (6, 6) SPD matrix.
+        damping: (6,) or (6, 6) [N s/m, N m s/rad]; None: ratio ``damping_ratio`` per mode of
+            ``(K, Lambda(q))`` (module doc).
+        nullspace_stiffness: ``K_0`` [N m/rad] (scalar or (nq,)) of the posture torque towards
+            ``q_nullspace`` (default: the first state the law is called with), damped with
+            ``2 sqrt(K_0)`` [N m s/rad] (unit joint inertia) unless ``nullspace_damping`` is given.
+        include_gravity, include_coriolis: compensate ``g(q)`` and ``C(q, qd) qd`` (and the task-space
+            bias ``Lambda Jdot qd`` with the latter).
+        max_pose_error: (largest translation [m], largest rotation [rad]) of the error used; None: no clip.
+        max_torque_step: largest change of each torque between two single-state calls [N m]; None: none.
+        max_condition: largest ``cond(J)``; above it :meth:`torque` raises SingularityError.
+    """
+
+    def __init__(self, model, link, stiffness, damping=None, *, point=(0.0, 0.0, 0.0), damping_ratio=1.0,
+                 nullspace_stiffness=0.0, nullspace_damping=None, q_nullspace=None, include_gravity=True,
+                 include_coriolis=True, max_pose_error=None, max_torque_step=None, max_condition=1e3):
+        require_fixed(model, 'CartesianImpedance')
+        if link not in model.link_names:
+            raise InputError('unknown link %r: expected one of %s' % (link, ', '.join(model.link_names)))
+        if model.nv < 6:
+            raise InputError('Cartesian impedance of all 6 directions needs at least 6 joints; %r has %d'
+                             % (model.name, model.nv))
+        self.model, self.link = model, link
+        self.point = checks.as_float_array(point, 'point').reshape(3)
+        self.K = _spd(stiffness, 6, 'stiffness')
+        self.D = None if damping is None else _spd(damping, 6, 'damping', strict=False)
+        self.zeta = _positive(damping_ratio, 'damping_ratio')
+        self.K0 = _nonnegative_vector(nullspace_stiffness, model.nv, 'nullspace_stiffness')
+        self.D0 = (2.0 * np.sqrt(self.K0) if nullspace_damping is None
+                   else _nonnegative_vector(nullspace_damping, model.nv, 'nullspace_damping'))
+        self.q_nullspace = None if q_nullspace is None else _states(model, q_nullspace=q_nullspace)[0]
+        self.include_gravity, self.include_coriolis = bool(include_gravity), bool(include_coriolis)
+        self.max_pose_error = None if max_pose_error is None else _limits(max_pose_error, 2, 'max_pose_error')
+        self.max_condition = _positive(max_condition, 'max_condition')
+        self.step = TorqueStep(max_torque_step, model.nv)
+
+    def pose(self, q):
+        """(position (..., 3) [m], quaternion (..., 4) xyzw) of the point in the base frame."""
+        T = rd.link_pose(self.model, q, self.link)
+        return T[..., :3, :3] @ self.point + T[..., :3, 3], matrix_quaternion(T[..., :3, :3])
+
+    def torque(self, q, qd, position, quaternion, twist=None, acceleration=None):
+        """(..., nq) torques [N m] towards the target pose.
+
+        Args:
+            q, qd: (..., nq) the state.
+            position: (..., 3) target position of the point [m]; quaternion: (..., 4) its unit
+                orientation (x, y, z, w); both in the base frame.
+            twist: (..., 6) target ``[v; w]`` [m/s, rad/s]; acceleration: (..., 6) [m/s^2, rad/s^2];
+                zero when None.
+
+        Raises:
+            SingularityError: ``cond(J)`` above ``max_condition`` (the reason names it and the state).
+            InputError: shapes, non-finite values, a quaternion off unit norm by more than 1e-6.
+        """
+        model = self.model
+        q, qd = _states(model, q=q, qd=qd)
+        if self.q_nullspace is None:
+            self.q_nullspace = np.array(q.reshape(-1, model.nq)[0])
+        os_ = rd.operational_space(model, q, qd, self.link, self.point, on_singular='flag')
+        J = os_.J
+        cond = np.linalg.cond(J)
+        if np.any(cond > self.max_condition):
+            raise SingularityError('Cartesian impedance refused near a singularity of %s: cond(J) = %.3g, more '
+                                   'than max_condition %.3g' % (self.link, np.max(cond), self.max_condition))
+        e, de = self.errors(q, qd, J, position, quaternion, twist)
+        D = self.D if self.D is not None else modal_damping(os_.Lambda, self.K, self.zeta)
+        F = _matvec(self.K, e) + _matvec(D, de)
+        if self.include_coriolis:
+            a_d = 0.0 if acceleration is None else _vector(acceleration, 6, 'acceleration')
+            F = F + _matvec(os_.Lambda, a_d - os_.Jdot_qd)
+        elif acceleration is not None:
+            F = F + _matvec(os_.Lambda, _vector(acceleration, 6, 'acceleration'))
+        Jt = np.swapaxes(J, -1, -2)
+        tau0 = self.K0 * (self.q_nullspace - q) - self.D0 * qd
+        tau0 = tau0 - _matvec(Jt, _matvec(np.swapaxes(os_.Jbar, -1, -2), tau0))    # (1 - J^T Jbar^T) tau_0
+        tau = _matvec(Jt, F) + tau0 + _bias(model, q, qd, self.include_gravity, self.include_coriolis)
+        return self.step.apply(tau)
+
+    def errors(self, q, qd, J, position, quaternion, twist=None):
+        """(e, de): the clipped pose error (..., 6) and the twist error (..., 6) of the module doc."""
+        p, Q = self.pose(q)
+        Q_d = unit_quaternion(quaternion)
+        e = np.concatenate([_vector(position, 3, 'position') - p,
+                            quaternion_log(quaternion_multiply(Q_d, quaternion_conjugate(Q)))], axis=-1)
+        if self.max_pose_error is not None:
+            e = np.concatenate([_clip_norm(e[..., :3], self.max_pose_error[0]),
+                                _clip_norm(e[..., 3:], self.max_pose_error[1])], axis=-1)
+        v = _matvec(J, qd)
+        de = -v if twist is None else _vector(twist, 6, 'twist') - v
+        return e, de
+
+
+class TorqueStep:
+    """The largest change of each torque between two single-state calls (None: no limit)."""
+
+    def __init__(self, max_step, n):
+        self.max_step = None if max_step is None else _limits(max_step, n, 'max_torque_step')
+        self.last = None
+
+    def reset(self):
+        """Forget the last torque (the next call is not limited)."""
+        self.last = None
+
+    def apply(self, tau):
+        if tau.ndim != 1:
+            return tau
+        if self.max_step is not None and self.last is not None:
+            tau = np.clip(tau, self.last - self.max_step, self.last + self.max_step)
+        self.last = tau.copy()
+        return tau
+
+
+def modal_damping(inertia, K, zeta):
+    """(..., m, m) ``D = L U diag(2 zeta sqrt(w)) U^T L^T`` with ``inertia = L L^T`` and
+    ``L^-1 K L^-T = U diag(w) U^T``: damping ratio ``zeta`` in each mode of ``(K, inertia)``
+    (Albu-Schaeffer et al., ICRA 2003)."""
+    L = np.linalg.cholesky(inertia)
+    Linv = np.linalg.inv(L)
+    w, U = np.linalg.eigh(Linv @ K @ np.swapaxes(Linv, -1, -2))
+    LU = L @ U
+    return (LU * (2.0 * zeta * np.sqrt(np.maximum(w, 0.0)))[..., None, :]) @ np.swapaxes(LU, -1, -2)
+
+
+# --- unit quaternions (x, y, z, w), Hamilton product ---------------------------------------
+def quaternion_multiply(a, b):
+    """(..., 4) the product ``a b`` of (..., 4) quaternions (x, y, z, w)."""
+    av, aw, bv, bw = a[..., :3], a[..., 3:], b[..., :3], b[..., 3:]
+    return np.concatenate([aw * bv + bw * av + np.cross(av, bv), aw * bw - np.sum(av * bv, -1, keepdims=True)],
+                          axis=-1)
+
+
+def quaternion_conjugate(a):
+    return np.concatenate([-a[..., :3], a[..., 3:]], axis=-1)
+
+
+def quaternion_log(a):
+    """(..., 3) the rotation vector [rad] of the unit quaternions ``a`` (..., 4), the shorter way
+    round (``w >= 0``): ``2 atan2(|v|, w) v / |v|``."""
+    a = np.where(a[..., 3:] < 0.0, -a, a)
+    v, w = a[..., :3], a[..., 3]
+    s = np.linalg.norm(v, axis=-1)
+    angle = 2.0 * np.arctan2(s, w)
+    scale = np.where(s > 1e-12, angle / np.where(s > 1e-12, s, 1.0), 2.0 / np.maximum(w, 1e-300))
+    return v * scale[..., None]
+
+
+def matrix_quaternion(R):
+    """(..., 4) unit quaternion (x, y, z, w) of rotation matrices (..., 3, 3) (Shepperd's method)."""
+    R = np.asarray(R, dtype=float)
+    out = np.empty(R.shape[:-2] + (4,))
+    flat, Rf = out.reshape(-1, 4), R.reshape(-1, 3, 3)
+    for k, r in enumerate(Rf):
+        t = np.trace(r)
+        i = int(np.argmax([t, r[0, 0], r[1, 1], r[2, 2]]))
+        if i == 0:
+            s = 2.0 * np.sqrt(1.0 + t)
+            flat[k] = [(r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s, s / 4]
+        else:
+            a, b, c = i - 1, i % 3, (i + 1) % 3
+            s = 2.0 * np.sqrt(1.0 + r[a, a] - r[b, b] - r[c, c])
+            x = np.empty(4)
+            x[a], x[b], x[c] = s / 4, (r[b, a] + r[a, b]) / s, (r[c, a] + r[a, c]) / s
+            x[3] = (r[c, b] - r[b, c]) / s
+            flat[k] = x
+    return out
+
+
+def unit_quaternion(x, tol=1e-6):
+    """``x`` (..., 4) as a float array, checked finite and of unit norm within ``tol``."""
+    x = _vector(x, 4, 'quaternion')
+    norm = np.linalg.norm(x, axis=-1)
+    if np.any(np.abs(norm - 1.0) > tol):
+        raise InputError('quaternion (x, y, z, w) must have unit norm (within %g), got norm %s'
+                         % (tol, np.array2string(np.asarray(norm), precision=6)))
+    return x
+
+
+# --- helpers ---------------------------------------------------------------------------------
+def _bias(model, q, qd, gravity, coriolis):
+    if gravity and coriolis:
+        return rd.nonlinear_effects(model, q, qd)
+    if gravity:
+        return rd.gravity_torques(model, q)
+    if coriolis:
+        return rd.nonlinear_effects(model, q, qd) - rd.gravity_torques(model, q)
+    return 0.0
+
+
+def _matvec(A, x):
+    return np.einsum('...ij,...j->...i', A, x)
+
+
+def _clip_norm(x, limit):
+    n = np.linalg.norm(x, axis=-1, keepdims=True)
+    return x * np.minimum(1.0, limit / np.maximum(n, 1e-300))
+
+
+def _states(model, **states):
+    out = []
+    for name, x in states.items():
+        x = checks.as_float_array(x, name)
+        if x.shape[-1:] != (model.nq,):
+            raise InputError('%s must have %d values (one per joint of %r), got shape %s'
+                             % (name, model.nq, model.name, x.shape))
+        checks.check_finite(**{name: x})
+        out.append(x)
+    return out
+
+
+def _vector(x, n, name):
+    x = checks.as_float_array(x, name)
+    if x.shape[-1:] != (n,):
+        raise InputError('%s must have %d values, got shape %s' % (name, n, x.shape))
+    checks.check_finite(**{name: x})
+    return x
+
+
+def _spd(x, n, name, strict=True):
+    """(n, n) from a (n,) diagonal or an (n, n) matrix, checked symmetric and positive (semi)definite."""
+    x = checks.as_float_array(x, name)
+    if x.shape == (n,):
+        x = np.diag(x)
+    if x.shape != (n, n):
+        raise InputError('%s must be %d values (a diagonal) or a %dx%d matrix, got shape %s' % (name, n, n, n, x.shape))
+    checks.check_finite(**{name: x})
+    if not np.allclose(x, x.T, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(x).max())):
+        raise InputError('%s must be symmetric' % name)
+    w = np.linalg.eigvalsh(x)
+    if (w.min() <= 0.0) if strict else (w.min() < -1e-12 * max(1.0, w.max())):
+        raise InputError('%s must be positive %sdefinite, got eigenvalues %s'
+                         % (name, '' if strict else 'semi', np.array2string(w, precision=4)))
+    return x
+
+
+def _positive(x, name):
+    if not (isinstance(x, (int, float, np.floating, np.integer)) and np.isfinite(x) and x > 0):
+        raise InputError('%s must be a positive number, got %r' % (name, x))
+    return float(x)
+
+
+def _nonnegative_vector(x, n, name):
+    x = np.broadcast_to(checks.as_float_array(x, name), (n,)).copy() if np.ndim(x) == 0 else _vector(x, n, name)
+    if not (np.all(np.isfinite(x)) and np.all(x >= 0)):
+        raise InputError('%s must be finite and >= 0, got %s' % (name, x))
+    return x
+
+
+def _limits(x, n, name):
+    x = np.broadcast_to(checks.as_float_array(x, name), (n,)).copy() if np.ndim(x) == 0 else _vector(x, n, name)
+    if not np.all(x > 0):
+        raise InputError('%s must be > 0, got %s' % (name, x))
+    return x
