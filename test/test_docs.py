@@ -1,7 +1,7 @@
 """Every documented Python example runs as written ("a documented example is a test").
 
 - Each ```python block of README.md, docs/API-CONTRACT.md, docs/LOOPS.md,
-  docs/FLOATING-BASE.md and docs/SIMULATION.md runs in a fresh namespace
+  docs/FLOATING-BASE.md, docs/SIMULATION.md and docs/IMPEDANCE.md runs in a fresh namespace
   from a folder laid out as the repository root (``urdf/`` linked there, so
   that what a snippet writes, ``run.csv``, does not land in the checkout).
   A line that shows its value in its comment (``model.nq, model.nv  # 19,
@@ -33,7 +33,8 @@ import robot_dynamics as rd
 from robot_dynamics.tools.sample import example_robot_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = ("README.md", "docs/API-CONTRACT.md", "docs/LOOPS.md", "docs/FLOATING-BASE.md", "docs/SIMULATION.md")
+DOCS = ("README.md", "docs/API-CONTRACT.md", "docs/LOOPS.md", "docs/FLOATING-BASE.md", "docs/SIMULATION.md",
+        "docs/IMPEDANCE.md")
 
 
 def python_blocks(doc):
@@ -112,6 +113,10 @@ def _claims_simulation(ns):
     assert ns["state"].t == pytest.approx(1.0) and ns["sim"].effort.shape == (7,)
 
 
+def _claims_impedance(ns):
+    assert np.abs(ns["sim"].qd).max() < 5e-3                                    # at rest after 1.5 s
+
+
 CLAIMS = {
     ("README.md", 0): _claims_readme,
     ("README.md", 1): _claims_solo,
@@ -119,6 +124,7 @@ CLAIMS = {
     ("docs/LOOPS.md", 1): _claims_palletiser,
     ("docs/FLOATING-BASE.md", 0): _claims_solo,
     ("docs/SIMULATION.md", 0): _claims_simulation,
+    ("docs/IMPEDANCE.md", 0): _claims_impedance,
 }
 
 
@@ -165,7 +171,7 @@ def root_like(tmp_path, monkeypatch):
 
 
 def test_every_block_is_run_or_listed():
-    assert len(BLOCKS) == 8, [(d, i) for d, i, _, _ in BLOCKS]
+    assert len(BLOCKS) == 9, [(d, i) for d, i, _, _ in BLOCKS]
     keys = {(d, i) for d, i, _, _ in BLOCKS}
     assert set(NOT_RUN) | set(CONTINUES) | set(PRELUDES) | set(CLAIMS) <= keys
 
