@@ -1,0 +1,72 @@
+"""dynamics_node's joint-state callback in-process: microseconds per message, without the middleware.
+
+Usage (from the checkout, after scripts/setup-venv.sh):
+    .venv/bin/python bench/ros_callback.py [--messages 10000] [--repeats 5] [--checkout PATH]
+
+Configures a DynamicsNode on the bundled Panda (urdf/panda_arm.urdf) with the
+ros2_control command on (``publish_command``), as bench/ros_latency.py runs
+it, and calls its joint-state callback with serialized sensor_msgs/JointState
+messages (stamped now, positions changing by 1e-5 rad per message): the
+decoding, the merge, the laws, the limits and the publishes of the command
+and the compensation torque (to no subscriber). The middleware's delivery
+and the executor are not included; bench/ros_latency.py measures those.
+
+``--checkout`` runs another checkout's robot_dynamics (e.g. a worktree of an
+older commit) with this script, for a side-by-side figure.
+
+Prints the median and p99 per call of each repeat and, as its last line,
+``median X us`` (the median of the repeats' medians).
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--messages', type=int, default=10000)
+    ap.add_argument('--repeats', type=int, default=5)
+    ap.add_argument('--checkout', default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    args = ap.parse_args()
+    sys.path.insert(0, args.checkout)
+    import rclpy
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+    rclpy.init(args=['--ros-args', '-p', 'urdf_path:=%s/urdf/panda_arm.urdf' % args.checkout,
+                     '-p', 'publish_command:=true', '-p', 'command_topic:=commands', '-p', 'joint_state_timeout:=0.5'])
+    from robot_dynamics.ros.dynamics_node import DynamicsNode
+    node = DynamicsNode()
+    if hasattr(node, 'configure'):
+        node.configure()
+    names = ['panda_joint%d' % k for k in range(1, 8)]
+    msgs = [JointState(name=names, position=list(np.full(7, 0.1 + 1e-5 * k)), velocity=[0.01] * 7)
+            for k in range(args.messages)]
+
+    def run(n):
+        took = np.empty(n)
+        for k in range(n):
+            m = msgs[k]
+            m.header.stamp.sec, m.header.stamp.nanosec = divmod(time.time_ns(), 1_000_000_000)
+            data = serialize_message(m)
+            t0 = time.perf_counter_ns()
+            node._on_joint_state(data)
+            took[k] = time.perf_counter_ns() - t0
+        return took / 1e3
+
+    run(min(2000, args.messages))
+    medians = []
+    for _ in range(args.repeats):
+        d = run(args.messages)
+        medians.append(float(np.median(d)))
+        print('median %.1f us, p99 %.1f us per joint state' % (medians[-1], np.percentile(d, 99)), flush=True)
+    print('median %.1f us' % statistics.median(medians))
+    node.destroy_node()
+    rclpy.shutdown()
+
+
+if __name__ == '__main__':
+    main()
