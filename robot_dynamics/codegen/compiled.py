@@ -1,0 +1,162 @@
+"""``rd.compile(model)``: the generated C, built with the system compiler and
+called through ctypes, with the library's shapes and checks.
+
+The shared object is cached by the sha256 of the generated source (written
+without a date) in the numba cache's folder
+(:func:`robot_dynamics.cache.cache_dir`), so a second ``compile`` of the
+same model only loads it.
+"""
+import ctypes
+import hashlib
+import math
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .. import cache
+from ..algorithms import checks
+from ..errors import InputError, RobotDynamicsError, SingularityError
+from .writer import generate
+
+CFLAGS = ("-O2", "-shared", "-fPIC")
+
+
+def find_compiler():
+    """The C compiler: ``$CC`` if set, else ``cc``; RobotDynamicsError naming it when absent."""
+    name = os.environ.get("CC") or "cc"
+    path = shutil.which(name)
+    if path is None:
+        raise RobotDynamicsError("rd.compile needs a C compiler: %r was not found on PATH (install one, e.g. "
+                                 "'apt install gcc', or set CC)" % name)
+    return path
+
+
+def build(model, folder=None):
+    """Path of the shared object of ``model``'s generated C, compiled if not cached."""
+    prefix = "rd_model"
+    header, code = generate(model, prefix, date="")
+    key = hashlib.sha256((header + "\0" + code + "\0" + " ".join(CFLAGS)).encode()).hexdigest()[:20]
+    folder = Path(folder) if folder is not None else (cache.cache_dir() or Path(tempfile.gettempdir()))
+    so = folder / ("codegen-%s.so" % key)
+    if so.is_file():
+        return so
+    cc = find_compiler()
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+        (Path(tmp) / ("%s.h" % prefix)).write_text(header)
+        (Path(tmp) / ("%s.c" % prefix)).write_text(code)
+        out = Path(tmp) / "lib.so"
+        run = subprocess.run([cc, *CFLAGS, "-o", str(out), "%s.c" % prefix, "-lm"], cwd=tmp,
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            raise RobotDynamicsError("%s failed on the generated code of %r:\n%s" % (cc, model.name, run.stderr))
+        os.replace(out, so)                       # atomic: a concurrent compile finds a whole file
+    return so
+
+
+class CompiledModel:
+    """The generated functions of one fixed-base model, callable from Python.
+
+    Each method takes one state ``(nq,)`` or a batch ``(B, nq)`` (float64;
+    other inputs are converted) and returns ``(nq,)`` / ``(B, nq)``
+    (``mass_matrix``: ``(nq, nq)`` / ``(B, nq, nq)``), like the library's
+    functions; ``out=`` (a C-contiguous float64 array of that shape) is
+    filled and returned. Non-finite inputs raise InputError naming the
+    entry; a singular mass matrix in ``aba`` raises SingularityError.
+    No function includes friction or damping (as ``rd.rnea``).
+    """
+
+    def __init__(self, model, path):
+        self.model, self.path, self.nq = model, Path(path), model.nv
+        self._lib = ctypes.CDLL(str(path))
+        self._one, self._batch = {}, {}
+        for name, nargs in (("rnea", 4), ("gravity", 2), ("coriolis", 3), ("mass_matrix", 2), ("aba", 4)):
+            f = getattr(self._lib, "rd_model_" + name)
+            f.argtypes, f.restype = [ctypes.c_void_p] * nargs, None
+            fb = getattr(self._lib, "rd_model_%s_batch" % name)
+            fb.argtypes, fb.restype = [ctypes.c_int] + [ctypes.c_void_p] * nargs, None
+            self._one[name], self._batch[name] = f, fb
+
+    def rnea(self, q, qd, qdd, *, out=None):
+        """Inverse dynamics tau = M(q) qdd + C(q, qd) qd + g(q) [N m | N] (rd.rnea without f_ext)."""
+        return self._call("rnea", dict(q=q, qd=qd, qdd=qdd), out)
+
+    def gravity_torques(self, q, *, out=None):
+        """g(q) = rnea(q, 0, 0) [N m | N]."""
+        return self._call("gravity", dict(q=q), out)
+
+    def coriolis(self, q, qd, *, out=None):
+        """C(q, qd) qd = nonlinear_effects(q, qd) - gravity_torques(q) [N m | N]."""
+        return self._call("coriolis", dict(q=q, qd=qd), out)
+
+    def nonlinear_effects(self, q, qd, *, out=None):
+        """h(q, qd) = rnea(q, qd, 0) [N m | N]."""
+        return self.rnea(q, qd, np.zeros(np.shape(q)), out=out)
+
+    def mass_matrix(self, q, *, out=None):
+        """M(q) (nq, nq) or (B, nq, nq), symmetric [kg m^2 | kg]."""
+        return self._call("mass_matrix", dict(q=q), out, matrix=True)
+
+    def aba(self, q, qd, tau, *, out=None):
+        """Forward dynamics qdd = M(q)^-1 (tau - h(q, qd)) [rad/s^2 | m/s^2]."""
+        return self._call("aba", dict(q=q, qd=qd, tau=tau), out)
+
+    def _call(self, name, inputs, out, matrix=False):
+        n = self.nq
+        arrays = list(inputs.values())
+        if all(type(a) is np.ndarray and a.ndim == 1 and a.dtype == np.float64 and a.flags.c_contiguous
+               and a.shape[0] == n for a in arrays):
+            shape = (n, n) if matrix else (n,)
+            res = self._output(out, shape)
+            self._one[name](*[a.ctypes.data for a in arrays], res.ctypes.data)
+        else:
+            batch, blocks = checks.batch(self.model, **inputs)
+            rows = blocks[0].shape[0]
+            shape = batch + ((n, n) if matrix else (n,))
+            res = self._output(out, shape)
+            self._batch[name](rows, *[b.ctypes.data for b in blocks], res.ctypes.data)
+        # NaN and inf reach the result (sin, cos and the products carry them);
+        # the sum of finite values may overflow, hence the second look.
+        if not math.isfinite(float(np.sum(res))) and not np.all(np.isfinite(res)):
+            self._not_finite(name, inputs)
+        return res
+
+    def _output(self, out, shape):
+        if out is None:
+            return np.empty(shape)
+        if not (isinstance(out, np.ndarray) and out.shape == shape and out.dtype == np.float64
+                and out.flags.c_contiguous and out.flags.writeable):
+            raise InputError("out must be a writable C-contiguous float64 array of shape %s, got %s"
+                             % (shape, checks._describe(out)))
+        return out
+
+    def _not_finite(self, name, inputs):
+        checks.check_finite(**inputs)                # names a non-finite input
+        if name == "aba":
+            raise SingularityError("aba: the mass matrix of %r is singular at this q (a joint that moves "
+                                   "no mass): the result is not finite" % self.model.name)
+        checks.raise_not_finite(**inputs)
+
+    def __repr__(self):
+        return "CompiledModel(%r, nq=%d, %s)" % (self.model.name, self.nq, self.path.name)
+
+
+def compile(model, folder=None):
+    """Generate, compile (``cc -O2 -shared -fPIC``, cached) and load ``model``'s C code.
+
+    Args:
+        model: a fixed-base :class:`robot_dynamics.Model`.
+        folder: where to cache the shared object (default: the numba cache's folder).
+
+    Returns:
+        A :class:`CompiledModel` with ``rnea``, ``gravity_torques``,
+        ``coriolis``, ``nonlinear_effects``, ``mass_matrix`` and ``aba``.
+
+    Raises:
+        InputError: a floating or planar root, a model without moving joints.
+        RobotDynamicsError: no C compiler (``cc``), or it failed.
+    """
+    return CompiledModel(model, build(model, folder))
