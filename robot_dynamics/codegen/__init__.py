@@ -21,3 +21,8 @@ def codegen(model, prefix, folder, source=None, date=None):
             planar root, a model without moving joints.
     """
     return write(model, prefix, folder, source=source, date=date)
+
+
+from .compiled import CompiledModel, compile  # noqa: E402,A001  (rd.compile, as the issue names it)
+
+__all__ = ["codegen", "compile", "CompiledModel", "generate", "check_prefix"]

@@ -69,14 +69,15 @@ class CompiledModel:
     No function includes friction or damping (as ``rd.rnea``).
     """
 
-    def __init__(self, model, path):
+    def __init__(self, model, path, prefix="rd_model"):
+        """``path``: a shared object holding the functions generated for ``model`` with ``prefix``."""
         self.model, self.path, self.nq = model, Path(path), model.nv
         self._lib = ctypes.CDLL(str(path))
         self._one, self._batch = {}, {}
         for name, nargs in (("rnea", 4), ("gravity", 2), ("coriolis", 3), ("mass_matrix", 2), ("aba", 4)):
-            f = getattr(self._lib, "rd_model_" + name)
+            f = getattr(self._lib, "%s_%s" % (prefix, name))
             f.argtypes, f.restype = [ctypes.c_void_p] * nargs, None
-            fb = getattr(self._lib, "rd_model_%s_batch" % name)
+            fb = getattr(self._lib, "%s_%s_batch" % (prefix, name))
             fb.argtypes, fb.restype = [ctypes.c_int] + [ctypes.c_void_p] * nargs, None
             self._one[name], self._batch[name] = f, fb
 
