@@ -319,6 +319,9 @@ def test_compile_caches_by_source_and_keeps_the_library_shapes(ur5_compiled):
     assert c.mass_matrix(Q).shape == (2, 3, 6, 6)
     close("ur5", "rnea broadcast", c.rnea(q, qd[0], qdd[0]), rd.rnea(model, q, qd[0], qdd[0]))
     close("ur5", "rnea list", c.rnea(list(q[0]), list(qd[0]), list(qdd[0])), rd.rnea(model, q[0], qd[0], qdd[0]))
+    frozen = q[0].copy()
+    frozen.setflags(write=False)                                   # a read-only state goes by its address
+    close("ur5", "rnea read-only", c.rnea(frozen, qd[0], qdd[0]), rd.rnea(model, q[0], qd[0], qdd[0]))
     out = np.empty((6, 6))
     assert c.mass_matrix(q[1], out=out) is out
     close("ur5", "mass out", out, rd.mass_matrix(model, q[1]))
@@ -360,3 +363,50 @@ def test_cli_writes_the_header_and_the_source(tmp_path):
     assert cli.main(["codegen", str(ROOT / "urdf" / "ur5.urdf"), "-o", str(tmp_path / "default")], out=out) == 0
     assert sorted(p.name for p in (tmp_path / "default").iterdir()) == ["ur5.c", "ur5.h"]     # the robot's name
     assert cli.main(["codegen", str(ROOT / "urdf" / "ur5.urdf"), "-o", str(folder), "--prefix", "9x"], out=out) == 2
+
+
+# --------------------------------------------------------------------------
+# docs/CODEGEN.md: its examples are tests
+
+DOC = ROOT / "docs" / "CODEGEN.md"
+
+
+def doc_blocks(language):
+    return re.findall(r"```%s\n(.*?)```" % language, DOC.read_text(), re.S)
+
+
+def test_the_documented_c_program_prints_the_library_s_values(tmp_path):
+    (program,) = doc_blocks("c")[1:]                       # the first c block is the header excerpt
+    folder = tmp_path / "generated"
+    assert cli.main(["codegen", str(ROOT / "urdf" / "panda_arm.urdf"), "-o", str(folder), "--prefix", "panda"],
+                    out=io.StringIO()) == 0
+    (tmp_path / "main.c").write_text(program)
+    run = subprocess.run([find_compiler(), *WARNINGS, "-Igenerated", "main.c", "generated/panda.c", "-lm",
+                          "-o", "main"], cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    lines = subprocess.run([str(tmp_path / "main")], capture_output=True, text=True, check=True).stdout.split("\n")
+    model = load(ROOT / "urdf" / "panda_arm.urdf")
+    q = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+    rows = [line.split() for line in lines if line]
+    assert [r[0] for r in rows] == list(model.joint_names)
+    values = np.array([[float(x) for x in r[1:]] for r in rows])
+    np.testing.assert_allclose(values[:, 0], rd.gravity_torques(model, q), atol=1e-9)
+    np.testing.assert_allclose(values[:, 1], rd.gravity_torques(model, q), atol=1e-9)
+    np.testing.assert_allclose(values[:, 2], np.diag(rd.mass_matrix(model, q)), atol=1e-9)
+
+
+def test_the_documented_python_example_runs(monkeypatch):
+    (block,) = doc_blocks("python")
+    monkeypatch.chdir(ROOT)
+    namespace = {}
+    exec(compile(block, str(DOC), "exec"), namespace)          # noqa: S102 - the documented example
+    assert namespace["M"].shape == (2, 7, 7) and namespace["tau"].shape == (7,)
+
+
+def test_the_documented_header_excerpt_is_the_generated_api():
+    excerpt = doc_blocks("c")[0]
+    header, _ = generate(load(ROOT / "urdf" / "panda_arm.urdf"), "NAME")
+    for line in excerpt.splitlines():
+        decl = line.split("/*")[0].strip()
+        if decl.startswith(("#define", "extern", "void")):
+            assert decl in header, decl
