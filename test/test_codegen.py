@@ -33,7 +33,7 @@ import pytest
 
 import robot_dynamics as rd
 from reporting import write_lines
-from robot_dynamics.codegen import CompiledModel, generate
+from robot_dynamics.codegen import CompiledModel, binding, generate
 from robot_dynamics.codegen.compiled import find_compiler
 from robot_dynamics.tools import cli
 from robot_dynamics.tools.sample import example_robot_data_dir, random_urdf
@@ -309,6 +309,7 @@ def ur5_compiled(tmp_path_factory):
 
 def test_compile_caches_by_source_and_keeps_the_library_shapes(ur5_compiled):
     model, c = ur5_compiled
+    assert (c._fast is not None) == (binding.python_include() is not None)    # the CPython binding where it can be built
     again = rd.compile(model, folder=c.path.parent)
     assert again.path == c.path and len(list(c.path.parent.glob("*.so"))) == 1
     other = rd.compile(model.with_payload("tool0", 1.0), folder=c.path.parent)
@@ -328,6 +329,23 @@ def test_compile_caches_by_source_and_keeps_the_library_shapes(ur5_compiled):
     close("ur5", "nle", c.nonlinear_effects(q[2], qd[2]), rd.nonlinear_effects(model, q[2], qd[2]))
     close("ur5", "payload gravity", other.gravity_torques(q[2]),
           rd.gravity_torques(model.with_payload("tool0", 1.0), q[2]))
+
+
+def test_compiled_single_states_equal_the_library_on_both_paths(ur5_compiled):
+    """The binding's single-state path and ctypes' (the general path) give the library's values."""
+    model, c = ur5_compiled
+    plain = CompiledModel(model, c.path)                                   # ctypes only
+    assert plain._fast is None
+    q, qd, qdd, tau = states(model, 3, 5)
+    for k in range(3):
+        for compiled in (c, plain):
+            close("ur5", "rnea one", compiled.rnea(q[k], qd[k], qdd[k]), rd.rnea(model, q[k], qd[k], qdd[k]))
+            close("ur5", "gravity one", compiled.gravity_torques(q[k]), rd.gravity_torques(model, q[k]))
+            close("ur5", "mass one", compiled.mass_matrix(q[k]), rd.mass_matrix(model, q[k]))
+            close("ur5", "aba one", compiled.aba(q[k], qd[k], tau[k]), rd.aba(model, q[k], qd[k], tau[k]))
+            out = np.empty(6)
+            assert compiled.coriolis(q[k], qd[k], out=out) is out
+    assert c.rnea(q[:1], qd[:1], qdd[:1]).shape == (1, 6)               # a (1, nq) batch stays a batch
 
 
 def test_compiled_functions_check_their_inputs(ur5_compiled):

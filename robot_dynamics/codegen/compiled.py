@@ -20,6 +20,7 @@ import numpy as np
 from .. import cache
 from ..algorithms import checks
 from ..errors import InputError, RobotDynamicsError, SingularityError
+from . import binding
 from .writer import generate
 
 CFLAGS = ("-O2", "-shared", "-fPIC")
@@ -59,25 +60,33 @@ def find_compiler():
 
 
 def build(model, folder=None):
-    """Path of the shared object of ``model``'s generated C, compiled if not cached."""
+    """(path, module) of the shared object of ``model``'s generated C, compiled if
+    not cached; ``module`` is the name of the CPython binding built into it
+    (:mod:`robot_dynamics.codegen.binding`), None without Python's headers."""
     prefix = "rd_model"
     header, code = generate(model, prefix, date="")
-    key = hashlib.sha256((header + "\0" + code + "\0" + " ".join(CFLAGS)).encode()).hexdigest()[:20]
+    include = binding.python_include()
+    key = hashlib.sha256("\0".join((header, code, " ".join(CFLAGS), str(include),
+                                     binding.source(prefix, "M"))).encode()).hexdigest()[:20]
+    module = "rd_codegen_%s" % key if include else None
     folder = Path(folder) if folder is not None else (cache.cache_dir() or Path(tempfile.gettempdir()))
     so = folder / ("codegen-%s.so" % key)
     if so.is_file():
-        return so
+        return so, module
     cc = find_compiler()
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
         (Path(tmp) / ("%s.h" % prefix)).write_text(header)
         (Path(tmp) / ("%s.c" % prefix)).write_text(code)
+        sources = ["%s.c" % prefix]
+        if module:
+            (Path(tmp) / "binding.c").write_text(binding.source(prefix, module))
+            sources += ["-I", include, "binding.c"]
         out = Path(tmp) / "lib.so"
-        run = subprocess.run([cc, *CFLAGS, "-o", str(out), "%s.c" % prefix, "-lm"], cwd=tmp,
-                             capture_output=True, text=True)
+        run = subprocess.run([cc, *CFLAGS, "-o", str(out), *sources, "-lm"], cwd=tmp, capture_output=True, text=True)
         if run.returncode != 0:
             raise RobotDynamicsError("%s failed on the generated code of %r:\n%s" % (cc, model.name, run.stderr))
         os.replace(out, so)                       # atomic: a concurrent compile finds a whole file
-    return so
+    return so, module
 
 
 class CompiledModel:
@@ -92,9 +101,11 @@ class CompiledModel:
     No function includes friction or damping (as ``rd.rnea``).
     """
 
-    def __init__(self, model, path, prefix="rd_model"):
-        """``path``: a shared object holding the functions generated for ``model`` with ``prefix``."""
+    def __init__(self, model, path, prefix="rd_model", module=None):
+        """``path``: a shared object holding the functions generated for ``model``
+        with ``prefix``, and the CPython binding ``module`` (None: ctypes only)."""
         self.model, self.path, self.nq = model, Path(path), model.nv
+        self._fast = binding.load(module, path) if module else None
         self._lib = ctypes.CDLL(str(path))
         self._one, self._batch = {}, {}
         self._vector, self._matrix = ctypes.c_double * self.nq, ctypes.c_double * (self.nq * self.nq)
@@ -107,14 +118,26 @@ class CompiledModel:
 
     def rnea(self, q, qd, qdd, *, out=None):
         """Inverse dynamics tau = M(q) qdd + C(q, qd) qd + g(q) [N m | N] (rd.rnea without f_ext)."""
+        if self._fast is not None:
+            res = np.empty(self.nq) if out is None else out
+            if self._fast.rnea(q, qd, qdd, res) == 0:
+                return res
         return self._call("rnea", dict(q=q, qd=qd, qdd=qdd), out)
 
     def gravity_torques(self, q, *, out=None):
         """g(q) = rnea(q, 0, 0) [N m | N]."""
+        if self._fast is not None:
+            res = np.empty(self.nq) if out is None else out
+            if self._fast.gravity(q, res) == 0:
+                return res
         return self._call("gravity", dict(q=q), out)
 
     def coriolis(self, q, qd, *, out=None):
         """C(q, qd) qd = nonlinear_effects(q, qd) - gravity_torques(q) [N m | N]."""
+        if self._fast is not None:
+            res = np.empty(self.nq) if out is None else out
+            if self._fast.coriolis(q, qd, res) == 0:
+                return res
         return self._call("coriolis", dict(q=q, qd=qd), out)
 
     def nonlinear_effects(self, q, qd, *, out=None):
@@ -123,10 +146,18 @@ class CompiledModel:
 
     def mass_matrix(self, q, *, out=None):
         """M(q) (nq, nq) or (B, nq, nq), symmetric [kg m^2 | kg]."""
+        if self._fast is not None:
+            res = np.empty((self.nq, self.nq)) if out is None else out
+            if self._fast.mass_matrix(q, res) == 0:
+                return res
         return self._call("mass_matrix", dict(q=q), out, matrix=True)
 
     def aba(self, q, qd, tau, *, out=None):
         """Forward dynamics qdd = M(q)^-1 (tau - h(q, qd)) [rad/s^2 | m/s^2]."""
+        if self._fast is not None:
+            res = np.empty(self.nq) if out is None else out
+            if self._fast.aba(q, qd, tau, res) == 0:
+                return res
         return self._call("aba", dict(q=q, qd=qd, tau=tau), out)
 
     def _call(self, name, inputs, out, matrix=False):
@@ -182,4 +213,5 @@ def compile(model, folder=None):
         InputError: a floating or planar root, a model without moving joints.
         RobotDynamicsError: no C compiler (``cc``), or it failed.
     """
-    return CompiledModel(model, build(model, folder))
+    path, module = build(model, folder)
+    return CompiledModel(model, path, module=module)
