@@ -24,6 +24,7 @@ import ctypes
 import io
 import os
 import re
+import shutil
 import subprocess
 import warnings
 from pathlib import Path
@@ -428,3 +429,34 @@ def test_the_documented_header_excerpt_is_the_generated_api():
         decl = line.split("/*")[0].strip()
         if decl.startswith(("#define", "extern", "void")):
             assert decl in header, decl
+
+
+def test_the_realtime_cpp_example_checks_every_function_from_cpp(tmp_path):
+    """docs/REALTIME.md: its law and its check program compile with g++ -std=c++17 -Wall -Werror
+    and agree with the values the library writes, in a 1 kHz-style loop over 200 states."""
+    gxx = shutil.which("g++")
+    require("g++", gxx)
+    law, program = re.findall(r"```cpp\n(.*?)```", (ROOT / "docs" / "REALTIME.md").read_text(), re.S)
+    model = load(ROOT / "urdf" / "panda_arm.urdf")
+    rd.codegen(model, "panda", tmp_path)
+    (tmp_path / "gravity_pd.hpp").write_text(law)
+    (tmp_path / "check_panda.cpp").write_text(program)
+    q, qd, qdd, tau = states(model, 200, 11)
+    with open(tmp_path / "reference.txt", "w") as f:
+        for k in range(200):
+            g = rd.gravity_torques(model, q[k])
+            row = [q[k], qd[k], qdd[k], rd.rnea(model, q[k], qd[k], qdd[k]), g,
+                   rd.nonlinear_effects(model, q[k], qd[k]) - g, rd.mass_matrix(model, q[k]).ravel(), tau[k],
+                   rd.aba(model, q[k], qd[k], tau[k])]
+            f.write(" ".join(repr(float(x)) for part in row for x in part) + "\n")
+    steps = [[find_compiler(), "-O2", "-std=c99", *WARNINGS[:3], "-c", "panda.c", "-o", "panda.o"],
+             [gxx, "-O2", "-std=c++17", "-Wall", "-Werror", "check_panda.cpp", "panda.o", "-lm", "-o", "check"]]
+    for cmd in steps:
+        run = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+    run = subprocess.run(["./check", "reference.txt"], cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.startswith("200 states, worst difference"), run.stdout
+    print(run.stdout)
+    nm = subprocess.run(["nm", "-u", str(tmp_path / "panda.o")], capture_output=True, text=True, check=True).stdout
+    assert not ALLOCATION.search(nm)
