@@ -349,6 +349,36 @@ def test_compiled_single_states_equal_the_library_on_both_paths(ur5_compiled):
     assert c.rnea(q[:1], qd[:1], qdd[:1]).shape == (1, 6)               # a (1, nq) batch stays a batch
 
 
+def test_large_batches_split_over_threads_equal_the_library(ur5_compiled):
+    """A batch of 2,000 states runs in chunks on rd.get_num_threads() threads; every row
+    (the chunks' edges included) equals the library's."""
+    model, c = ur5_compiled
+    q, qd, qdd, tau = states(model, 2000, 8)
+    before = rd.get_num_threads()
+    try:
+        for threads in sorted({1, min(2, numba_threads())}):
+            rd.set_num_threads(threads)
+            close("ur5", "rnea threads", c.rnea(q, qd, qdd), rd.rnea(model, q, qd, qdd))
+            close("ur5", "mass threads", c.mass_matrix(q), rd.mass_matrix(model, q))
+            close("ur5", "aba threads", c.aba(q, qd, tau), rd.aba(model, q, qd, tau))
+    finally:
+        rd.set_num_threads(before)
+
+
+def numba_threads():
+    import numba
+    return numba.config.NUMBA_NUM_THREADS
+
+
+def test_a_7_dof_arm_generates_in_under_2_s():
+    """The issue's bound (about 0.03-0.05 s measured here; docs/CODEGEN.md)."""
+    import time
+    model = load(ROOT / "urdf" / "panda_arm.urdf")
+    start = time.perf_counter()
+    generate(model, "panda")
+    assert time.perf_counter() - start < 2.0
+
+
 def test_compiled_functions_check_their_inputs(ur5_compiled):
     _, c = ur5_compiled
     with pytest.raises(rd.InputError, match="q has 5 values, model nq is 6"):

@@ -13,17 +13,27 @@ import os
 import shutil
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
 from .. import cache
 from ..algorithms import checks
+from ..algorithms.dispatch import get_num_threads
 from ..errors import InputError, RobotDynamicsError, SingularityError
 from . import binding
 from .writer import generate
 
 CFLAGS = ("-O2", "-shared", "-fPIC")
+MIN_ROWS_PER_THREAD = 256          # below, a thread's start costs more than its share of the batch
+_POOL = []                         # the one thread pool of the batches, made on first use
+
+
+def _pool():
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="rd-codegen"))
+    return _POOL[0]
 _F8 = np.dtype(np.float64)
 
 
@@ -93,7 +103,8 @@ class CompiledModel:
     """The generated functions of one fixed-base model, callable from Python.
 
     Each method takes one state ``(nq,)`` or a batch ``(B, nq)`` (float64;
-    other inputs are converted) and returns ``(nq,)`` / ``(B, nq)``
+    other inputs are converted; a batch of at least 512 states runs on
+    ``rd.get_num_threads()`` threads) and returns ``(nq,)`` / ``(B, nq)``
     (``mass_matrix``: ``(nq, nq)`` / ``(B, nq, nq)``), like the library's
     functions; ``out=`` (a C-contiguous float64 array of that shape) is
     filled and returned. Non-finite inputs raise InputError naming the
@@ -170,11 +181,28 @@ class CompiledModel:
         else:                                           # lists, batches, other dtypes: (B, nq) blocks
             batch, arrays = checks.batch(self.model, **inputs)
             res = self._output(out, batch + ((n, n) if matrix else (n,)))
-            self._batch[name](arrays[0].shape[0], *[_address(a) for a in arrays], _address(res))
+            self._run_batch(name, arrays, res, n * n if matrix else n)
         # A dot product is finite iff every entry is (or it overflowed: then look entry by entry).
         if not all(_finite(a) for a in arrays) or not _finite(res.reshape(-1)):
             self._not_finite(name, inputs, res)
         return res
+
+    def _run_batch(self, name, arrays, res, width):
+        """The C batch function over the (B, nq) blocks, split into contiguous
+        chunks on ``rd.get_num_threads()`` threads when the batch is large
+        (ctypes releases the GIL during the call; each chunk writes its rows)."""
+        rows, f = arrays[0].shape[0], self._batch[name]
+        threads = min(get_num_threads(), rows // MIN_ROWS_PER_THREAD)
+        if threads <= 1:
+            f(rows, *[_address(a) for a in arrays], _address(res))
+            return
+        bounds = np.linspace(0, rows, threads + 1).astype(int)
+        step_in, step_out = 8 * self.nq, 8 * width
+        base_in, base_out = [_address(a) for a in arrays], _address(res)
+        jobs = [(hi - lo, *[b + lo * step_in for b in base_in], base_out + lo * step_out)
+                for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+        for future in [_pool().submit(f, *job) for job in jobs]:
+            future.result()
 
     def _output(self, out, shape):
         if out is None:
