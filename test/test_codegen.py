@@ -5,8 +5,9 @@ functions equal the library, compile clean, allocate nothing.
   gravity_torques), the mass matrix, aba and the batches of the generated C
   equal robot_dynamics' own functions to 1e-12 relative (max |C - lib| <=
   1e-12 max |lib| per array; coriolis: 1e-12 max |nonlinear_effects|, as
-  its reference is the difference h - g; aba: times cond(M), the
-  conditioning of the solve) on the bundled robots, every example-robot-data URDF with a
+  its reference is the difference h - g; gravity and coriolis at least
+  1e-15 of the robot's largest torque, where the geometry makes them
+  vanish and the library returns rounding noise) on the bundled robots, every example-robot-data URDF with a
   moving joint (loaded, as everywhere in the library, on a fixed base) and
   random trees with and without mimic joints.
 - Every generated file compiles with ``cc -Wall -Wextra -Werror -std=c99
@@ -67,11 +68,12 @@ def load(source):
         return rd.load_urdf(str(source))
 
 
-def close(robot, name, actual, desired, rtol=RTOL, scale=None):
-    """max |actual - desired| <= rtol * scale, scale = max |desired| unless given."""
+def close(robot, name, actual, desired, rtol=RTOL, scale=None, floor=0.0):
+    """max |actual - desired| <= rtol * scale, scale = max |desired| unless given,
+    at least ``floor``."""
     actual, desired = np.asarray(actual, dtype=float), np.asarray(desired, dtype=float)
     assert actual.shape == desired.shape, (robot, name, actual.shape, desired.shape)
-    scale = max(float(np.max(np.abs(desired))) if scale is None else scale, 1e-300)
+    scale = max(float(np.max(np.abs(desired))) if scale is None else scale, floor, 1e-300)
     err = float(np.max(np.abs(actual - desired))) / scale
     if err > MAX_REL.get(name, (-1.0, ""))[0]:
         MAX_REL[name] = (err, robot)
@@ -119,12 +121,18 @@ def states(model, n, seed):
 def agree(robot, model, c, n=3, seed=0):
     """Every generated function against the library on n states, one by one and as a batch."""
     q, qd, qdd, tau = states(model, n, seed)
+    # Gravity or Coriolis torques that vanish by the geometry (a planar arm in the
+    # horizontal plane) come out of the library as rounding noise (5.6e-16 N m:
+    # cos(pi/2) != 0) and of the generated code as exact zeros (placements' 6e-17
+    # entries folded, docs/CODEGEN.md): those are compared at 1e-3 of the robot's
+    # torques instead.
+    floor = 1e-3 * float(np.max(np.abs(rd.rnea(model, q, qd, qdd))))
     for k in range(n):
         close(robot, "rnea", c.rnea(q[k], qd[k], qdd[k]), rd.rnea(model, q[k], qd[k], qdd[k]))
         g = rd.gravity_torques(model, q[k])
-        close(robot, "gravity", c.gravity_torques(q[k]), g)
+        close(robot, "gravity", c.gravity_torques(q[k]), g, floor=floor)
         h = rd.nonlinear_effects(model, q[k], qd[k])       # the reference h - g is exact to eps max|h|
-        close(robot, "coriolis", c.coriolis(q[k], qd[k]), h - g, scale=float(np.max(np.abs(h))))
+        close(robot, "coriolis", c.coriolis(q[k], qd[k]), h - g, scale=float(np.max(np.abs(h))), floor=floor)
         M = rd.mass_matrix(model, q[k])
         close(robot, "mass_matrix", c.mass_matrix(q[k]), M)
         try:
@@ -133,9 +141,9 @@ def agree(robot, model, c, n=3, seed=0):
             with pytest.raises(rd.SingularityError, match="singular"):
                 c.aba(q[k], qd[k], tau[k])
             continue
-        close(robot, "aba", c.aba(q[k], qd[k], tau[k]), qdd_lib, rtol=RTOL * max(1.0, np.linalg.cond(M)))
+        close(robot, "aba", c.aba(q[k], qd[k], tau[k]), qdd_lib)      # iCub, cond(M) ~ 1e8: 2e-13
     close(robot, "rnea batch", c.rnea(q, qd, qdd), rd.rnea(model, q, qd, qdd))
-    close(robot, "gravity batch", c.gravity_torques(q), rd.gravity_torques(model, q))
+    close(robot, "gravity batch", c.gravity_torques(q), rd.gravity_torques(model, q), floor=floor)
     close(robot, "mass batch", c.mass_matrix(q), rd.mass_matrix(model, q))
 
 

@@ -208,11 +208,17 @@ def articulated_to_parent(J, Ia, em):
     or a shift by p (A'' = A - B [p] - (B [p])^T - [p] C [p], B'' = B + [p] C)."""
     A, B, C = Ia
     if J.prismatic:
-        A, B, C = _shift(A, B, C, J.d, em)
-    else:
-        A, B, C = _rotate(A, B, C, J.Rot, em)
-    A, B, C = _rotate(A, B, C, J.R0, em)
+        A, B, C = _rotate(*_shift(A, B, C, J.d, em), J.R0, em)
+    elif _axis_aligned(J.R0):                    # R0 a signed permutation: two cheap rotations
+        A, B, C = _rotate(*_rotate(A, B, C, J.Rot, em), J.R0, em)
+    else:                                        # one rotation by R = R0 Rot (as the kernels' jcalc)
+        A, B, C = _rotate(A, B, C, [em.lets(r) for r in matmul(J.R0, J.Rot)], em)
     return _shift(A, B, C, J.p0, em)
+
+
+def _axis_aligned(R):
+    """True when every row of the literal rotation R has one nonzero entry."""
+    return all(sum(e.value != 0.0 for e in row) == 1 for row in R)
 
 
 def _rotate(A, B, C, R, em):

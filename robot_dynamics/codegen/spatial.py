@@ -36,8 +36,22 @@ def constants(a):
     return [const(x) for x in a]
 
 
+SNAP = 4 * 2.0 ** -52          # rotation entries this close to 0 or +-1 are taken as exact
+
+
 def constant_matrix(R):
-    return [[const(R[r][c]) for c in range(3)] for r in range(3)]
+    """A placement's rotation as literals. An entry within 4 eps (8.9e-16) of 0
+    or +-1 is taken as exactly that: a URDF rpy of pi/2 leaves cos(pi/2) =
+    6.1e-17, which would otherwise cost a multiplication per use (474 in the
+    Panda's code) for a change of the results near 1e-16 relative."""
+    def snap(x):
+        x = float(x)
+        if abs(x) < SNAP:
+            return 0.0
+        if abs(abs(x) - 1.0) < SNAP:
+            return 1.0 if x > 0 else -1.0
+        return x
+    return [[const(snap(R[r][c])) for c in range(3)] for r in range(3)]
 
 
 def rotation(axis, s, c, t):
