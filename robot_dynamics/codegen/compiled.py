@@ -209,8 +209,9 @@ class CompiledModel:
             return np.empty(shape)
         if not (isinstance(out, np.ndarray) and out.shape == shape and out.dtype == np.float64
                 and out.flags.c_contiguous and out.flags.writeable):
-            raise InputError("out must be a writable C-contiguous float64 array of shape %s, got %s"
-                             % (shape, checks._describe(out)))
+            got = ("an array of shape %s, dtype %s" % (out.shape, out.dtype) if isinstance(out, np.ndarray)
+                   else type(out).__name__)
+            raise InputError("out must be a writable C-contiguous float64 array of shape %s, got %s" % (shape, got))
         return out
 
     def _not_finite(self, name, inputs, res):

@@ -79,8 +79,8 @@ def c_string(text):
 
 
 def comment_text(text):
-    """``text`` made safe inside a /* */ comment: only letters, digits and ``_.:/+-`` and spaces."""
-    return re.sub(r"[^A-Za-z0-9_.:/+\- ]", "_", str(text))
+    """``text`` made safe inside a /* */ comment: only letters, digits, ``_.,:/+-`` and spaces."""
+    return re.sub(r"[^A-Za-z0-9_.,:/+\- ]", "_", str(text))
 
 
 def c_double(x):
@@ -206,7 +206,7 @@ def _source(model, P, origin, bodies):
         params = BATCHES[name]
         sizes = ["%s_NQ * %s_NQ" % (P, P) if x == "M" else "%s_NQ" % P for x in params]
         call = ", ".join("%s + (long)k * %s" % (x, s) for x, s in zip(params, sizes))
-        lines += ["/* %s_%s for n states, row-major. */" % (P, name),
+        lines += ["/* %s_%s for n states, row-major (state k at offset k * %s_NQ). %s. */" % (P, name, P, origin),
                   "void %s_%s_batch(int n, %s)" % (P, name, args), "{",
                   "    int k;", "    for (k = 0; k < n; ++k)", "        %s_%s(%s);" % (P, name, call), "}", ""]
     return "\n".join(lines)
