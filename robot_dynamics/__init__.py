@@ -60,6 +60,7 @@ from . import cache as _cache
 _cache.configure()                     # before any kernel is defined
 
 from .algorithms.aba import aba  # noqa: E402
+from .codegen import codegen, compile  # noqa: E402,A004  (rd.compile: the generated C, compiled)
 from .algorithms.centroidal import (center_of_mass, centroidal_momentum, centroidal_momentum_matrix,  # noqa: E402
                                      com_jacobian)
 from .algorithms.coriolis import coriolis_matrix  # noqa: E402
@@ -113,5 +114,5 @@ __all__ = [
     "excitation_trajectory", "ExcitationTrajectory",
     "loop_residual", "loop_jacobian", "loop_wrenches", "assemble", "mobility", "constrained_forward_dynamics",
     "constrained_inverse_dynamics", "impact",
-    "Simulator", "simulate", "JointImpedance", "CartesianImpedance",
+    "Simulator", "simulate", "JointImpedance", "CartesianImpedance", "codegen", "compile",
 ]

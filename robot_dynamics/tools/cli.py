@@ -13,6 +13,7 @@ import sys
 import warnings
 
 import numpy as np
+from ..codegen import cli as codegen_cli
 from ..errors import UsageError  # noqa: F401
 
 EXAMPLES = """examples:
@@ -108,6 +109,10 @@ def _load(args):
         for m in messages:
             print("warning: %s" % m, file=sys.stderr)
     return model, messages
+
+
+def cmd_codegen(args, out):
+    return codegen_cli.run(_load(args)[0], args, out)
 
 
 def _fmt(x, width=11, scale=1.0):
@@ -598,6 +603,10 @@ def build_parser():
                                                                  "(for recordings without velocities)")
     c.add_argument("--resample", action="store_true", help="interpolate irregular samples onto a uniform grid")
     progress_options(c)
+
+    c = command("codegen", "dependency-free C99 of the robot's dynamics (RNEA, gravity, Coriolis, mass matrix, "
+                           "ABA): writes NAME.h and NAME.c (docs/CODEGEN.md)", cmd_codegen)
+    codegen_cli.add_arguments(c)
     return p
 
 

@@ -1,0 +1,246 @@
+"""``rd.compile(model)``: the generated C, built with the system compiler and
+called through ctypes, with the library's shapes and checks.
+
+The shared object is cached by the sha256 of the generated source (written
+without a date) in the numba cache's folder
+(:func:`robot_dynamics.cache.cache_dir`), so a second ``compile`` of the
+same model only loads it.
+"""
+import ctypes
+import hashlib
+import math
+import os
+import shutil
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from .. import cache
+from ..algorithms import checks
+from ..algorithms.dispatch import get_num_threads
+from ..errors import InputError, RobotDynamicsError, SingularityError
+from . import binding
+from .writer import generate
+
+CFLAGS = ("-O2", "-shared", "-fPIC")
+MIN_ROWS_PER_THREAD = 256          # below, a thread's start costs more than its share of the batch
+_POOL = []                         # the one thread pool of the batches, made on first use
+
+
+def _pool():
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="rd-codegen"))
+    return _POOL[0]
+_F8 = np.dtype(np.float64)
+
+
+def _address(a):
+    """Address of a C-contiguous array's data for a ``void *`` argument."""
+    return a.ctypes.data
+
+
+def _pointer(a, ctype):
+    """A ``void *`` argument for a C-contiguous array of ``ctype``'s size: a ctypes
+    view of its buffer (about half the time of ``a.ctypes.data``), the address
+    for a read-only array."""
+    try:
+        return ctype.from_buffer(a)
+    except TypeError:
+        return a.ctypes.data
+
+
+def _finite(a):
+    """Cheap: True when every entry of a is finite (a dot product, ~0.5 us);
+    False can also mean that the squares overflowed (the caller then looks closer)."""
+    a = a.reshape(-1)
+    return math.isfinite(a.dot(a))
+
+
+def find_compiler():
+    """The C compiler: ``$CC`` if set, else ``cc``; RobotDynamicsError naming it when absent."""
+    name = os.environ.get("CC") or "cc"
+    path = shutil.which(name)
+    if path is None:
+        raise RobotDynamicsError("rd.compile needs a C compiler: %r was not found on PATH (install one, e.g. "
+                                 "'apt install gcc', or set CC)" % name)
+    return path
+
+
+def build(model, folder=None):
+    """(path, module) of the shared object of ``model``'s generated C, compiled if
+    not cached; ``module`` is the name of the CPython binding built into it
+    (:mod:`robot_dynamics.codegen.binding`), None without Python's headers."""
+    prefix = "rd_model"
+    header, code = generate(model, prefix, date="")
+    include = binding.python_include()
+    key = hashlib.sha256("\0".join((header, code, " ".join(CFLAGS), str(include),
+                                     binding.source(prefix, "M"))).encode()).hexdigest()[:20]
+    module = "rd_codegen_%s" % key if include else None
+    folder = Path(folder) if folder is not None else (cache.cache_dir() or Path(tempfile.gettempdir()))
+    so = folder / ("codegen-%s.so" % key)
+    if so.is_file():
+        return so, module
+    cc = find_compiler()
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+        (Path(tmp) / ("%s.h" % prefix)).write_text(header)
+        (Path(tmp) / ("%s.c" % prefix)).write_text(code)
+        sources = ["%s.c" % prefix]
+        if module:
+            (Path(tmp) / "binding.c").write_text(binding.source(prefix, module))
+            sources += ["-I", include, "binding.c"]
+        out = Path(tmp) / "lib.so"
+        run = subprocess.run([cc, *CFLAGS, "-o", str(out), *sources, "-lm"], cwd=tmp, capture_output=True, text=True)
+        if run.returncode != 0:
+            raise RobotDynamicsError("%s failed on the generated code of %r:\n%s" % (cc, model.name, run.stderr))
+        os.replace(out, so)                       # atomic: a concurrent compile finds a whole file
+    return so, module
+
+
+class CompiledModel:
+    """The generated functions of one fixed-base model, callable from Python.
+
+    Each method takes one state ``(nq,)`` or a batch ``(B, nq)`` (float64;
+    other inputs are converted; a batch of at least 512 states runs on
+    ``rd.get_num_threads()`` threads) and returns ``(nq,)`` / ``(B, nq)``
+    (``mass_matrix``: ``(nq, nq)`` / ``(B, nq, nq)``), like the library's
+    functions; ``out=`` (a C-contiguous float64 array of that shape) is
+    filled and returned. Non-finite inputs raise InputError naming the
+    entry; a singular mass matrix in ``aba`` raises SingularityError.
+    No function includes friction or damping (as ``rd.rnea``).
+    """
+
+    def __init__(self, model, path, prefix="rd_model", module=None):
+        """``path``: a shared object holding the functions generated for ``model``
+        with ``prefix``, and the CPython binding ``module`` (None: ctypes only)."""
+        self.model, self.path, self.nq = model, Path(path), model.nv
+        self._fast = binding.load(module, path) if module else None
+        self._lib = ctypes.CDLL(str(path))
+        self._one, self._batch = {}, {}
+        self._vector, self._matrix = ctypes.c_double * self.nq, ctypes.c_double * (self.nq * self.nq)
+        for name, nargs in (("rnea", 4), ("gravity", 2), ("coriolis", 3), ("mass_matrix", 2), ("aba", 4)):
+            f = getattr(self._lib, "%s_%s" % (prefix, name))
+            f.argtypes, f.restype = [ctypes.c_void_p] * nargs, None
+            fb = getattr(self._lib, "%s_%s_batch" % (prefix, name))
+            fb.argtypes, fb.restype = [ctypes.c_int] + [ctypes.c_void_p] * nargs, None
+            self._one[name], self._batch[name] = f, fb
+
+    def rnea(self, q, qd, qdd, *, out=None):
+        """Inverse dynamics tau = M(q) qdd + C(q, qd) qd + g(q) [N m | N] (rd.rnea without f_ext)."""
+        if self._fast is not None:
+            res = np.empty(self.nq) if out is None else out
+            if self._fast.rnea(q, qd, qdd, res) == 0:
+                return res
+        return self._call("rnea", dict(q=q, qd=qd, qdd=qdd), out)
+
+    def gravity_torques(self, q, *, out=None):
+        """g(q) = rnea(q, 0, 0) [N m | N]."""
+        if self._fast is not None:
+            res = np.empty(self.nq) if out is None else out
+            if self._fast.gravity(q, res) == 0:
+                return res
+        return self._call("gravity", dict(q=q), out)
+
+    def coriolis(self, q, qd, *, out=None):
+        """C(q, qd) qd = nonlinear_effects(q, qd) - gravity_torques(q) [N m | N]."""
+        if self._fast is not None:
+            res = np.empty(self.nq) if out is None else out
+            if self._fast.coriolis(q, qd, res) == 0:
+                return res
+        return self._call("coriolis", dict(q=q, qd=qd), out)
+
+    def nonlinear_effects(self, q, qd, *, out=None):
+        """h(q, qd) = rnea(q, qd, 0) [N m | N]."""
+        return self.rnea(q, qd, np.zeros(np.shape(q)), out=out)
+
+    def mass_matrix(self, q, *, out=None):
+        """M(q) (nq, nq) or (B, nq, nq), symmetric [kg m^2 | kg]."""
+        if self._fast is not None:
+            res = np.empty((self.nq, self.nq)) if out is None else out
+            if self._fast.mass_matrix(q, res) == 0:
+                return res
+        return self._call("mass_matrix", dict(q=q), out, matrix=True)
+
+    def aba(self, q, qd, tau, *, out=None):
+        """Forward dynamics qdd = M(q)^-1 (tau - h(q, qd)) [rad/s^2 | m/s^2]."""
+        if self._fast is not None:
+            res = np.empty(self.nq) if out is None else out
+            if self._fast.aba(q, qd, tau, res) == 0:
+                return res
+        return self._call("aba", dict(q=q, qd=qd, tau=tau), out)
+
+    def _call(self, name, inputs, out, matrix=False):
+        n, arrays = self.nq, tuple(inputs.values())
+        if all(type(a) is np.ndarray and a.dtype is _F8 and a.shape == (n,) and a.flags.c_contiguous
+               for a in arrays):                        # one state: straight to the C function
+            res = self._output(out, (n, n) if matrix else (n,))
+            vec = self._vector
+            self._one[name](*[_pointer(a, vec) for a in arrays], _pointer(res, self._matrix if matrix else vec))
+        else:                                           # lists, batches, other dtypes: (B, nq) blocks
+            batch, arrays = checks.batch(self.model, **inputs)
+            res = self._output(out, batch + ((n, n) if matrix else (n,)))
+            self._run_batch(name, arrays, res, n * n if matrix else n)
+        # A dot product is finite iff every entry is (or it overflowed: then look entry by entry).
+        if not all(_finite(a) for a in arrays) or not _finite(res.reshape(-1)):
+            self._not_finite(name, inputs, res)
+        return res
+
+    def _run_batch(self, name, arrays, res, width):
+        """The C batch function over the (B, nq) blocks, split into contiguous
+        chunks on ``rd.get_num_threads()`` threads when the batch is large
+        (ctypes releases the GIL during the call; each chunk writes its rows)."""
+        rows, f = arrays[0].shape[0], self._batch[name]
+        threads = min(get_num_threads(), rows // MIN_ROWS_PER_THREAD)
+        if threads <= 1:
+            f(rows, *[_address(a) for a in arrays], _address(res))
+            return
+        bounds = np.linspace(0, rows, threads + 1).astype(int)
+        step_in, step_out = 8 * self.nq, 8 * width
+        base_in, base_out = [_address(a) for a in arrays], _address(res)
+        jobs = [(hi - lo, *[b + lo * step_in for b in base_in], base_out + lo * step_out)
+                for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+        for future in [_pool().submit(f, *job) for job in jobs]:
+            future.result()
+
+    def _output(self, out, shape):
+        if out is None:
+            return np.empty(shape)
+        if not (isinstance(out, np.ndarray) and out.shape == shape and out.dtype == np.float64
+                and out.flags.c_contiguous and out.flags.writeable):
+            got = ("an array of shape %s, dtype %s" % (out.shape, out.dtype) if isinstance(out, np.ndarray)
+                   else type(out).__name__)
+            raise InputError("out must be a writable C-contiguous float64 array of shape %s, got %s" % (shape, got))
+        return out
+
+    def _not_finite(self, name, inputs, res):
+        checks.check_finite(**inputs)                # names a non-finite input
+        if np.all(np.isfinite(res)):
+            return
+        if name == "aba":
+            raise SingularityError("aba: the mass matrix of %r is singular at this q (a joint that moves "
+                                   "no mass): the result is not finite" % self.model.name)
+        checks.raise_not_finite(**inputs)
+
+    def __repr__(self):
+        return "CompiledModel(%r, nq=%d, %s)" % (self.model.name, self.nq, self.path.name)
+
+
+def compile(model, folder=None):
+    """Generate, compile (``cc -O2 -shared -fPIC``, cached) and load ``model``'s C code.
+
+    Args:
+        model: a fixed-base :class:`robot_dynamics.Model`.
+        folder: where to cache the shared object (default: the numba cache's folder).
+
+    Returns:
+        A :class:`CompiledModel` with ``rnea``, ``gravity_torques``,
+        ``coriolis``, ``nonlinear_effects``, ``mass_matrix`` and ``aba``.
+
+    Raises:
+        InputError: a floating or planar root, a model without moving joints.
+        RobotDynamicsError: no C compiler (``cc``), or it failed.
+    """
+    path, module = build(model, folder)
+    return CompiledModel(model, path, module=module)

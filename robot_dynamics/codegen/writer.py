@@ -1,0 +1,223 @@
+"""``NAME.h`` and ``NAME.c`` for one model: the C API around the unrolled
+algorithms of :mod:`robot_dynamics.codegen.algorithms`.
+
+Every function is straight-line C99 (one loop: the batch over states), with
+the model's numbers as literals, no allocation, no global mutable state and
+no dependency beyond ``<math.h>``: re-entrant and thread-safe.
+"""
+import datetime
+import re
+from pathlib import Path
+
+import numpy as np
+
+from . import algorithms as A
+from .expr import Emitter
+from ..errors import InputError
+
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+C_KEYWORDS = frozenset(
+    "auto break case char const continue default do double else enum extern float for goto if inline int long "
+    "register restrict return short signed sizeof static struct switch typedef union unsigned void volatile "
+    "while _Bool _Complex _Imaginary".split())
+
+# (function, C parameters, outputs and their sizes, what it computes, book reference)
+FUNCTIONS = (
+    ("rnea", "const double *q, const double *qd, const double *qdd, double *tau",
+     "inverse dynamics tau = M(q) qdd + C(q, qd) qd + g(q) [N m | N]",
+     "recursive Newton-Euler: Featherstone, Rigid Body Dynamics Algorithms, Table 5.1; "
+     "Springer Handbook of Robotics, Algorithm 3.1"),
+    ("gravity", "const double *q, double *g",
+     "gravity torques g(q) = rnea(q, 0, 0): what the motors apply to hold the arm still [N m | N]",
+     "RNEA with qd = qdd = 0 (Handbook eq. 3.39: gravity as the base acceleration -g)"),
+    ("coriolis", "const double *q, const double *qd, double *c",
+     "Coriolis and centrifugal torques C(q, qd) qd = rnea(q, qd, 0) - g(q) [N m | N]",
+     "RNEA with qdd = 0 and no gravity (Featherstone Table 5.1)"),
+    ("mass_matrix", "const double *q, double *M",
+     "joint-space inertia M(q), NV x NV, row-major, both triangles [kg m^2 | kg]",
+     "composite-rigid-body algorithm: Featherstone Table 6.2; Handbook Algorithm 3.2"),
+    ("aba", "const double *q, const double *qd, const double *tau, double *qdd",
+     "forward dynamics qdd = M(q)^-1 (tau - C(q, qd) qd - g(q)) [rad/s^2 | m/s^2]",
+     "articulated-body algorithm: Featherstone Table 7.1; Handbook Algorithm 3.4"),
+)
+MIMIC_ABA = ("forward dynamics by M qdd = tau - h, M from the CRBA, h from the RNEA and a Cholesky "
+             "factorisation (Featherstone sec. 6.1, FDcrb): the ABA does not cover coupled (mimic) joints")
+BATCHES = {"rnea": ("q", "qd", "qdd", "tau"), "gravity": ("q", "g"), "coriolis": ("q", "qd", "c"),
+           "mass_matrix": ("q", "M"), "aba": ("q", "qd", "tau", "qdd")}
+
+
+def check_prefix(prefix):
+    """``prefix`` if it is a C identifier (the names NAME_rnea ... and the files NAME.h, NAME.c)."""
+    if not isinstance(prefix, str) or not IDENTIFIER.match(prefix) or prefix in C_KEYWORDS:
+        raise InputError("prefix must be a C identifier (letters, digits and '_', not starting with a digit, "
+                         "not a C keyword), got %r" % (prefix,))
+    return prefix
+
+
+def check_model(model):
+    """Refuse what the generator does not cover yet, naming it."""
+    if model.root_joint is not None:
+        raise InputError("codegen needs a fixed-base model: %r has a %s root joint (floating and planar roots "
+                         "are not generated yet; load the URDF without root_joint)" % (model.name, model.root_joint))
+    if model.nv == 0:
+        raise InputError("codegen needs a model with at least one moving joint: %r has none" % (model.name,))
+
+
+def c_string(text):
+    """``text`` as a C string literal: printable ASCII kept, quotes, backslashes
+    and '?' (trigraphs) escaped, every other byte of its UTF-8 an octal escape."""
+    out = []
+    for b in text.encode("utf-8"):
+        ch = chr(b)
+        if ch in '"\\?':
+            out.append("\\" + ch)
+        elif 32 <= b < 127:
+            out.append(ch)
+        else:
+            out.append("\\%03o" % b)
+    return '"%s"' % "".join(out)
+
+
+def comment_text(text):
+    """``text`` made safe inside a /* */ comment: only letters, digits, ``_.,:/+-`` and spaces."""
+    return re.sub(r"[^A-Za-z0-9_.,:/+\- ]", "_", str(text))
+
+
+def c_double(x):
+    """A double literal C reads back exactly (HUGE_VAL for infinity)."""
+    x = float(x)
+    if np.isinf(x):
+        return "HUGE_VAL" if x > 0 else "-HUGE_VAL"
+    return repr(x)
+
+
+def generate(model, prefix, source=None, date=None):
+    """(header text, source text) of the C code for ``model``.
+
+    Args:
+        model: a fixed-base :class:`robot_dynamics.Model`.
+        prefix: C identifier that starts every generated name.
+        source: where the model came from, for the comments (default ``model.name``).
+        date: the generation date written in the comments; None: today (UTC),
+            "" for none (:func:`robot_dynamics.codegen.compile` hashes the text).
+    """
+    check_prefix(prefix)
+    check_model(model)
+    if date is None:
+        date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    origin = "robot %s (%s)%s" % (comment_text(model.name), comment_text(source or model.name),
+                                  ", generated %s" % comment_text(date) if date else "")
+    bodies = {name: _body(model, name) for name, *_ in FUNCTIONS}
+    return _header(model, prefix, origin), _source(model, prefix, origin, bodies)
+
+
+def _body(model, name):
+    """The C statements of one function."""
+    em, n = Emitter(), model.nv
+    q = A.inputs("q", n)
+    J = A.joints(model, em, q)
+    g = [float(x) for x in model.gravity]
+    if name == "rnea":
+        out, target = A.rnea(model, em, J, A.inputs("qd", n), A.inputs("qdd", n), g), "tau"
+    elif name == "gravity":
+        out, target = A.rnea(model, em, J, A.zeros(n), A.zeros(n), g), "g"
+    elif name == "coriolis":
+        out, target = A.rnea(model, em, J, A.inputs("qd", n), A.zeros(n), [0.0] * 3), "c"
+    elif name == "mass_matrix":
+        M = A.joint_space(model, A.crba(model, em, J))
+        out, target = [e for row in M for e in row], "M"
+    elif model.has_mimic:                               # aba of a coupled tree: FDcrb
+        M = A.joint_space(model, A.crba(model, em, J))
+        h = A.rnea(model, em, J, A.inputs("qd", n), A.zeros(n), g)
+        rhs = [em.let(A.sub(t, x)) for t, x in zip(A.inputs("tau", n), h)]
+        out, target = A.cholesky_solve(em, M, rhs), "qdd"
+    else:
+        out, target = A.aba(model, em, J, A.inputs("qd", n), A.inputs("tau", n), g), "qdd"
+    for k, e in enumerate(out):
+        em.assign("%s[%d]" % (target, k), e)
+    return em.body()
+
+
+def _declarations(prefix):
+    return ["void %s_%s(%s);" % (prefix, name, args) for name, args, *_ in FUNCTIONS] + [
+        "void %s_%s_batch(int n, %s);" % (prefix, name, args) for name, args, *_ in FUNCTIONS]
+
+
+def _header(model, prefix, origin):
+    P, n = prefix, model.nv
+    names = "\n".join(" *   %2d  %s" % (k, comment_text(j)) for k, j in enumerate(model.joint_names))
+    lines = [
+        "/* %s.h: rigid-body dynamics of %s," % (P, origin),
+        " * by robot_dynamics.codegen (docs/CODEGEN.md).",
+        " *",
+        " * Fixed base; SI units (rad, m, kg, s, N m, N); everything in the body frames of the",
+        " * URDF, gravity (%s) m/s^2 in the base frame, folded into the code." % comment_text(
+            ", ".join("%g" % x for x in model.gravity)),
+        " * q, qd, qdd, tau: %d values in the order of %s_joint_names (mimic joints are not" % (n, P),
+        " * coordinates: they follow their source joint, their torque is mapped onto it).",
+        " * Friction and damping: NO function includes them (%s_damping, %s_friction hold the" % (P, P),
+        " * URDF <dynamics> values for the caller to add: tau_f = damping qd + friction sign(qd)).",
+        " * Every function is re-entrant and thread-safe: no allocation, no global mutable state.",
+        " * NAME_batch(n, ...): n states, row-major (state k at q + k * NQ, M at M + k * NQ * NQ).",
+        " *",
+        " * Joints:",
+        names,
+        " */",
+        "#ifndef %s_H" % P.upper(), "#define %s_H" % P.upper(), "",
+        "#ifdef __cplusplus", 'extern "C" {', "#endif", "",
+        "#define %s_NQ %d" % (P, n), "#define %s_NV %d" % (P, n), "",
+        "extern const char *const %s_joint_names[%s_NQ];" % (P, P),
+        "extern const double %s_effort_limit[%s_NQ];   /* [N m | N], HUGE_VAL where the URDF has none */" % (P, P),
+        "extern const double %s_damping[%s_NQ];        /* viscous [N m s/rad | N s/m], not applied */" % (P, P),
+        "extern const double %s_friction[%s_NQ];       /* Coulomb [N m | N], not applied */" % (P, P),
+        "",
+    ]
+    for (name, args, what, _), decl in zip(FUNCTIONS, _declarations(P)):
+        lines += ["/* %s */" % what, decl]
+    lines += ["", "/* The same for n states (row-major blocks). */"] + _declarations(P)[len(FUNCTIONS):]
+    lines += ["", "#ifdef __cplusplus", "}", "#endif", "#endif", ""]
+    return "\n".join(lines)
+
+
+def _array(model, P, name, values, ctype="double", fmt=c_double):
+    items = ", ".join(fmt(x) for x in values)
+    return "const %s %s_%s[%s_NQ] = {%s};" % (ctype, P, name, P, items)
+
+
+def _source(model, P, origin, bodies):
+    lines = ["/* %s.c: rigid-body dynamics of %s. See %s.h. */" % (P, origin, P),
+             "#include <math.h>", '#include "%s.h"' % P, "",
+             "const char *const %s_joint_names[%s_NQ] = {%s};" % (
+                 P, P, ", ".join(c_string(j) for j in model.joint_names)),
+             _array(model, P, "effort_limit", model.effort_limit),
+             _array(model, P, "damping", model.damping),
+             _array(model, P, "friction", model.friction), ""]
+    for name, args, what, ref in FUNCTIONS:
+        if name == "aba" and model.has_mimic:
+            ref = MIMIC_ABA
+        params = [a.split("*")[1].strip() for a in args.split(",")]
+        lines += ["/* %s_%s: %s." % (P, name, what),
+                  " * %s." % ref,
+                  " * %s. */" % origin,
+                  "void %s_%s(%s)" % (P, name, args), "{",
+                  "    " + " ".join("(void)%s;" % x for x in params),
+                  bodies[name], "}", ""]
+    for name, args, *_ in FUNCTIONS:
+        params = BATCHES[name]
+        sizes = ["%s_NQ * %s_NQ" % (P, P) if x == "M" else "%s_NQ" % P for x in params]
+        call = ", ".join("%s + (long)k * %s" % (x, s) for x, s in zip(params, sizes))
+        lines += ["/* %s_%s for n states, row-major (state k at offset k * %s_NQ). %s. */" % (P, name, P, origin),
+                  "void %s_%s_batch(int n, %s)" % (P, name, args), "{",
+                  "    int k;", "    for (k = 0; k < n; ++k)", "        %s_%s(%s);" % (P, name, call), "}", ""]
+    return "\n".join(lines)
+
+
+def write(model, prefix, folder, source=None, date=None):
+    """Write ``folder/prefix.h`` and ``folder/prefix.c``; returns their two paths."""
+    header, code = generate(model, prefix, source=source, date=date)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = folder / ("%s.h" % prefix), folder / ("%s.c" % prefix)
+    paths[0].write_text(header)
+    paths[1].write_text(code)
+    return paths
