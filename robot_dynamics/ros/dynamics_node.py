@@ -137,6 +137,7 @@ from .dynamics_diagnostics import fill_status
 from .dynamics_model import PipelineBuilder
 from .dynamics_params import NODE_PARAMS, observer_on, parameter_changes, validate
 from .identify_service import IdentifyService
+from .impedance_inputs import TargetInputs
 from .model_node import ModelNode, run, warm_up_model, warm_up_moving_base
 from .observer_outputs import ObserverOutputs
 from .payload_sync import PayloadSync
@@ -147,7 +148,7 @@ from .payload_sync import PayloadSync
 QUIET = PublisherEventCallbacks(use_default_callbacks=False)
 #: The JointState torque topics, by the names of TorqueLoop.views.
 TORQUE_TOPICS = {'gravity': '~/gravity_torque', 'coriolis': '~/coriolis_torque', 'total': '~/compensation_torque',
-                 'ff': '~/feedforward_torque', 'ct': '~/computed_torque'}
+                 'ff': '~/feedforward_torque', 'ct': '~/computed_torque', 'imp': '~/impedance_torque'}
 
 
 class DynamicsNode(PipelineBuilder, ModelNode):
@@ -230,6 +231,7 @@ class DynamicsNode(PipelineBuilder, ModelNode):
                                  event_callbacks=quiet, raw=True)
         self.create_subscription(JointTrajectory, '~/reference', lambda data: self._on_reference(data, True), 10,
                                  event_callbacks=quiet, raw=True)
+        TargetInputs(self)                  # ~/target_pose, ~/target_joints of the impedance modes
         if p.base_state_topic:
             self.create_subscription(Odometry, p.base_state_topic, self._on_base_state,
                                      QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT))
