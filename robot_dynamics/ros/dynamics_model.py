@@ -90,7 +90,7 @@ class PipelineBuilder:
             return None
         same = (old_imp is not None and p.mode in IMPEDANCE_MODES and KINDS[p.mode] == old_imp.target.kind
                 and (not old_imp.cartesian or old_imp.law.link == (p.impedance_link or model.link_names[-1])))
-        self._target = carry_target(getattr(self, '_target', None), names, model.base_link,
+        self._target = carry_target(self._target, names, model.base_link,
                                     int(p.target_timeout * 1e9), KINDS.get(p.mode), same)
         if p.mode not in IMPEDANCE_MODES:
             return None

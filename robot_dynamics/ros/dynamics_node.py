@@ -15,6 +15,9 @@ Subscribes:
         A message over ``max_trajectory_bytes`` is dropped unread (counted).
     ~/reference (trajectory_msgs/JointTrajectory): a streamed set-point: the
         first point is used at once and held until the next message.
+    ~/target_pose (geometry_msgs/PoseStamped), ~/target_joints (sensor_msgs/JointState): the target of
+        cartesian_impedance / joint_impedance, judged and held by
+        :mod:`robot_dynamics.control.impedance_target` (docs/NODES.md, "Impedance modes").
     robot_description (see :mod:`robot_dynamics.ros.model_node`).
     <base_state_topic> (nav_msgs/Odometry, best effort: accepts every
         publisher), if set: the pose and twist of a floating or planar base
@@ -59,6 +62,7 @@ Publishes (with the input joint state's header, so its stamp; names + effort):
         [+ friction], by ``mode``; Coriolis is zero in ``gravity`` mode);
     ~/feedforward_torque, ~/computed_torque (sensor_msgs/JointState), in the
         feedforward / computed_torque modes while a reference is active;
+    ~/impedance_torque (sensor_msgs/JointState): the impedance modes' law;
         the topic of the commanded torque (compensation, or feedforward /
         computed torque while that mode has a reference) goes with every
         joint state, the others are diagnostic: at most
@@ -167,6 +171,7 @@ class DynamicsNode(PipelineBuilder, ModelNode):
         """The state of the torque pipeline before configure (and after a lifecycle cleanup): none."""
         self.ready = False                  # the pipeline fits the current model
         self.pipeline = None                # control.torque_loop.TorqueLoop of the last model that fitted
+        self._target = None                 # control.impedance_target.ImpedanceTarget (dynamics_model.py)
         self.merger = self.staleness = self.limiter = self.monitor = None
         self.command = self.observer_out = self.identify = self.payload_sync = None   # command_output.CommandOutput
         self.cmd_joints = []
