@@ -4,7 +4,7 @@
     ros2 launch robot_dynamics sim.launch.py gravity_compensation:=true
     ros2 launch robot_dynamics sim.launch.py urdf:=/path/arm.urdf rviz:=false
     ros2 launch robot_dynamics sim.launch.py robot:=palletiser gravity_compensation:=true
-    ros2 launch robot_dynamics sim.launch.py mode:=cartesian_impedance   # then PoseStamped on /dynamics_node/target_pose
+    ros2 launch robot_dynamics sim.launch.py mode:=cartesian_impedance   # targets: /dynamics_node/target_pose
 
 Starts robot_dynamics' simulator_node (parameters from params_file, default
 config/simulator.yaml), robot_state_publisher (TF from the simulator's

@@ -58,7 +58,7 @@ class PipelineBuilder:
                                            self.watchdog.timeout_ns, old and old.base, old and old.loop)
         terms = profiles.CommandTerms(profiles.parse_state(p.robot_compensates_gravity) == profiles.TRUE,
                                       profiles.parse_state(p.robot_compensates_friction) == profiles.TRUE, len(names))
-        impedance = self._build_impedance(model, names, cmd_joints, base or loop)
+        impedance = self._build_impedance(model, names, cmd_joints, base is not None or loop is not None)
         if isinstance(impedance, str):
             return impedance
         keep_passive = old is not None and old.passive is not None and old.passive.joint_names == passive
