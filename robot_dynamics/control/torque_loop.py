@@ -4,8 +4,9 @@ without ROS.
 Per message (:meth:`TorqueLoop.step`): the age of the state by its stamp (``max_state_age``), the
 merge by joint name (:mod:`.joint_map`), the per-joint staleness (:mod:`.staleness`), the passive
 joints of a closed loop (:mod:`.closed_loop`) or the join with the base state of a floating or
-planar base (:mod:`.base_state`), the laws (:mod:`.compensation`), the terms the robot adds itself
-(:mod:`.profiles`), the effort limits, and the command in the order of the controller's joints.
+planar base (:mod:`.base_state`), the laws (:mod:`.compensation`, :mod:`.impedance_target`), the
+terms the robot adds itself (:mod:`.profiles`), the effort limits, and the command in the order of
+the controller's joints.
 Every torque is computed into preallocated (n,) arrays (``views``; the command: ``command``), so a
 message allocates nothing but what the laws do.
 
