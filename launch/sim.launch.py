@@ -4,6 +4,7 @@
     ros2 launch robot_dynamics sim.launch.py gravity_compensation:=true
     ros2 launch robot_dynamics sim.launch.py urdf:=/path/arm.urdf rviz:=false
     ros2 launch robot_dynamics sim.launch.py robot:=palletiser gravity_compensation:=true
+    ros2 launch robot_dynamics sim.launch.py mode:=cartesian_impedance   # targets: /dynamics_node/target_pose
 
 Starts robot_dynamics' simulator_node (parameters from params_file, default
 config/simulator.yaml), robot_state_publisher (TF from the simulator's
@@ -14,6 +15,11 @@ the same robot_description: the `urdf` file (run through xacro if it ends in
 gravity_compensation.yaml, publish_command true) closes the loop: it reads
 joint_states and sends the compensation torque on effort_controller/commands,
 the simulator's default effort command topic, and the arm holds its pose;
+mode:=<a dynamics_node mode> starts it too, in that mode (joint_impedance and
+cartesian_impedance hold the arm where it starts until a target comes on
+~/target_joints or ~/target_pose; the simulator then publishes joint states
+at 250 Hz, since a Cartesian torque costs about 1 ms in Python: docs/NODES.md,
+"Impedance modes");
 dynamics_services (as dynamics_node_services) serves dynamics_node's
 read-only services under its names from a process of its own (docs/NODES.md,
 "Which requests go where").
@@ -47,6 +53,7 @@ from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
+from robot_dynamics.control.compensation import GRAVITY_CORIOLIS, IMPEDANCE_MODES, MODES
 from robot_dynamics.ros import query_services
 
 
@@ -114,9 +121,13 @@ def launch_setup(context, *args, **kwargs):
         ours['loops_file'] = loops
     if arg('actuated_joints'):
         ours['actuated_joints'] = ours['joints'] = arg('actuated_joints').split(',')
+    mode = arg('mode')
+    simulator = dict(robot['simulator'])
+    if mode in IMPEDANCE_MODES:
+        simulator['publish_rate'] = 250.0       # a Cartesian torque costs about 1 ms in Python (docs/NODES.md)
     nodes = [
         Node(package='robot_dynamics', executable='simulator_node', name='simulator', output='screen',
-             parameters=[arg('params_file'), dict(ours, **robot['simulator'], robot_description=description,
+             parameters=[arg('params_file'), dict(ours, **simulator, robot_description=description,
                                                   publish_clock=sim_time)]),
         Node(package='robot_state_publisher', executable='robot_state_publisher', name='robot_state_publisher',
              output='screen', parameters=[{'robot_description': description, 'use_sim_time': sim_time}]),
@@ -125,11 +136,11 @@ def launch_setup(context, *args, **kwargs):
         frame = ['-f', robot['fixed_frame']] if robot['fixed_frame'] else []
         nodes.append(Node(package='rviz2', executable='rviz2', name='rviz2', output='screen',
                           arguments=['-d', arg('rviz_config')] + frame, parameters=[{'use_sim_time': sim_time}]))
-    if arg('gravity_compensation') == 'true':
+    if arg('gravity_compensation') == 'true' or mode != GRAVITY_CORIOLIS:
         # dynamics_node, and dynamics_services serving its read-only services under its names (query_services.py).
         services = query_services.services_node_name('dynamics_node')
         params = [share('config', 'gravity_compensation.yaml'),
-                  dict(ours, robot_description=description, publish_command=True, mode='gravity_coriolis',
+                  dict(ours, robot_description=description, publish_command=True, mode=mode,
                        use_sim_time=sim_time, services_node=services)]
         nodes.append(Node(package='robot_dynamics', executable='dynamics_node', name='dynamics_node',
                           output='screen', parameters=params))
@@ -170,6 +181,11 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'gravity_compensation', default_value='false', choices=['true', 'false'],
             description='Also start dynamics_node, which holds the arm with gravity + Coriolis compensation.'),
+        DeclareLaunchArgument(
+            'mode', default_value=GRAVITY_CORIOLIS, choices=list(MODES),
+            description="dynamics_node's mode (docs/NODES.md); another than gravity_coriolis starts dynamics_node "
+                        'without gravity_compensation:=true. The impedance modes hold the arm where it starts until '
+                        'a target comes on /dynamics_node/target_pose or target_joints.'),
         DeclareLaunchArgument(
             'use_sim_time', default_value='false', choices=['true', 'false'],
             description='The simulator publishes /clock and every node runs on it.'),

@@ -6,6 +6,7 @@ messages, call these and publish. Every piece is tested without DDS (test/contro
 - :mod:`.joint_map`: joint-name mapping and merging of partial joint states;
 - :mod:`.staleness`: per-joint staleness, the age of a state by its stamp, the input rate;
 - :mod:`.compensation`: the torque laws and the effort limiter;
+- :mod:`.impedance_target`: the impedance modes' target, torque rate and law;
 - :mod:`.base_state`, :mod:`.base_compensation`: the state of a floating or planar base and the laws
   on the full state;
 - :mod:`.closed_loop`: the laws of a closed-loop robot on its actuated joints;

@@ -8,7 +8,9 @@ Every law is a documented call of the library:
   (:func:`robot_dynamics.friction_torques`, with ``tanh(qd / smoothing)``);
 - feedforward ``tau_ff = M(q_d) qdd_d + C(q_d, qd_d) qd_d + g(q_d) = rnea(q_d, qd_d, qdd_d)``;
 - computed torque ``tau = M(q) (qdd_d + Kd (qd_d - qd) + Kp (q_d - q)) + h(q, qd)
-  = rnea(q, qd, qdd_d + Kd (qd_d - qd) + Kp (q_d - q))``.
+  = rnea(q, qd, qdd_d + Kd (qd_d - qd) + Kp (q_d - q))``;
+- joint and Cartesian impedance: :class:`robot_dynamics.JointImpedance` and
+  :class:`robot_dynamics.CartesianImpedance` towards a target (:mod:`.impedance_target`).
 
 :class:`TorqueLimiter` clamps any torque to the URDF effort limits times a
 scale and refuses non-finite values, so nothing else can publish them.
@@ -27,7 +29,12 @@ GRAVITY_CORIOLIS = 'gravity_coriolis'
 GRAVITY_CORIOLIS_FRICTION = 'gravity_coriolis_friction'
 FEEDFORWARD = 'feedforward'
 COMPUTED_TORQUE = 'computed_torque'
-MODES = (GRAVITY, GRAVITY_CORIOLIS, GRAVITY_CORIOLIS_FRICTION, FEEDFORWARD, COMPUTED_TORQUE)
+JOINT_IMPEDANCE = 'joint_impedance'
+CARTESIAN_IMPEDANCE = 'cartesian_impedance'
+MODES = (GRAVITY, GRAVITY_CORIOLIS, GRAVITY_CORIOLIS_FRICTION, FEEDFORWARD, COMPUTED_TORQUE, JOINT_IMPEDANCE,
+         CARTESIAN_IMPEDANCE)
+#: The modes whose command is an impedance law (:mod:`.impedance_target`).
+IMPEDANCE_MODES = (JOINT_IMPEDANCE, CARTESIAN_IMPEDANCE)
 
 
 class Compensation:
@@ -35,9 +42,10 @@ class Compensation:
 
     Args:
         model: :class:`robot_dynamics.Model` (payloads included).
-        mode: one of :data:`MODES`. ``feedforward`` and ``computed_torque``
-            compensate like ``gravity_coriolis`` here; their own law is
-            :func:`feedforward` / :func:`computed_torque`.
+        mode: one of :data:`MODES`. ``feedforward``, ``computed_torque`` and
+            the impedance modes compensate like ``gravity_coriolis`` here; their
+            own law is :func:`feedforward` / :func:`computed_torque` /
+            :mod:`.impedance_target`.
         friction_smoothing: velocity scale [rad/s] of the ``tanh`` that
             replaces ``sgn(qd)`` in friction compensation (0: plain sign).
 

@@ -4,8 +4,9 @@ without ROS.
 Per message (:meth:`TorqueLoop.step`): the age of the state by its stamp (``max_state_age``), the
 merge by joint name (:mod:`.joint_map`), the per-joint staleness (:mod:`.staleness`), the passive
 joints of a closed loop (:mod:`.closed_loop`) or the join with the base state of a floating or
-planar base (:mod:`.base_state`), the laws (:mod:`.compensation`), the terms the robot adds itself
-(:mod:`.profiles`), the effort limits, and the command in the order of the controller's joints.
+planar base (:mod:`.base_state`), the laws (:mod:`.compensation`, :mod:`.impedance_target`), the
+terms the robot adds itself (:mod:`.profiles`), the effort limits, and the command in the order of
+the controller's joints.
 Every torque is computed into preallocated (n,) arrays (``views``; the command: ``command``), so a
 message allocates nothing but what the laws do.
 
@@ -28,7 +29,8 @@ from .staleness import state_age_problem
 COMPENSATION = ('total', 'gravity', 'coriolis')
 FEEDFORWARD_OUT = ('ff',) + COMPENSATION
 COMPUTED_TORQUE_OUT = ('ct', 'ff') + COMPENSATION
-OUTPUTS = ('gravity', 'coriolis', 'total', 'ff', 'ct')
+IMPEDANCE_OUT = ('imp',) + COMPENSATION
+OUTPUTS = ('gravity', 'coriolis', 'total', 'ff', 'ct', 'imp')
 
 
 class NoTorque(NamedTuple):
@@ -82,6 +84,10 @@ class TorqueLoop:
         laws: the compensation (``compute(q, qd)`` into its ``gravity``, ``coriolis``, ``total``, and
             ``friction``; ``state(base_q, base_v, q, qd)`` for a moving base).
         feedforward, computed_torque: ``f(q, qd, q_d, qd_d, qdd_d)`` -> (n,) torques.
+        impedance: :class:`.impedance_target.ImpedanceControl` of an impedance mode (its torque is the
+            command, view ``imp``), or None.
+        target: :class:`.impedance_target.ImpedanceTarget` that takes the targets (in every mode of a fixed
+            base: the others refuse them), or None.
         limiter: :class:`.compensation.TorqueLimiter` of the n joints.
         terms: :class:`.profiles.CommandTerms`: what the robot adds to the command itself.
         cmd_idx: (m,) indices of the command's joints in the n joints.
@@ -95,12 +101,14 @@ class TorqueLoop:
     """
 
     def __init__(self, merger, staleness, laws, feedforward, computed_torque, limiter, terms, cmd_idx, mode, *,
-                 base=None, loop=None, passive=None, max_age_ns=0, throttle=None, base_topic='', timeout_s=0.0):
+                 base=None, loop=None, passive=None, max_age_ns=0, throttle=None, base_topic='', timeout_s=0.0,
+                 impedance=None, target=None):
         n = len(merger.joint_names)
         self.merger, self.staleness, self.laws, self.limiter, self.terms = merger, staleness, laws, limiter, terms
         self._ff, self._ct = feedforward, computed_torque
         self.cmd_idx, self.mode = cmd_idx, mode
         self.base, self.loop, self.passive = base, loop, passive
+        self.impedance, self.target = impedance, target
         self.max_age_ns = max_age_ns
         self.base_topic, self.timeout_s = base_topic, timeout_s
         self.throttle = throttle if throttle is not None else DiagnosticThrottle(0)
@@ -186,6 +194,9 @@ class TorqueLoop:
             if self.mode == COMPUTED_TORQUE:
                 self.views['ct'][:] = self._ct(q, qd, q_d, qd_d, qdd_d)
                 outputs = COMPUTED_TORQUE_OUT
+        elif self.impedance is not None:
+            self.views['imp'][:] = self.impedance.torque(q, qd, now_ns)
+            outputs = IMPEDANCE_OUT
         if not self.throttle.go(time.monotonic_ns()):
             outputs = outputs[:1]
         # Nothing non-finite or over the limit is published; the command torque (first output) counts the

@@ -51,7 +51,7 @@ def fill_status(node, status):
         ('command_contains', loop.terms.describe() if node.ready else '(no model)'),
         ('reference', 'none' if reference is None else
          ('set-point' if loop.ref_stream else '%d points, %.3f s' % (len(reference.t), reference.duration))),
-    ] + _observer(node, period) + _base(node) + _loop(node) + [
+    ] + _observer(node, period) + _base(node) + _loop(node) + _impedance(node) + [
         ('payload_identification', node.identify.state() if node.identify is not None else 'idle')]
     if node.ready and not node.merger.ready:
         values.append(('missing_joints', ', '.join(node.merger.missing())))
@@ -135,6 +135,24 @@ def _base(node):
             ('base_state_frame', base.fixed_frame),
             ('last_base_state_problem', base.problem),
             ('joint_states_without_base_state', node.stats.n_no_base)]
+
+
+def _impedance(node):
+    """Diagnostic values of the impedance targets (every fixed-base robot: other modes refuse them) and, in an
+    impedance mode, of its law: the held target, the rate-limited torques, the singular states."""
+    loop = node.pipeline
+    target = loop.target if loop is not None else None
+    if target is None:
+        return []
+    values = [('targets_in', target.accepted + target.rejected), ('targets_rejected', target.rejected),
+              ('last_target_problem', target.problem)]
+    control = loop.impedance
+    if control is not None:
+        values += [('target', target.describe()),
+                   ('impedance_link', control.law.link if control.cartesian else '(joint space)'),
+                   ('torques_rate_limited', control.rate.limited),
+                   ('singular_states', node.stats.n_singular), ('last_singularity', node.stats.last_singularity)]
+    return values
 
 
 def _loop(node):

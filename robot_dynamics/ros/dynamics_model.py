@@ -4,8 +4,9 @@ import math
 
 from ..control import profiles
 from ..control.base_state import base_link, describe_base
-from ..control.compensation import TorqueLimiter
+from ..control.compensation import IMPEDANCE_MODES, TorqueLimiter
 from ..control.external_torque import ExternalTorqueMonitor
+from ..control.impedance_target import KINDS, build_impedance, carry_target
 from ..control.joint_map import JointMapError, JointStateMerger, reorder_indices
 from ..control.staleness import JointStaleness
 from ..control.torque_loop import DiagnosticThrottle, TorqueLoop, base_state_problem, gains, laws_of, per_joint
@@ -57,12 +58,16 @@ class PipelineBuilder:
                                            self.watchdog.timeout_ns, old and old.base, old and old.loop)
         terms = profiles.CommandTerms(profiles.parse_state(p.robot_compensates_gravity) == profiles.TRUE,
                                       profiles.parse_state(p.robot_compensates_friction) == profiles.TRUE, len(names))
+        impedance = self._build_impedance(model, names, cmd_joints, base is not None or loop is not None)
+        if isinstance(impedance, str):
+            return impedance
         keep_passive = old is not None and old.passive is not None and old.passive.joint_names == passive
         self.pipeline = TorqueLoop(
             self.merger, self.staleness, laws, ff, ct, limiter, terms, cmd_idx, p.mode, base=base, loop=loop,
             passive=(old.passive if keep_passive else JointStateMerger(passive)) if passive else None,
             max_age_ns=int(p.max_state_age * 1e9), throttle=DiagnosticThrottle.from_rate(p.diagnostic_torque_rate),
-            base_topic=self.base_topic(), timeout_s=p.joint_state_timeout)
+            base_topic=self.base_topic(), timeout_s=p.joint_state_timeout, impedance=impedance,
+            target=impedance.target if impedance is not None else self._target)
         if old is not None and old.merger is self.merger:
             self.pipeline.set_reference(old.reference, old.ref_start, old.ref_stream)
         writer = JointStateWriter(names)            # the torques are published serialized (cdr.py)
@@ -72,6 +77,34 @@ class PipelineBuilder:
         self.limiter, self.cmd_joints, self._frame = limiter, cmd_joints, model.base_link
         self.ready = True
         return None
+
+    def _build_impedance(self, model, names, cmd_joints, moving_or_loops):
+        """The ImpedanceControl of an impedance mode (None in another mode), or the problem; the target holder
+        (``self._target``, of every fixed-base pipeline) keeps its counts, and its target for the same law."""
+        p, old = self.p, self.pipeline
+        old_imp = old.impedance if old is not None else None
+        if moving_or_loops:
+            self._target = None
+            if p.mode in IMPEDANCE_MODES:
+                return 'mode %s needs a fixed-base robot without closed loops; %r is not one' % (p.mode, model.name)
+            return None
+        same = (old_imp is not None and p.mode in IMPEDANCE_MODES and KINDS[p.mode] == old_imp.target.kind
+                and (not old_imp.cartesian or old_imp.law.link == (p.impedance_link or model.link_names[-1])))
+        self._target = carry_target(self._target, names, model.base_link,
+                                    int(p.target_timeout * 1e9), KINDS.get(p.mode), same)
+        if p.mode not in IMPEDANCE_MODES:
+            return None
+        stiffness, damping = p.stiffness, p.damping
+        try:
+            if p.mode != 'cartesian_impedance':
+                stiffness = per_joint('stiffness', stiffness, names, cmd_joints) if stiffness else []
+                damping = per_joint('damping', damping, names, cmd_joints) if damping else []
+            return build_impedance(model, p.mode, self._target, link=p.impedance_link, stiffness=stiffness,
+                                   damping=damping, nullspace_stiffness=p.nullspace_stiffness,
+                                   max_pose_error=p.max_pose_error, max_torque_rate=p.max_torque_rate,
+                                   max_gap_ns=self.watchdog.timeout_ns, old=old_imp if same else None)
+        except ValueError as exc:
+            return 'mode %s does not fit the model: %s' % (p.mode, exc)
 
     def _build_monitor(self, model, names, cmd_joints):
         """The momentum observer of ``model`` (kept for the same model, so a parameter change does not

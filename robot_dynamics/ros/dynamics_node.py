@@ -15,6 +15,9 @@ Subscribes:
         A message over ``max_trajectory_bytes`` is dropped unread (counted).
     ~/reference (trajectory_msgs/JointTrajectory): a streamed set-point: the
         first point is used at once and held until the next message.
+    ~/target_pose (geometry_msgs/PoseStamped), ~/target_joints (sensor_msgs/JointState): the target of
+        cartesian_impedance / joint_impedance, judged and held by
+        :mod:`robot_dynamics.control.impedance_target` (docs/NODES.md, "Impedance modes").
     robot_description (see :mod:`robot_dynamics.ros.model_node`).
     <base_state_topic> (nav_msgs/Odometry, best effort: accepts every
         publisher), if set: the pose and twist of a floating or planar base
@@ -59,6 +62,7 @@ Publishes (with the input joint state's header, so its stamp; names + effort):
         [+ friction], by ``mode``; Coriolis is zero in ``gravity`` mode);
     ~/feedforward_torque, ~/computed_torque (sensor_msgs/JointState), in the
         feedforward / computed_torque modes while a reference is active;
+    ~/impedance_torque (sensor_msgs/JointState): the impedance modes' law;
         the topic of the commanded torque (compensation, or feedforward /
         computed torque while that mode has a reference) goes with every
         joint state, the others are diagnostic: at most
@@ -137,6 +141,7 @@ from .dynamics_diagnostics import fill_status
 from .dynamics_model import PipelineBuilder
 from .dynamics_params import NODE_PARAMS, observer_on, parameter_changes, validate
 from .identify_service import IdentifyService
+from .impedance_inputs import TargetInputs
 from .model_node import ModelNode, run, warm_up_model, warm_up_moving_base
 from .observer_outputs import ObserverOutputs
 from .payload_sync import PayloadSync
@@ -147,7 +152,7 @@ from .payload_sync import PayloadSync
 QUIET = PublisherEventCallbacks(use_default_callbacks=False)
 #: The JointState torque topics, by the names of TorqueLoop.views.
 TORQUE_TOPICS = {'gravity': '~/gravity_torque', 'coriolis': '~/coriolis_torque', 'total': '~/compensation_torque',
-                 'ff': '~/feedforward_torque', 'ct': '~/computed_torque'}
+                 'ff': '~/feedforward_torque', 'ct': '~/computed_torque', 'imp': '~/impedance_torque'}
 
 
 class DynamicsNode(PipelineBuilder, ModelNode):
@@ -166,6 +171,7 @@ class DynamicsNode(PipelineBuilder, ModelNode):
         """The state of the torque pipeline before configure (and after a lifecycle cleanup): none."""
         self.ready = False                  # the pipeline fits the current model
         self.pipeline = None                # control.torque_loop.TorqueLoop of the last model that fitted
+        self._target = None                 # control.impedance_target.ImpedanceTarget (dynamics_model.py)
         self.merger = self.staleness = self.limiter = self.monitor = None
         self.command = self.observer_out = self.identify = self.payload_sync = None   # command_output.CommandOutput
         self.cmd_joints = []
@@ -230,6 +236,7 @@ class DynamicsNode(PipelineBuilder, ModelNode):
                                  event_callbacks=quiet, raw=True)
         self.create_subscription(JointTrajectory, '~/reference', lambda data: self._on_reference(data, True), 10,
                                  event_callbacks=quiet, raw=True)
+        TargetInputs(self)                  # ~/target_pose, ~/target_joints of the impedance modes
         if p.base_state_topic:
             self.create_subscription(Odometry, p.base_state_topic, self._on_base_state,
                                      QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT))

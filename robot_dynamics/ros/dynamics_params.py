@@ -5,7 +5,7 @@ import math
 from rclpy.parameter import Parameter
 
 from ..control import profiles
-from ..control.compensation import COMPUTED_TORQUE, GRAVITY_CORIOLIS, MODES
+from ..control.compensation import CARTESIAN_IMPEDANCE, COMPUTED_TORQUE, GRAVITY_CORIOLIS, JOINT_IMPEDANCE, MODES
 from ..control.watchdog import ON_TIMEOUT
 from . import params as P
 
@@ -15,7 +15,10 @@ NODE_PARAMS = (
             'gravity_coriolis_friction: + friction compensation from the URDF <dynamics>; '
             'feedforward: M(q_d) qdd_d + C(q_d, qd_d) qd_d + g(q_d) of the reference on '
             '~/trajectory or ~/reference; computed_torque: M(q)(qdd_d + Kd e_d + Kp e) + h(q, qd). '
-            'Without a reference the last two command gravity_coriolis compensation.',
+            'Without a reference the last two command gravity_coriolis compensation. '
+            'joint_impedance: K (q_d - q) - D qd + h(q, qd) towards ~/target_joints; cartesian_impedance: '
+            'J^T (K e + D de - Lambda Jdot qd) + h(q, qd) + a null-space posture term at impedance_link towards '
+            '~/target_pose (rd.JointImpedance, rd.CartesianImpedance; docs/IMPEDANCE.md). Fixed-base trees only.',
             read_only=False, choices=MODES),
     P.Param('joints', [], 'Joints of the command, in the order of the ros2_control controller\'s '
             '`joints` parameter (it must match it). Empty: every model joint in model order.',
@@ -68,6 +71,32 @@ NODE_PARAMS = (
             read_only=False, check=P.gains, ptype=Parameter.Type.DOUBLE_ARRAY),
     P.Param('kd', [], 'Computed-torque velocity gains [1/s], as kp.',
             read_only=False, check=P.gains, ptype=Parameter.Type.DOUBLE_ARRAY),
+    P.Param('impedance_link', '', 'The link whose origin cartesian_impedance holds at ~/target_pose. Empty: the '
+            'model\'s last link (the last of its URDF links: panda_hand_tcp for urdf/panda_arm.urdf).'),
+    P.Param('stiffness', [], 'Impedance stiffness. cartesian_impedance: 6 values [N/m x3, N m/rad x3] along and '
+            'about the base frame\'s x, y, z; joint_impedance: 1 value for every joint or one per entry of '
+            '`joints` [N m/rad or N/m]. Empty: cartesian [500, 500, 500, 30, 30, 30], joint [50].',
+            read_only=False, check=P.positive_values, ptype=Parameter.Type.DOUBLE_ARRAY),
+    P.Param('damping', [], 'Impedance damping, as stiffness [N s/m, N m s/rad]. Empty: damping ratio 1 in each '
+            'mode of the closed loop at the current state (the library\'s damping=None: modal damping with '
+            'Lambda(q) or M(q), docs/IMPEDANCE.md).',
+            read_only=False, check=P.gains, ptype=Parameter.Type.DOUBLE_ARRAY),
+    P.Param('nullspace_stiffness', 0.0, 'cartesian_impedance: stiffness [N m/rad] of the posture torque towards '
+            'the joint positions of the first torque, damped with 2 sqrt of it [N m s/rad], in the null space '
+            'of the task (a 7-joint arm drifts in its null space without it). 0: none.',
+            read_only=False, check=P.non_negative),
+    P.Param('max_pose_error', [0.05, 0.3], 'Largest error the impedance law uses: [translation m, rotation rad]; '
+            'the error is clipped (not the torque), so a far target pulls like one this near. '
+            'joint_impedance clips each joint\'s error at the second (revolute) or the first (prismatic).',
+            read_only=False, check=P.positive_values),
+    P.Param('max_torque_rate', 1000.0, 'Largest change rate [N m/s] of each impedance torque: between two torques '
+            'it changes by at most this times the node-clock time between them (counted at most '
+            'joint_state_timeout); 1000 is Franka\'s 1 N m per 1 ms. 0: no limit.',
+            read_only=False, check=P.non_negative),
+    P.Param('target_timeout', 0.5, 'Largest age [s] of a ~/target_pose or ~/target_joints message by its header '
+            'stamp on the node clock (also ahead of it; an unstamped one is refused): an older target is refused '
+            'and counted, the last valid one held. 0: not checked.',
+            read_only=False, check=P.non_negative),
     P.Param('max_trajectory_bytes', 262144,
             'Largest ~/trajectory or ~/reference message [bytes, serialized] the node converts; a '
             'larger one is dropped before it is deserialized and counted as bad. Converting runs in '
@@ -153,6 +182,7 @@ def validate(p, warn):
     if p.mode == COMPUTED_TORQUE and not p.kp:
         warn('mode computed_torque with no kp/kd gains: pure feedforward plus compensation of the measured '
              'state')
+    _impedance(p)
     if len(set(p.joints)) != len(p.joints):
         raise P.ParameterError("parameter 'joints' names a joint more than once: %s" % p.joints)
     # Never command a term the robot compensates itself (profiles.py, docs/ROBOTS.md).
@@ -174,6 +204,20 @@ def validate(p, warn):
     if not observer_on(p) and (p.collision_thresholds or p.external_wrench_link):
         raise P.ParameterError("parameters 'collision_thresholds' and 'external_wrench_link' need the "
                                "momentum observer: set 'observer_gains'")
+
+
+def _impedance(p):
+    """The sizes of the impedance parameters for the mode (ParameterError)."""
+    if len(p.max_pose_error) != 2:
+        raise P.ParameterError("parameter 'max_pose_error' must be 2 values [m, rad], got %s" % p.max_pose_error)
+    for name in ('stiffness', 'damping'):
+        values = getattr(p, name)
+        if p.mode == CARTESIAN_IMPEDANCE and values and len(values) != 6:
+            raise P.ParameterError("parameter %r of mode cartesian_impedance must be 6 values [N/m x3, N m/rad x3] "
+                                   "(or empty), got %d" % (name, len(values)))
+        if p.mode == JOINT_IMPEDANCE and len(values) > 1 and len(values) != len(p.joints):
+            raise P.ParameterError("parameter %r of mode joint_impedance must be 1 value or one per entry of "
+                                   "'joints' (%d), got %d" % (name, len(p.joints), len(values)))
 
 
 def parameter_changes(parameters):

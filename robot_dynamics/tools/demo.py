@@ -1,6 +1,7 @@
 """Demo: a simulated arm held by gravity compensation, over real ROS 2 topics.
 
-Usage: ``python -m robot_dynamics.tools.demo [--urdf PATH] [--duration S | --forever] [--output PNG]``
+Usage: ``python -m robot_dynamics.tools.demo [--urdf PATH] [--duration S | --forever] [--output PNG]
+[--mode cartesian_impedance]``
 (``scripts/demo.sh`` or ``ros2 run robot_dynamics robot_dynamics_demo``).
 
 What it does, with the bundled 7-DOF Panda arm by default:
@@ -22,6 +23,9 @@ What it does, with the bundled 7-DOF Panda arm by default:
    state's publication to the receipt of its compensation torque;
 5. writes a PNG plot, joint angles over time, compensated versus falling,
    and prints where it is.
+
+``--mode cartesian_impedance`` instead moves the flange between two targets over ROS 2 and
+prints the tracking error (:mod:`robot_dynamics.tools.impedance_demo`).
 
 SIGTERM or SIGHUP stop the nodes too and end the demo without a report
 (exit status 128 + the signal); a SIGKILL of the demo leaves them running.
@@ -369,6 +373,10 @@ def main(argv=None):
                         help='plot file to write (default: %(default)s in the current folder)')
     parser.add_argument('--namespace', default='/robot_dynamics_demo', metavar='NS',
                         help='ROS namespace of the two nodes (default: %(default)s)')
+    parser.add_argument('--mode', default='gravity_coriolis', choices=('gravity_coriolis', 'cartesian_impedance'),
+                        help="dynamics_node's mode: gravity_coriolis holds the arm (report and plot); "
+                             'cartesian_impedance moves the flange between two targets and prints the tracking '
+                             'error (no plot; robot_dynamics/tools/impedance_demo.py) (default: %(default)s)')
     args = parser.parse_args(argv)
     if not (args.duration > 0 and np.isfinite(args.duration)):
         parser.error(f'--duration must be a finite number of seconds > 0, got {args.duration}')
@@ -386,6 +394,17 @@ def main(argv=None):
     from ..simulation import simulate
     q0 = start_pose(model)
     print_arm(model, path, q0)
+    if args.mode == 'cartesian_impedance':
+        from ..ros.spin import make_executor
+        from .impedance_demo import run
+        exit_on_signals()
+        try:
+            return run(path, model, q0, 20.0 if args.forever else args.duration, args.namespace,
+                       nodes=Nodes(path, model, q0, args.namespace), spinner=Spinner, make_executor=make_executor,
+                       start_timeout=START_TIMEOUT)
+        except (RuntimeError, ValueError) as err:
+            print(f'robot_dynamics_demo: error: {err}', file=sys.stderr)
+            return 1
 
     fall_duration = args.duration if not args.forever else 10.0
     fall = simulate(model, q0, duration=fall_duration)

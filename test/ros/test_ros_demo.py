@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 
 from conftest import ROOT
 
@@ -42,11 +43,30 @@ def test_demo_holds_the_arm_reports_and_plots(tmp_path):
     assert data[:8] == b'\x89PNG\r\n\x1a\n' and len(data) > 20000
 
 
+def test_demo_moves_the_flange_between_two_targets_in_cartesian_impedance(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run(
+        [sys.executable, '-m', 'robot_dynamics.tools.demo', '--mode', 'cartesian_impedance', '--duration', '6',
+         '--namespace', '/rd_imp_demo_test_%d' % os.getpid()],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    rows = re.findall(r'^target \d: \[([-0-9., ]+)\] m: within 1 mm after ([0-9.na]+) s, at the end ([0-9.]+) mm',
+                      out, re.M)
+    assert len(rows) == 3, out                       # 6 s: a target every 2 s
+    ys = [float(r[0].split(',')[1]) for r in rows]
+    assert ys[0] - ys[1] == pytest.approx(0.08, abs=1e-4) and ys[2] == ys[0], out       # two targets 8 cm apart
+    assert all(float(r[1]) < 1.5 for r in rows), out                                   # settled within 1 mm
+    assert all(float(r[2]) < 1.0 for r in rows), out                                   # at rest within 1 mm
+    assert not list(tmp_path.glob('*.png'))
+
+
 def test_demo_rejects_bad_arguments(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     for argv, expected in ((['--duration', '-1'], '--duration must be'),
                            (['--output', 'x.pdf'], 'ending in .png'),
-                           (['--urdf', str(tmp_path / 'missing.urdf')], 'error')):
+                           (['--urdf', str(tmp_path / 'missing.urdf')], 'error'),
+                           (['--mode', 'joint_impedance'], "invalid choice: 'joint_impedance'")):
         proc = subprocess.run([sys.executable, '-m', 'robot_dynamics.tools.demo'] + argv, cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode != 0

@@ -385,6 +385,36 @@ def test_computed_torque_law(ros, start_node):
     np.testing.assert_allclose(effort(ff.wait()), rd.gravity_torques(PANDA_MODEL, q_end), atol=TOL)
 
 
+def test_joint_impedance_towards_a_target_by_name(ros, start_node):
+    proc = start_panda(ros, start_node, mode='joint_impedance', stiffness=[80.0], max_pose_error=[0.05, 0.3])
+    imp = ros.subscribe(JointState, proc.topic('~/impedance_torque'))
+    targets = ros.publisher(JointState, proc.topic('~/target_joints'))
+    pub = ros.publisher(JointState, proc.topic('joint_states'))
+    law = rd.JointImpedance(PANDA_MODEL, [80.0] * 7, max_error=0.3)
+    got = publish_until(pub, joint_state(NAMES, Q, QD), imp)          # no target yet: the first state is held
+    np.testing.assert_allclose(effort(got), law.torque(Q, QD, Q), atol=1e-8)
+    wait_for(lambda: targets.get_subscription_count() > 0, 5)
+    target = JointState(name=['panda_joint4', 'panda_joint2'], position=[Q[3] + 0.1, Q[1] - 0.2])
+    target.header.stamp = ros.node.get_clock().now().to_msg()
+    targets.publish(target)
+    q_d = Q.copy()
+    q_d[[3, 1]] += [0.1, -0.2]
+    want = law.torque(Q, QD, q_d)
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline and not np.allclose(effort(imp.last()), want, atol=1e-8):
+        pub.publish(joint_state(NAMES, Q, QD))
+        time.sleep(0.02)
+    np.testing.assert_allclose(effort(imp.last()), want, atol=1e-8)
+    # A stale target (stamped 1 s ago, target_timeout 0.5 s) is refused: the torque stays the law's towards q_d.
+    target.header.stamp = Time(sec=target.header.stamp.sec - 1, nanosec=target.header.stamp.nanosec)
+    target.position = [0.0, 0.0]
+    targets.publish(target)
+    time.sleep(0.2)
+    imp.clear()
+    np.testing.assert_allclose(effort(publish_until(pub, joint_state(NAMES, Q, QD), imp)), want, atol=1e-8)
+    assert 'more than target_timeout (0.500 s)' in proc.read_log()
+
+
 def test_sim_time_drives_the_timeout(ros, start_node):
     timeout = 0.2
     cmd_topic = '/rd_sim_%d/commands' % time.monotonic_ns()
@@ -457,6 +487,9 @@ def test_diagnostics_report_rate_and_model(ros, start_node):
     ({'joint_state_effort': 'amperes'}, "parameter 'joint_state_effort' must be one of joint_torque, motor_current"),
     ({'expected_joint_state_rate': -1.0}, "parameter 'expected_joint_state_rate' must be >= 0, got -1.0"),
     ({'controller_name': ''}, "parameter 'controller_name' must not be empty"),
+    ({'mode': 'cartesian_impedance', 'stiffness': [100.0, 100.0]},
+     "parameter 'stiffness' of mode cartesian_impedance must be 6 values [N/m x3, N m/rad x3] (or empty), got 2"),
+    ({'mode': 'joint_impedance', 'max_pose_error': [0.05]}, "parameter 'max_pose_error' must be 2 values [m, rad]"),
 ])
 def test_bad_parameters_stop_the_node_with_a_clear_message(start_node, params, expected):
     full = {'urdf_path': str(PANDA)}

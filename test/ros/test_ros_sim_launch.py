@@ -117,6 +117,22 @@ def test_sim_launch_arguments(standins):
         L.evaluate(LAUNCH, {'gravity_compensation': 'yes'}, SHARES)
 
 
+def test_sim_launch_mode_starts_dynamics_node_in_that_mode(standins):
+    _, nodes, context = L.evaluate(LAUNCH, {'rviz': 'false', 'mode': 'cartesian_impedance'}, SHARES)
+    by = {n.kwargs['executable']: n for n in nodes}
+    assert set(by) == {'simulator_node', 'robot_state_publisher', 'dynamics_node', 'dynamics_services'}
+    dyn = params_of(by['dynamics_node'], context)[1]
+    assert dyn['mode'] == 'cartesian_impedance' and dyn['publish_command'] is True
+    assert params_of(by['simulator_node'], context)[1]['publish_rate'] == 250.0   # a Cartesian torque: ~1 ms
+    _, nodes, context = L.evaluate(LAUNCH, {'rviz': 'false', 'gravity_compensation': 'true', 'mode': 'gravity'},
+                                   SHARES)
+    by = {n.kwargs['executable']: n for n in nodes}
+    assert params_of(by['dynamics_node'], context)[1]['mode'] == 'gravity'
+    assert 'publish_rate' not in params_of(by['simulator_node'], context)[1]
+    with pytest.raises(AssertionError):
+        L.evaluate(LAUNCH, {'mode': 'antigravity'}, SHARES)
+
+
 @pytest.mark.parametrize('arguments, installed, missing', [
     ({}, ['xacro'], 'robot_state_publisher and rviz2'),
     ({}, ['robot_state_publisher', 'xacro'], 'rviz2'),
