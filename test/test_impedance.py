@@ -240,3 +240,24 @@ def test_the_laws_jdot_qd_by_central_difference_equals_the_exact_one():
         got = jacobian_derivative_times_qd(PANDA, q, qd, TCP, np.array([0.01, 0.0, 0.02]))
         np.testing.assert_allclose(got, exact, rtol=0, atol=1e-8 * np.abs(exact).max())
     assert not jacobian_derivative_times_qd(PANDA, Q0, np.zeros(7), TCP, np.zeros(3)).any()
+
+
+def test_inertia_shaping_gives_the_point_the_desired_inertia():
+    """At rest on target, a measured push W: the flange accelerates by Lambda_d^-1 W with inertia
+    shaping (closed loop Lambda_d e'' + D e' + K e = -F_ext at e = de = 0), by Lambda(q)^-1 W without."""
+    W = np.array([4.0, -2.0, 6.0, 0.3, 0.1, -0.2])
+    Lambda_d = np.array([3.0, 3.0, 3.0, 0.1, 0.1, 0.1])
+    J = rd.jacobian(PANDA, Q0, TCP)
+    for shaping in (True, False):
+        kw = dict(inertia_shaping=True, inertia=Lambda_d) if shaping else {}
+        imp = law(nullspace_stiffness=0.0, **kw)
+        sim = rd.Simulator(PANDA, dt=0.001, integrator="rk4", q0=Q0)
+        sim.apply_wrench(TCP, W, frame="base")
+        sim.set_command(imp.torque(Q0, np.zeros(7), *imp.pose(Q0), wrench=W), "effort")
+        xdd = J @ sim.acceleration()
+        want = W / Lambda_d if shaping else np.linalg.solve(rd.operational_space(PANDA, Q0, None, TCP).Lambda, W)
+        np.testing.assert_allclose(xdd, want, rtol=1e-6, atol=1e-9 * np.abs(want).max())
+    with pytest.raises(rd.InputError, match="measured external wrench"):
+        law(inertia_shaping=True, inertia=Lambda_d).torque(Q0, np.zeros(7), *law().pose(Q0))
+    with pytest.raises(rd.InputError, match="desired inertia"):
+        law(inertia_shaping=True)

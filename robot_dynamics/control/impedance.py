@@ -27,6 +27,13 @@ posture torque out of it (Khatib 1987; Handbook eq. 3.63). The
 orientation error is the rotation vector of ``Q_d Q^-1`` (the quaternion
 logarithm, the shorter way round; no Euler angles).
 
+Inertia shaping (``inertia_shaping=True``, ``inertia=Lambda_d``): with the
+measured external wrench ``F_ext`` the spring-damper wrench becomes
+``Lambda Lambda_d^-1 (K e + D de + F_ext) - F_ext``, and the closed loop
+``Lambda_d e'' + D e' + K e = -F_ext`` (Ott eq. 3.12): the point answers a
+push with the inertia ``Lambda_d`` instead of the arm's own ``Lambda(q)``.
+Without a measured wrench it cannot be done (the call says so).
+
 Damping (``damping=None``): the double diagonalisation of Albu-Schaeffer
 et al. (ICRA 2003; Ott sec. 3.3): with ``Lambda = L L^T`` (Cholesky) and
 ``L^-1 K L^-T = U diag(w) U^T``, ``D = L U diag(2 zeta sqrt(w)) U^T L^T``.
@@ -116,6 +123,9 @@ class CartesianImpedance:
             ``2 sqrt(K_0)`` [N m s/rad] (unit joint inertia) unless ``nullspace_damping`` is given.
         include_gravity, include_coriolis: compensate ``g(q)`` and ``C(q, qd) qd`` (and the task-space
             bias ``Lambda Jdot qd`` with the latter).
+        inertia_shaping, inertia: give the point the apparent inertia ``inertia`` (Lambda_d: (6,) or
+            6x6 SPD [kg, kg m^2]) instead of Lambda(q); needs the measured external wrench
+            (:meth:`torque`'s ``wrench``) and ``include_coriolis`` (module doc).
         max_pose_error: (largest translation [m], largest rotation [rad]) of the error used; None: no clip.
         max_torque_step: largest change of each torque between two single-state calls [N m]; None: none.
         max_condition: largest ``cond(J)``; above it :meth:`torque` raises SingularityError.
@@ -123,7 +133,8 @@ class CartesianImpedance:
 
     def __init__(self, model, link, stiffness, damping=None, *, point=(0.0, 0.0, 0.0), damping_ratio=1.0,
                  nullspace_stiffness=0.0, nullspace_damping=None, q_nullspace=None, include_gravity=True,
-                 include_coriolis=True, max_pose_error=None, max_torque_step=None, max_condition=1e3):
+                 include_coriolis=True, inertia_shaping=False, inertia=None, max_pose_error=None,
+                 max_torque_step=None, max_condition=1e3):
         require_fixed(model, 'CartesianImpedance')
         if link not in model.link_names:
             raise InputError('unknown link %r: expected one of %s' % (link, ', '.join(model.link_names)))
@@ -140,6 +151,14 @@ class CartesianImpedance:
                    else _nonnegative_vector(nullspace_damping, model.nv, 'nullspace_damping'))
         self.q_nullspace = None if q_nullspace is None else _states(model, q_nullspace=q_nullspace)[0]
         self.include_gravity, self.include_coriolis = bool(include_gravity), bool(include_coriolis)
+        self.inertia = None
+        if inertia_shaping:
+            if inertia is None:
+                raise InputError('inertia_shaping needs the desired inertia: inertia=(6,) [kg x3, kg m^2 x3] or a '
+                                 '6x6 SPD matrix')
+            self.inertia = _spd(inertia, 6, 'inertia')
+        elif inertia is not None:
+            raise InputError('inertia is the desired inertia of inertia_shaping=True; got it without')
         self.max_pose_error = None if max_pose_error is None else _limits(max_pose_error, 2, 'max_pose_error')
         self.max_condition = _positive(max_condition, 'max_condition')
         self.step = TorqueStep(max_torque_step, model.nv)
@@ -149,7 +168,7 @@ class CartesianImpedance:
         T = rd.link_pose(self.model, q, self.link)
         return T[..., :3, :3] @ self.point + T[..., :3, 3], matrix_quaternion(T[..., :3, :3])
 
-    def torque(self, q, qd, position, quaternion, twist=None, acceleration=None):
+    def torque(self, q, qd, position, quaternion, twist=None, acceleration=None, wrench=None):
         """(..., nq) torques [N m] towards the target pose.
 
         Args:
@@ -158,6 +177,9 @@ class CartesianImpedance:
                 orientation (x, y, z, w); both in the base frame.
             twist: (..., 6) target ``[v; w]`` [m/s, rad/s]; acceleration: (..., 6) [m/s^2, rad/s^2];
                 zero when None.
+            wrench: (..., 6) the measured external wrench ``[f; n]`` [N, N m] acting on the arm at the
+                point, base frame (a force-torque sensor's, turned into the base frame); needed by
+                inertia shaping, unused otherwise.
 
         Raises:
             SingularityError: ``cond(J)`` above ``max_condition`` (the reason names it and the state).
@@ -176,8 +198,11 @@ class CartesianImpedance:
         Minv_Jt = np.linalg.solve(rd.mass_matrix(model, q), Jt)
         Lambda = np.linalg.inv(J @ Minv_Jt)                         # (J M^-1 J^T)^-1
         e, de = self.errors(q, qd, J, position, quaternion, twist)
-        D = self.D if self.D is not None else modal_damping(Lambda, self.K, self.zeta)
+        shaped = self.inertia if self.inertia is not None else Lambda
+        D = self.D if self.D is not None else modal_damping(shaped, self.K, self.zeta)
         F = _matvec(self.K, e) + _matvec(D, de)
+        if self.inertia is not None:
+            F = self._shaped(F, Lambda, wrench)
         a_d = 0.0 if acceleration is None else _vector(acceleration, 6, 'acceleration')
         if self.include_coriolis:
             a_d = a_d - jacobian_derivative_times_qd(model, q, qd, self.link, self.point)
@@ -188,6 +213,17 @@ class CartesianImpedance:
         tau0 = tau0 - _matvec(Jt, _matvec(Jbar_t, tau0))            # (1 - J^T Jbar^T) tau_0
         tau = _matvec(Jt, F) + tau0 + _bias(model, q, qd, self.include_gravity, self.include_coriolis)
         return self.step.apply(tau)
+
+    def _shaped(self, F, Lambda, wrench):
+        """``Lambda Lambda_d^-1 (K e + D de + F_ext) - F_ext`` (Ott eq. 3.12): the spring and damper
+        wrench ``F`` of the apparent inertia Lambda_d."""
+        if wrench is None:
+            raise InputError('inertia shaping needs the measured external wrench (wrench=(6,) [N, N m], base '
+                             'frame): the apparent inertia is set by feeding it back')
+        if not self.include_coriolis:
+            raise InputError('inertia shaping needs include_coriolis=True (the task-space bias is cancelled)')
+        w = _vector(wrench, 6, 'wrench')
+        return _matvec(Lambda, np.linalg.solve(self.inertia, (F + w)[..., None])[..., 0]) - w
 
     def errors(self, q, qd, J, position, quaternion, twist=None):
         """(e, de): the clipped pose error (..., 6) and the twist error (..., 6) of the module doc."""
