@@ -11,9 +11,9 @@ factorisation (Featherstone sec. 6.1, "FDcrb"), compiled as well.
 import numba as nb
 import numpy as np
 
-from . import checks, floating
+from . import floating
 from ..errors import SingularityError
-from .dispatch import Algorithm, run, run_root
+from .dispatch import Algorithm, chain, public
 from .kernels import (TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work, work_size, S_add, crm_S_add, all_finite, bad_length,
                    crf_add, finite1, XT_force_add, I_matrix, I_times, inline, jit,
                    joint_coordinate, ST_force, jcalc, joint_position, X_motion, nbodies,
@@ -22,7 +22,6 @@ from .crba import _crba
 from ..model.packed import AXIS, JTYPE, MASS, NQ, PARENT, PRISMATIC
 from .root_kernels import NO_WRENCH, bad_sizes, cholesky_solve, root_component, root_sizes, root_state
 from .rnea import _NO_FEXT, _rnea
-from .wrench import body_wrenches
 
 
 @inline
@@ -414,11 +413,29 @@ def aba_root_batch(D, Q, QD, TAU, QDD):
     return ok.all() and all_finite(QDD) and all_finite(Q) and all_finite(QD) and all_finite(TAU)
 
 
-ABA = Algorithm(aba_one, aba_batch, ("q", "qd", "tau"), root_one=aba_root_one, root_batch=aba_root_batch)
-FD_CRB = Algorithm(fd_crb_one, aba_batch, ("q", "qd", "tau"))
-ABA_FEXT = Algorithm(None, aba_batch, ("q", "qd", "tau"))
+def _singular(model):
+    raise SingularityError("forward dynamics is singular: a moving joint of %r carries no mass or inertia "
+                           "(M(q) is not invertible)" % model.name)
 
 
+def _aba_on_root(model, x, f_ext, data, out):
+    """The Python path on a floating or planar base (:mod:`.floating`): the
+    chain's accelerations plus the root's shift."""
+    qk, R, p, (v, t) = floating.states(model, x[0], qd=x[1], tau=x[2])
+    qdd = chain(ABA, model, (qk, v, t), f_ext, data, out)
+    qdd += floating.root_shift(model, R, v)
+    return qdd
+
+
+# The batch kernel's arguments after the states: FEXT, then mimic (CRBA + Cholesky).
+FD_CRB = Algorithm(fd_crb_one, aba_batch, ("q", "qd", "tau"), extra=(_NO_FEXT, True), on_error=_singular,
+                   fext=Algorithm(None, aba_batch, ("q", "qd", "tau"), extra=(True,)))
+ABA = Algorithm(aba_one, aba_batch, ("q", "qd", "tau"), extra=(_NO_FEXT, False), root_one=aba_root_one,
+                root_batch=aba_root_batch, on_root=_aba_on_root, mimic=FD_CRB, on_error=_singular,
+                fext=Algorithm(None, aba_batch, ("q", "qd", "tau"), extra=(False,)))
+
+
+@public(ABA)
 def aba(model, q, qd, tau, f_ext=None, *, data=None, out=None):
     """Forward dynamics: the joint accelerations that ``tau`` produces at ``(q, qd)``.
 
@@ -438,40 +455,3 @@ def aba(model, q, qd, tau, f_ext=None, *, data=None, out=None):
         ValueError: bad shapes or non-finite values; a singular mass matrix
             (a moving joint that carries no mass) is reported as such.
     """
-    if model.root_joint is not None:
-        return _aba_on_root(model, q, qd, tau, f_ext, data, out)
-    if f_ext is None:
-        if out is not None and data is not None and data.model is model and not model.has_mimic:   # the control loop
-            try:
-                if aba_one(data.table, q, qd, tau, out, data.work) == 0:
-                    return out
-            except TypeError:
-                pass
-        algorithm, fext = (FD_CRB if model.has_mimic else ABA), _NO_FEXT
-    else:
-        shape, _ = checks.batch(model, q=q, qd=qd, tau=tau)
-        algorithm, fext = ABA_FEXT, body_wrenches(model, f_ext, shape, int(np.prod(shape, dtype=np.int64)))
-    return run(algorithm, model, (q, qd, tau), data, out, extra=(fext, model.has_mimic),
-                     on_error=_singular)
-
-
-def _singular(model):
-    raise SingularityError("forward dynamics is singular: a moving joint of %r carries no mass or inertia "
-                           "(M(q) is not invertible)" % model.name)
-
-
-# --- the Python path on a floating or planar base (:mod:`.floating`) -----------------------
-
-def _aba_on_root(model, q, qd, tau, f_ext, data, out):
-    if f_ext is None:
-        res = run_root(ABA, model, (q, qd, tau), data, out)
-        if res is not None:
-            return res
-    qk, R, p, (v, t) = floating.states(model, q, qd=qd, tau=tau)
-    if f_ext is None:
-        algorithm, fext = (FD_CRB if model.has_mimic else ABA), _NO_FEXT
-    else:
-        algorithm, fext = ABA_FEXT, floating.wrenches(model, f_ext, qk)
-    qdd = run(algorithm, model, (qk, v, t), data, out, extra=(fext, model.has_mimic), on_error=_singular)
-    qdd += floating.root_shift(model, R, v)
-    return qdd

@@ -13,7 +13,7 @@ import numba as nb
 import numpy as np
 
 from . import floating
-from .dispatch import Algorithm, run
+from .dispatch import Algorithm, route, run
 from .kernels import (chunks, parallel, work, work_size, all_finite, I_matrix, XT_I_X_add, jit, joint_coordinate, nbodies,
                    world_poses)
 from .crba import CRBA
@@ -134,7 +134,26 @@ def coriolis_batch(D, Q, QD, C):
     return all_finite(C) and all_finite(Q) and all_finite(QD)
 
 
-CORIOLIS = Algorithm(None, coriolis_batch, ("q", "qd"), "matrix", serial=coriolis_states)
+# --- the Python path on a floating or planar base (:mod:`.floating`) -----------------------
+
+def _coriolis_on_root(model, x, f_ext, data, out):
+    """The chain's C with its root columns corrected: the chain's Jacobians
+    change with the root's virtual angles, a 6-DOF joint's do not. In the body
+    factorisation ``C = sum_i J_i^T (I_i Jdot_i + (v_i x* I_i - I_i v_i x) J_i)``
+    that changes only ``Jdot`` of the root columns, by the same matrix for
+    every body: ``Jdot_chain - Jdot_joint = X_i<-base D(v)``, column k of D
+    ``-v_after_k x S_k`` (v_after_k the root velocity of the chain's joints
+    after k). So ``C = C_chain - M[:, :nr] D(v)``; ``D(v) v_root = b(v)``."""
+    qk, _, _, (v,) = floating.states(model, x[0], qd=x[1])
+    Cc = run(CORIOLIS, model, (qk, v), data, out)
+    M = run(CRBA, model, (qk,), data)
+    nr = model.root_nv
+    Cc[..., :, :nr] -= M[..., :, :nr] @ floating.root_jdot(model, v)
+    return Cc
+
+
+CORIOLIS = Algorithm(None, coriolis_batch, ("q", "qd"), "matrix", serial=coriolis_states,
+                     on_root=_coriolis_on_root)
 
 
 def coriolis_matrix(model, q, qd, *, data=None, out=None):
@@ -151,24 +170,4 @@ def coriolis_matrix(model, q, qd, *, data=None, out=None):
     Returns:
         (..., nq, nq).
     """
-    if model.root_joint is not None:
-        return _coriolis_on_root(model, q, qd, data, out)
-    return run(CORIOLIS, model, (q, qd), data, out)
-
-
-# --- the Python path on a floating or planar base (:mod:`.floating`) -----------------------
-
-def _coriolis_on_root(model, q, qd, data, out):
-    """The chain's C with its root columns corrected: the chain's Jacobians
-    change with the root's virtual angles, a 6-DOF joint's do not. In the body
-    factorisation ``C = sum_i J_i^T (I_i Jdot_i + (v_i x* I_i - I_i v_i x) J_i)``
-    that changes only ``Jdot`` of the root columns, by the same matrix for
-    every body: ``Jdot_chain - Jdot_joint = X_i<-base D(v)``, column k of D
-    ``-v_after_k x S_k`` (v_after_k the root velocity of the chain's joints
-    after k). So ``C = C_chain - M[:, :nr] D(v)``; ``D(v) v_root = b(v)``."""
-    qk, _, _, (v,) = floating.states(model, q, qd=qd)
-    Cc = run(CORIOLIS, model, (qk, v), data, out)
-    M = run(CRBA, model, (qk,), data)
-    nr = model.root_nv
-    Cc[..., :, :nr] -= M[..., :, :nr] @ floating.root_jdot(model, v)
-    return Cc
+    return route(CORIOLIS, model, (q, qd), data=data, out=out)

@@ -10,7 +10,7 @@ import numba as nb
 import numpy as np
 
 from . import floating
-from .dispatch import Algorithm, run, run_root
+from .dispatch import Algorithm, chain, public
 from .kernels import (MAT, TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work, work_crba, work_size, all_finite,
                       bad_length, finite1, finite2, I_S, inline, jit, jcalc, joint_position, nbodies, ST_force6,
                       XT_force, XT_I_X_add)
@@ -137,11 +137,17 @@ def mass_root_batch(D, Q, M):
     return ok.all() and all_finite(M) and all_finite(Q)
 
 
+def _mass_on_root(model, x, f_ext, data, out):
+    """The Python path on a floating or planar base (:mod:`.floating`): the chain's M."""
+    qk, _, _, _ = floating.states(model, x[0])
+    return chain(CRBA, model, (qk,), None, data, out)
 
 
-CRBA = Algorithm(crba_one, crba_batch, ("q",), "matrix", root_one=crba_root_one, root_batch=mass_root_batch)
+CRBA = Algorithm(crba_one, crba_batch, ("q",), "matrix", root_one=crba_root_one, root_batch=mass_root_batch,
+                 on_root=_mass_on_root)
 
 
+@public(CRBA)
 def mass_matrix(model, q, *, data=None, out=None):
     """Joint-space inertia matrix M(q) by the composite-rigid-body algorithm.
 
@@ -154,22 +160,3 @@ def mass_matrix(model, q, *, data=None, out=None):
         rows and columns in ``model.joint_names`` order. Mimic joints are
         folded in: ``M = G^T M_bodies G``.
     """
-    if model.root_joint is not None:
-        return _mass_on_root(model, q, data, out)
-    if out is not None and data is not None and data.model is model:         # the control loop (dispatch.run)
-        try:
-            if crba_one(data.table, q, out, data.work) == 0:
-                return out
-        except TypeError:
-            pass
-    return run(CRBA, model, (q,), data, out)
-
-
-# --- the Python path on a floating or planar base (:mod:`.floating`) -----------------------
-
-def _mass_on_root(model, q, data, out):
-    res = run_root(CRBA, model, (q,), data, out)
-    if res is not None:
-        return res
-    qk, _, _, _ = floating.states(model, q)
-    return run(CRBA, model, (qk,), data, out)

@@ -1,22 +1,37 @@
-"""The one dispatcher of the algorithms: a single state or a batch.
+"""The one dispatcher of the algorithms: a single state or a batch, a fixed
+base or a floating or planar root.
 
 Every algorithm takes one state ``(nq,)`` or a batch ``(..., nq)`` and an
 optional :class:`~robot_dynamics.Data` (``data=``, the work buffer) and
-output array (``out=``). :func:`run` sends a single C-contiguous
-float64 state to the algorithm's compiled single-state entry point (explicit
-signature: no type inference per call, nothing allocated when ``data`` and
-``out`` are given); anything else (lists, other dtypes, batches) is checked
-and broadcast by :mod:`.checks` and goes to the compiled batch loop, which
-runs across all cores (numba ``prange``; see :func:`set_num_threads`).
+output array (``out=``). Each algorithm declares its kernels once, as an
+:class:`Algorithm`: the fixed-base single-state entry and batch loop, the
+compiled variants on a root, the variants with external wrenches or mimic
+joints, and its Python path on a root (``on_root``). :func:`public` makes
+the public function from it: the control-loop call (one C-contiguous
+float64 state, ``data`` and ``out`` given, a fixed base) goes straight to
+the compiled single-state entry (explicit signature: no type inference
+per call, nothing allocated) from that function's own body; anything else
+goes to :func:`run` (lists, other dtypes, batches: checked and broadcast
+by :mod:`.checks`, then the compiled batch loop across all cores, numba
+``prange``; see :func:`set_num_threads`), to :func:`chain` (external
+wrenches, mimic joints) or, on a floating or planar root, to
+:func:`on_root`: the compiled root variant (:func:`run_root`), else the
+algorithm's Python path, which runs the chain's kernels through
+:func:`chain` (no second routing). :func:`route` is the same routing for
+the functions :func:`public` does not make (the energies, the Coriolis
+matrix: no single-state entry).
 
 Single-state entry points return a status: 0 done, 1 a vector has the wrong
 length or ``out`` / ``data`` do not fit the model (the batch path then says
 which), 2 a value is not finite.
 """
+import inspect
+
 import numba
 import numpy as np
 
 from . import checks
+from .wrench import body_wrenches
 from ..model.data import work_size
 from ..errors import InputError
 
@@ -43,12 +58,24 @@ class Algorithm:
             ``one``: a batch of one state runs there, without the thread
             pool's start-up (microseconds when idle, a millisecond on a loaded
             machine).
+        on_root: the Python path on a floating or planar root, ``on_root(model,
+            states, f_ext, data, out)`` (states as the public function got
+            them), run when the compiled variants do not take the call; it
+            runs the chain's kernels through :func:`chain`.
+        fext: the Algorithm with external wrenches: its batch kernel takes
+            ``(table, *STATES, FEXT, *fext.extra, OUT)``, FEXT (B, nb, 6).
+        mimic: the Algorithm for a model with mimic joints (``one`` does not
+            cover them: the control-loop branch skips it).
+        on_error: ``on_error(model)`` when a result is not finite and the inputs are.
     """
-    __slots__ = ("one", "batch", "names", "shape", "extra", "serial", "root_one", "root_batch")
+    __slots__ = ("one", "batch", "names", "shape", "extra", "serial", "root_one", "root_batch",
+                 "on_root", "fext", "mimic", "on_error")
 
-    def __init__(self, one, batch, names, shape="vector", extra=(), serial=None, root_one=None, root_batch=None):
+    def __init__(self, one, batch, names, shape="vector", extra=(), serial=None, root_one=None, root_batch=None,
+                 on_root=None, fext=None, mimic=None, on_error=None):
         self.one, self.batch, self.names, self.shape, self.extra = one, batch, names, shape, extra
         self.serial, self.root_one, self.root_batch = serial, root_one, root_batch
+        self.on_root, self.fext, self.mimic, self.on_error = on_root, fext, mimic, on_error
         for slot, fn in (("one", one), ("root_one", root_one)):
             if hasattr(fn, "users"):       # a lazily compiled entry point: swap in the compiled one
                 fn.users.append((self, slot))
@@ -89,25 +116,25 @@ def run(algorithm, model, x, data=None, out=None, tail=None, extra=None, on_erro
     Returns:
         The result, shape ``batch_shape + tail`` (``out`` itself when given).
 
+    No root routing: a fixed base, or a root's kernel coordinates (nv).
     The control-loop call (one state, ``data`` and ``out`` given) goes
     straight to the compiled entry point; anything it does not take (a
     batch, a list, another dtype, no entry point) raises TypeError there
     and takes the general path. A plain function with no keyword-only
     parameters, not ``Algorithm.__call__``: each of those costs 0.05 to
-    0.2 us a call, a tenth of a whole RNEA.
-
-    The five functions of a control loop (rnea, gravity_torques,
-    nonlinear_effects, mass_matrix, aba) repeat this first branch in their
-    own body (five lines): the call to ``run`` alone costs about 0.1 us,
-    15 % of a gravity-torque call (numba 0.68, Python 3.11, bundled Panda).
+    0.2 us a call, a tenth of a whole RNEA. The functions :func:`public`
+    makes hold this first branch in their own body: the call to ``run``
+    alone costs about 0.1 us, 15 % of a gravity-torque call (numba 0.68,
+    Python 3.11, bundled Panda).
     """
+    one = algorithm.one
     if data is not None and out is not None and data.model is model:
         try:
-            if algorithm.one(data.table, *x, out, data.work) == 0:
+            if one(data.table, *x, out, data.work) == 0:
                 return out
         except TypeError:
             pass
-    one, q = algorithm.one, x[0]
+    q = x[0]
     if type(q) is np.ndarray and q.ndim == 1 and one is not None:
         if data is None:
             table, W = model.packed, NO_WORK
@@ -153,6 +180,157 @@ def run_root(algorithm, model, x, data=None, out=None, tail=None):
     if np.ndim(q) > 1 and algorithm.root_batch is not None:
         return _root_batch(algorithm.root_batch, model, x, out, algorithm._tail(model, tail))
     return None
+
+
+def chain(algorithm, model, x, f_ext=None, data=None, out=None):
+    """:func:`run` with the algorithm's variant for the call: its ``mimic``
+    one on a model with mimic joints, its ``fext`` one with external
+    wrenches (``f_ext`` as the public functions take it). No root routing:
+    a fixed base, or a root's kernel coordinates (the root paths call this)."""
+    if algorithm.mimic is not None and model.has_mimic:
+        algorithm = algorithm.mimic
+    if f_ext is None:
+        return run(algorithm, model, x, data, out, None, None, algorithm.on_error)
+    shape, _ = checks.batch(model, **dict(zip(algorithm.names, x)))
+    FEXT = body_wrenches(model, f_ext, shape, int(np.prod(shape, dtype=np.int64)))
+    return run(algorithm.fext, model, x, data, out, extra=(FEXT,) + algorithm.fext.extra,
+               on_error=algorithm.on_error)
+
+
+def on_root(algorithm, model, x, f_ext=None, data=None, out=None):
+    """A floating or planar root: the compiled root variant (:func:`run_root`,
+    without external wrenches), else the algorithm's Python path ``on_root``."""
+    if f_ext is None and (algorithm.root_one is not None or algorithm.root_batch is not None):
+        res = run_root(algorithm, model, x, data, out)
+        if res is not None:
+            return res
+    return algorithm.on_root(model, x, f_ext, data, out)
+
+
+def route(algorithm, model, x, f_ext=None, data=None, out=None):
+    """The general path of a public function: :func:`on_root` on a floating
+    or planar root, :func:`chain` (:func:`run`) on a fixed base."""
+    if model.root_joint is not None:
+        return on_root(algorithm, model, x, f_ext, data, out)
+    return chain(algorithm, model, x, f_ext, data, out)
+
+
+# --- the public functions -------------------------------------------------------------------
+
+def public(algorithm):
+    """Decorator: the public function of ``algorithm``, made from a stub that
+    holds its signature and docstring (the stub's body is not run).
+
+    The function made has the stub's name, module, docstring and signature
+    (``inspect.signature``, ``help()`` and Sphinx read them) and holds the
+    control-loop branch in its own body: a fixed base, ``data`` bound to the
+    model, ``out`` given (and no mimic joints when the algorithm has a
+    ``mimic`` variant) go straight to ``algorithm.one``; the rest goes to
+    :func:`run`, :func:`chain` or :func:`on_root`. One closure per
+    signature below (:data:`_MAKERS`), so the control loop pays no call
+    layer (a call of ``run`` costs about 0.1 us). ``function.algorithm``
+    is the Algorithm.
+    """
+    def make(stub):
+        params = tuple(inspect.signature(stub).parameters)
+        if params not in _MAKERS:
+            raise TypeError("dispatch.public has no function of parameters %s (known: %s)"
+                            % (params, ", ".join(str(k) for k in _MAKERS)))
+        if algorithm.on_root is None:
+            raise TypeError("%s: the Algorithm declares no on_root path" % stub.__name__)
+        function = _MAKERS[params](algorithm)
+        function.__name__, function.__qualname__ = stub.__name__, stub.__qualname__
+        function.__module__, function.__doc__ = stub.__module__, stub.__doc__
+        function.algorithm = algorithm
+        if inspect.signature(function) != inspect.signature(stub):
+            raise TypeError("%s%s: dispatch.public makes %s" % (stub.__name__, inspect.signature(stub),
+                                                                 inspect.signature(function)))
+        return function
+    return make
+
+
+def _q(algorithm):
+    if algorithm.mimic is not None or algorithm.fext is not None:
+        raise TypeError("a function of q alone takes no mimic or fext variant")
+    on_error = algorithm.on_error
+
+    def function(model, q, *, data=None, out=None):
+        if model.root_joint is None:
+            if out is not None and data is not None and data.model is model:      # the control loop
+                one = algorithm.one         # a local: a call of a slot attribute costs 20 ns more
+                try:
+                    if one(data.table, q, out, data.work) == 0:
+                        return out
+                except TypeError:
+                    pass
+            return run(algorithm, model, (q,), data, out, None, None, on_error)
+        return on_root(algorithm, model, (q,), None, data, out)
+    return function
+
+
+def _q_qd(algorithm):
+    if algorithm.mimic is not None or algorithm.fext is not None:
+        raise TypeError("a function of q, qd takes no mimic or fext variant")
+    on_error = algorithm.on_error
+
+    def function(model, q, qd, *, data=None, out=None):
+        if model.root_joint is None:
+            if out is not None and data is not None and data.model is model:      # the control loop
+                one = algorithm.one         # a local: a call of a slot attribute costs 20 ns more
+                try:
+                    if one(data.table, q, qd, out, data.work) == 0:
+                        return out
+                except TypeError:
+                    pass
+            return run(algorithm, model, (q, qd), data, out, None, None, on_error)
+        return on_root(algorithm, model, (q, qd), None, data, out)
+    return function
+
+
+def _q_qd_qdd_fext(algorithm):
+    mimic, on_error = algorithm.mimic is not None, algorithm.on_error
+
+    def function(model, q, qd, qdd, f_ext=None, *, data=None, out=None):
+        if model.root_joint is None:
+            if f_ext is None and not (mimic and model.has_mimic):
+                if out is not None and data is not None and data.model is model:  # the control loop
+                    one = algorithm.one     # a local: a call of a slot attribute costs 20 ns more
+                    try:
+                        if one(data.table, q, qd, qdd, out, data.work) == 0:
+                            return out
+                    except TypeError:
+                        pass
+                return run(algorithm, model, (q, qd, qdd), data, out, None, None, on_error)
+            return chain(algorithm, model, (q, qd, qdd), f_ext, data, out)
+        return on_root(algorithm, model, (q, qd, qdd), f_ext, data, out)
+    return function
+
+
+def _q_qd_tau_fext(algorithm):
+    mimic, on_error = algorithm.mimic is not None, algorithm.on_error
+
+    def function(model, q, qd, tau, f_ext=None, *, data=None, out=None):
+        if model.root_joint is None:
+            if f_ext is None and not (mimic and model.has_mimic):
+                if out is not None and data is not None and data.model is model:  # the control loop
+                    one = algorithm.one     # a local: a call of a slot attribute costs 20 ns more
+                    try:
+                        if one(data.table, q, qd, tau, out, data.work) == 0:
+                            return out
+                    except TypeError:
+                        pass
+                return run(algorithm, model, (q, qd, tau), data, out, None, None, on_error)
+            return chain(algorithm, model, (q, qd, tau), f_ext, data, out)
+        return on_root(algorithm, model, (q, qd, tau), f_ext, data, out)
+    return function
+
+
+# The public functions' parameters -> the closure that makes them (the
+# states' names are the parameters' own, so keyword calls work).
+_MAKERS = {("model", "q", "data", "out"): _q,
+           ("model", "q", "qd", "data", "out"): _q_qd,
+           ("model", "q", "qd", "qdd", "f_ext", "data", "out"): _q_qd_qdd_fext,
+           ("model", "q", "qd", "tau", "f_ext", "data", "out"): _q_qd_tau_fext}
 
 
 def _root_batch(kernel, model, x, out, tail):

@@ -8,7 +8,7 @@ import numba as nb
 import numpy as np
 
 from . import floating
-from .dispatch import Algorithm, run
+from .dispatch import Algorithm, route, run
 from .kernels import (chunks, jcalc, joint_position, parallel, work, work_size, S_add, all_finite, I_times, jit, joint_coordinate, X_motion,
                    nbodies, parent_row, world_poses)
 from .centroidal import composite_inertia
@@ -63,40 +63,38 @@ def energy_batch(D, Q, QD, kinetic, E):
     return all_finite(E) and all_finite(Q) and all_finite(QD)
 
 
-KINETIC = Algorithm(None, energy_batch, ("q", "qd"), "scalar", extra=(True,))
+def _kinetic_on_root(model, x, f_ext, data, out):
+    qk, _, _, (v,) = floating.states(model, x[0], qd=x[1])
+    return run(KINETIC, model, (qk, v), data, out)
+
+
+def _potential_on_root(model, x, f_ext, data, out):
+    """U = -m g . c, c the centre of mass in the world frame."""
+    _, c, m = composite_inertia(model, x[0])
+    U = -m * (c @ model.gravity)
+    if out is None:
+        return U
+    out[...] = U
+    return out
+
+
+KINETIC = Algorithm(None, energy_batch, ("q", "qd"), "scalar", extra=(True,), on_root=_kinetic_on_root)
 POTENTIAL = Algorithm(None, lambda D, Q, kinetic, E: energy_batch(D, Q, Q, kinetic, E), ("q",), "scalar",
-                      extra=(False,))
+                      extra=(False,), on_root=_potential_on_root)
 
 
 def kinetic_energy(model, q, qd, *, data=None, out=None):
     """Kinetic energy [J] ``1/2 qd^T M(q) qd``; (..., nq) states -> (...)
     (a float for one state; ``out``: a (...) array)."""
-    if model.root_joint is not None:
-        qk, _, _, (v,) = floating.states(model, q, qd=qd)
-        return _scalar(run(KINETIC, model, (qk, v), data, out), out)
-    return _scalar(run(KINETIC, model, (q, qd), data, out), out)
+    return _scalar(route(KINETIC, model, (q, qd), data=data, out=out), out)
 
 
 def potential_energy(model, q, *, data=None, out=None):
     """Gravitational potential energy [J] ``-sum m_i g . c_i`` (zero at the
     base origin; the world origin for a floating or planar base); (..., nq)
     -> (...). Its gradient is ``gravity_torques``."""
-    if model.root_joint is not None:
-        return _potential_on_root(model, q, out)
-    return _scalar(run(POTENTIAL, model, (q,), data, out), out)
+    return _scalar(route(POTENTIAL, model, (q,), data=data, out=out), out)
 
 
 def _scalar(E, out):
-    return float(E) if out is None and E.ndim == 0 else E
-
-
-# --- the Python path on a floating or planar base (:mod:`.floating`) -----------------------
-
-def _potential_on_root(model, q, out):
-    """U = -m g . c, c the centre of mass in the world frame."""
-    _, c, m = composite_inertia(model, q)
-    U = -m * (c @ model.gravity)
-    if out is None:
-        return float(U) if np.ndim(U) == 0 else U
-    out[...] = U
-    return out
+    return float(E) if out is None and np.ndim(E) == 0 else E

@@ -19,9 +19,10 @@ accelerations.
 
 This module holds the steps every algorithm's root path shares
 (:func:`states`, :func:`root_shift`, ...) and imports no algorithm: each
-algorithm module has its own root path (``_rnea_root`` in :mod:`.rnea`,
-...), its compiled root variant declared beside its fixed-base kernel and
-run by :func:`.dispatch.run_root`.
+algorithm declares its compiled root variant beside its fixed-base kernel
+and its Python root path (``on_root`` of its :class:`.dispatch.Algorithm`,
+``_rnea_on_root`` in :mod:`.rnea`, ...); :mod:`.dispatch` alone sends a
+root model to them (:func:`.dispatch.on_root`).
 """
 import numpy as np
 

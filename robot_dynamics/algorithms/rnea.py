@@ -9,16 +9,14 @@ and ``nonlinear_effects(q, qd) == rnea(q, qd, 0)``.
 import numba as nb
 import numpy as np
 
-from . import checks
 from . import floating
-from .dispatch import Algorithm, run, run_root
+from .dispatch import Algorithm, chain, public, run_root
 from .kernels import (TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work, work_rnea, work_size, S_add, add_torque, crm_S_add, all_finite,
                    bad_length, crf_add, finite1, XT_force_add, I_times, inline, jit,
                    joint_coordinate, ST_force, jcalc, joint_position, X_motion,
                    nbodies, parent_row, set_base_acceleration)
 from ..model.packed import MASS, NQ, PARENT
 from .root_kernels import NO_WRENCH, bad_sizes, root_sizes, root_state
-from .wrench import body_wrenches
 
 _NO_FEXT = np.empty((0, 0, 6))      # no external forces
 
@@ -271,15 +269,41 @@ def gravity_root_batch(D, Q, TAU):
     return ok.all() and all_finite(TAU) and all_finite(Q)
 
 
+# --- the Python path on a floating or planar base (:mod:`.floating`) -----------------------
+
+def _rnea_on_root(model, x, f_ext, data, out):
+    q, qd, qdd = x
+    qk, R, p, (v, a) = floating.states(model, q, qd=qd, qdd=qdd)
+    return chain(RNEA, model, (qk, v, a - floating.root_shift(model, R, v)), f_ext, data, out)
 
 
-RNEA = Algorithm(rnea_one, rnea_batch, ("q", "qd", "qdd"), extra=(_NO_FEXT,),
-                 root_one=rnea_root_one, root_batch=rnea_root_batch)
+def _gravity_on_root(model, x, f_ext, data, out):
+    qk, R, p, _ = floating.states(model, x[0])
+    zero = np.zeros_like(qk)
+    return chain(RNEA, model, (qk, zero, -floating.root_shift(model, R, None)), None, data, out)
+
+
+def _nle_on_root(model, x, f_ext, data, out):
+    """rnea(q, qd, 0): the compiled root RNEA with zero accelerations."""
+    q, qd = x
+    zero = floating.zeros(model.nv) if isinstance(qd, np.ndarray) and qd.ndim == 1 else (
+        np.zeros(np.shape(qd)) if isinstance(qd, np.ndarray) else None)
+    res = None if zero is None else run_root(RNEA, model, (q, qd, zero), data, out)
+    if res is not None:
+        return res
+    qk, R, p, (v,) = floating.states(model, q, qd=qd)
+    return chain(RNEA, model, (qk, v, -floating.root_shift(model, R, v)), None, data, out)
+
+
 RNEA_FEXT = Algorithm(None, rnea_batch, ("q", "qd", "qdd"))
-GRAVITY = Algorithm(gravity_one, gravity_batch, ("q",), root_one=gravity_root_one, root_batch=gravity_root_batch)
-NONLINEAR_EFFECTS = Algorithm(nle_one, nle_batch, ("q", "qd"))
+RNEA = Algorithm(rnea_one, rnea_batch, ("q", "qd", "qdd"), extra=(_NO_FEXT,), root_one=rnea_root_one,
+                 root_batch=rnea_root_batch, on_root=_rnea_on_root, fext=RNEA_FEXT)
+GRAVITY = Algorithm(gravity_one, gravity_batch, ("q",), root_one=gravity_root_one, root_batch=gravity_root_batch,
+                    on_root=_gravity_on_root)
+NONLINEAR_EFFECTS = Algorithm(nle_one, nle_batch, ("q", "qd"), on_root=_nle_on_root)
 
 
+@public(RNEA)
 def rnea(model, q, qd, qdd, f_ext=None, *, data=None, out=None):
     """Inverse dynamics: the joint torques that produce ``qdd`` at ``(q, qd)``.
 
@@ -306,21 +330,9 @@ def rnea(model, q, qd, qdd, f_ext=None, *, data=None, out=None):
     planar base: q (..., nq), the rest (..., nv), the base's wrench first
     (:mod:`robot_dynamics.model.configuration`).
     """
-    if model.root_joint is not None:
-        return _rnea_on_root(model, q, qd, qdd, f_ext, data, out)
-    if f_ext is None:
-        if out is not None and data is not None and data.model is model:     # the control loop (dispatch.run)
-            try:
-                if rnea_one(data.table, q, qd, qdd, out, data.work) == 0:
-                    return out
-            except TypeError:
-                pass
-        return run(RNEA, model, (q, qd, qdd), data, out)
-    shape, _ = checks.batch(model, q=q, qd=qd, qdd=qdd)
-    FEXT = body_wrenches(model, f_ext, shape, int(np.prod(shape, dtype=np.int64)))
-    return run(RNEA_FEXT, model, (q, qd, qdd), data, out, extra=(FEXT,))
 
 
+@public(GRAVITY)
 def gravity_torques(model, q, *, data=None, out=None):
     """Generalized gravity ``g(q) = rnea(q, 0, 0)``: the torques that hold the
     robot still at ``q`` against ``model.gravity``.
@@ -331,17 +343,9 @@ def gravity_torques(model, q, *, data=None, out=None):
     Returns:
         (..., nq) torques [N m] / forces [N].
     """
-    if model.root_joint is not None:
-        return _gravity_on_root(model, q, data, out)
-    if out is not None and data is not None and data.model is model:         # the control loop (dispatch.run)
-        try:
-            if gravity_one(data.table, q, out, data.work) == 0:
-                return out
-        except TypeError:
-            pass
-    return run(GRAVITY, model, (q,), data, out)
 
 
+@public(NONLINEAR_EFFECTS)
 def nonlinear_effects(model, q, qd, *, data=None, out=None):
     """Coriolis, centrifugal and gravity torques ``h(q, qd) = C(q, qd) qd + g(q)
     = rnea(q, qd, 0)``.
@@ -352,46 +356,3 @@ def nonlinear_effects(model, q, qd, *, data=None, out=None):
     Returns:
         (..., nq) torques [N m] / forces [N].
     """
-    if model.root_joint is not None:
-        return _nle_on_root(model, q, qd, data, out)
-    if out is not None and data is not None and data.model is model:         # the control loop (dispatch.run)
-        try:
-            if nle_one(data.table, q, qd, out, data.work) == 0:
-                return out
-        except TypeError:
-            pass
-    return run(NONLINEAR_EFFECTS, model, (q, qd), data, out)
-
-
-# --- the Python path on a floating or planar base (:mod:`.floating`) -----------------------
-
-def _rnea_on_root(model, q, qd, qdd, f_ext, data, out):
-    if f_ext is None:
-        res = run_root(RNEA, model, (q, qd, qdd), data, out)
-        if res is not None:
-            return res
-    qk, R, p, (v, a) = floating.states(model, q, qd=qd, qdd=qdd)
-    ak = a - floating.root_shift(model, R, v)
-    if f_ext is None:
-        return run(RNEA, model, (qk, v, ak), data, out)
-    return run(RNEA_FEXT, model, (qk, v, ak), data, out, extra=(floating.wrenches(model, f_ext, qk),))
-
-
-def _gravity_on_root(model, q, data, out):
-    res = run_root(GRAVITY, model, (q,), data, out)
-    if res is not None:
-        return res
-    qk, R, p, _ = floating.states(model, q)
-    zero = np.zeros_like(qk)
-    return run(RNEA, model, (qk, zero, -floating.root_shift(model, R, None)), data, out)
-
-
-def _nle_on_root(model, q, qd, data, out):
-    """rnea(q, qd, 0): the compiled root RNEA with zero accelerations."""
-    zero = floating.zeros(model.nv) if isinstance(qd, np.ndarray) and qd.ndim == 1 else (
-        np.zeros(np.shape(qd)) if isinstance(qd, np.ndarray) else None)
-    res = None if zero is None else run_root(RNEA, model, (q, qd, zero), data, out)
-    if res is not None:
-        return res
-    qk, R, p, (v,) = floating.states(model, q, qd=qd)
-    return run(RNEA, model, (qk, v, -floating.root_shift(model, R, v)), data, out)
