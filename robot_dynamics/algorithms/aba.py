@@ -418,7 +418,7 @@ def _singular(model):
                            "(M(q) is not invertible)" % model.name)
 
 
-def _aba_on_root(model, x, f_ext, data, out):
+def _aba_on_root(model, x, f_ext, data, out, tail=None, extra=None):
     """The Python path on a floating or planar base (:mod:`.floating`): the
     chain's accelerations plus the root's shift."""
     qk, R, p, (v, t) = floating.states(model, x[0], qd=x[1], tau=x[2])

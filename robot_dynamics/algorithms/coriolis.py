@@ -136,7 +136,7 @@ def coriolis_batch(D, Q, QD, C):
 
 # --- the Python path on a floating or planar base (:mod:`.floating`) -----------------------
 
-def _coriolis_on_root(model, x, f_ext, data, out):
+def _coriolis_on_root(model, x, f_ext, data, out, tail=None, extra=None):
     """The chain's C with its root columns corrected: the chain's Jacobians
     change with the root's virtual angles, a 6-DOF joint's do not. In the body
     factorisation ``C = sum_i J_i^T (I_i Jdot_i + (v_i x* I_i - I_i v_i x) J_i)``

@@ -137,7 +137,7 @@ def mass_root_batch(D, Q, M):
     return ok.all() and all_finite(M) and all_finite(Q)
 
 
-def _mass_on_root(model, x, f_ext, data, out):
+def _mass_on_root(model, x, f_ext, data, out, tail=None, extra=None):
     """The Python path on a floating or planar base (:mod:`.floating`): the chain's M."""
     qk, _, _, _ = floating.states(model, x[0])
     return chain(CRBA, model, (qk,), None, data, out)

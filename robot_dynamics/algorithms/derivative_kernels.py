@@ -36,11 +36,9 @@ import numba as nb
 import numpy as np
 
 from .aba import _aba, forward_states, forward_states_crb, forward_states_fext
-from .dispatch import Algorithm
 from .kernels import (TABLE, V, V_RO, XT_force_add, XT_I_X_add, I_times, all_finite, bad_length, chunks,
                       crf_add, entry, finite1, jit, joint_coordinate, nbodies, parallel, parent_row,
                       set_base_acceleration, work, work_buffer, work_size, world_poses)
-from .rnea import _NO_FEXT
 from ..model.packed import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
 
 OUT3 = nb.types.Array(nb.float64, 3, "C")       # (3, nq, nq): three matrices of one state
@@ -419,12 +417,3 @@ def aba_derivatives_one(D, q, qd, tau, out, W):
     if not _aba_derivatives_single(D, _rows(q, qd, tau), out, W):
         return 2
     return 0 if all_finite(out) and finite1(q) and finite1(qd) and finite1(tau) else 2
-
-
-RNEA_DERIVATIVES = Algorithm(rnea_derivatives_one, rnea_derivatives_batch, ("q", "qd", "qdd"),
-                             extra=(_NO_FEXT, True))
-RNEA_DERIVATIVES_FEXT = Algorithm(None, rnea_derivatives_batch, ("q", "qd", "qdd"))
-CORIOLIS_DERIVATIVES = Algorithm(None, rnea_derivatives_batch, ("q", "qd", "qdd"),    # the batch kernel only:
-                                 extra=(_NO_FEXT, False))                                  # one compiled loop less
-ABA_DERIVATIVES = Algorithm(aba_derivatives_one, aba_derivatives_batch, ("q", "qd", "tau"), extra=(_NO_FEXT,))
-ABA_DERIVATIVES_FEXT = Algorithm(None, aba_derivatives_batch, ("q", "qd", "tau"))

@@ -9,10 +9,8 @@ import numpy as np
 from . import checks, floating
 from .aba import _singular as _aba_singular
 from .aba import aba
-from .derivative_kernels import (ABA_DERIVATIVES, ABA_DERIVATIVES_FEXT, CORIOLIS_DERIVATIVES, RNEA_DERIVATIVES,
-                                 RNEA_DERIVATIVES_FEXT, aba_derivatives_one, rnea_derivatives_one)
-from .dispatch import run
-from .wrench import body_wrenches
+from .derivative_kernels import aba_derivatives_batch, aba_derivatives_one, rnea_derivatives_batch, rnea_derivatives_one
+from .dispatch import Algorithm, chain, route
 from ..errors import SingularityError
 from ..model import configuration as C
 
@@ -21,11 +19,6 @@ def _three(out):
     if out.ndim == 3:                  # one state: plain indexing is the cheapest view
         return out[0], out[1], out[2]
     return out[..., 0, :, :], out[..., 1, :, :], out[..., 2, :, :]
-
-
-def _fext(model, f_ext, **states):
-    shape, _ = checks.batch(model, **states)
-    return body_wrenches(model, f_ext, shape, int(np.prod(shape, dtype=np.int64)))
 
 
 def rnea_derivatives(model, q, qd, qdd, f_ext=None, *, data=None):
@@ -60,22 +53,7 @@ def rnea_derivatives(model, q, qd, qdd, f_ext=None, *, data=None):
     root moved by a base-frame twist; Pinocchio's convention), see
     :func:`_rnea_derivatives_on_root`.
     """
-    if model.root_joint is not None:
-        return _rnea_derivatives_on_root(model, q, qd, qdd, f_ext, data)
-    nq = model.nq
-    if f_ext is None:
-        if data is not None and data.model is model:      # the control loop: straight to the compiled entry
-            out = np.empty((3, nq, nq))
-            try:
-                if rnea_derivatives_one(data.table, q, qd, qdd, out, data.work) == 0:
-                    return out[0], out[1], out[2]
-            except TypeError:                              # a batch, a list, another dtype: the dispatcher
-                pass
-        out = run(RNEA_DERIVATIVES, model, (q, qd, qdd), data, tail=(3, nq, nq))
-    else:
-        FEXT = _fext(model, f_ext, q=q, qd=qd, qdd=qdd)
-        out = run(RNEA_DERIVATIVES_FEXT, model, (q, qd, qdd), data, tail=(3, nq, nq), extra=(FEXT, True))
-    return _three(out)
+    return _three(route(RNEA_DERIVATIVES, model, (q, qd, qdd), f_ext, data))
 
 
 def gravity_derivatives(model, q, *, data=None):
@@ -89,12 +67,8 @@ def gravity_derivatives(model, q, *, data=None):
         gradient of the potential energy). Equal to ``rnea_derivatives(q, 0, 0)[0]``
         (Carpentier and Mansard, RSS 2018, sec. III).
     """
-    if model.root_joint is not None:
-        zero = np.zeros(model.nv)
-        return _rnea_derivatives_on_root(model, q, zero, zero, None, data)[0]
-    zero = np.zeros(model.nq)
-    out = run(RNEA_DERIVATIVES, model, (q, zero, zero), data, tail=(3, model.nq, model.nq))
-    return out[..., 0, :, :]
+    zero = floating.zeros(model.nv)
+    return route(RNEA_DERIVATIVES, model, (q, zero, zero), data=data)[..., 0, :, :]
 
 
 def coriolis_derivatives(model, q, qd, *, data=None):
@@ -112,11 +86,7 @@ def coriolis_derivatives(model, q, qd, *, data=None):
         ``d(C qd)/dqd``. Since c is quadratic in qd, ``dc_dqd @ qd == 2 C qd``;
         ``dc_dqd = C + (dC/dqd) qd`` (not C itself) and is zero at ``qd = 0``.
     """
-    if model.root_joint is not None:                 # c = rnea(q, v, 0) - g(q): the RNEA without gravity
-        dq, dv, _ = _rnea_derivatives_on_root(model, q, qd, np.zeros(model.nv), None, data, gravity=False)
-        return dq, dv
-    zero = np.zeros(model.nq)
-    out = run(CORIOLIS_DERIVATIVES, model, (q, qd, zero), data, tail=(3, model.nq, model.nq))
+    out = route(CORIOLIS_DERIVATIVES, model, (q, qd, floating.zeros(model.nv)), data=data)
     return out[..., 0, :, :], out[..., 1, :, :]
 
 
@@ -146,23 +116,7 @@ def aba_derivatives(model, q, qd, tau, f_ext=None, *, data=None):
     Raises:
         SingularityError: M(q) is not invertible (a moving joint that carries no mass).
     """
-    if model.root_joint is not None:
-        return _aba_derivatives_on_root(model, q, qd, tau, f_ext, data)
-    nq = model.nq
-    if f_ext is None:
-        if data is not None and data.model is model:      # the control loop: straight to the compiled entry
-            out = np.empty((3, nq, nq))
-            try:
-                if aba_derivatives_one(data.table, q, qd, tau, out, data.work) == 0:
-                    return out[0], out[1], out[2]
-            except TypeError:
-                pass
-        out = run(ABA_DERIVATIVES, model, (q, qd, tau), data, tail=(3, nq, nq), on_error=_singular)
-    else:
-        FEXT = _fext(model, f_ext, q=q, qd=qd, tau=tau)
-        out = run(ABA_DERIVATIVES_FEXT, model, (q, qd, tau), data, tail=(3, nq, nq), extra=(FEXT,),
-                  on_error=_singular)
-    return _three(out)
+    return _three(route(ABA_DERIVATIVES, model, (q, qd, tau), f_ext, data))
 
 
 def _singular(model):
@@ -196,11 +150,7 @@ def _rnea_derivatives_on_root(model, q, qd, qdd, f_ext, data, gravity=True):
     qk, R, p, (v, a) = floating.states(model, q, qd=qd, qdd=qdd)
     ak = checks.kernel_block(a - floating.root_shift(model, R, v, gravity))
     tail = (3, model.nv, model.nv)
-    if f_ext is None:
-        out = run(RNEA_DERIVATIVES if gravity else CORIOLIS_DERIVATIVES, model, (qk, v, ak), data, tail=tail)
-    else:
-        out = run(RNEA_DERIVATIVES_FEXT, model, (qk, v, ak), data, tail=tail,
-                  extra=(floating.wrenches(model, f_ext, qk), True))
+    out = chain(RNEA_DERIVATIVES if gravity else CORIOLIS_DERIVATIVES, model, (qk, v, ak), f_ext, data, tail=tail)
     dq, dv, M = out[..., 0, :, :], out[..., 1, :, :], out[..., 2, :, :]
     nr = model.root_nv
     dv[..., :, :nr] -= M[..., :, :nr] @ floating.root_bias_jacobian(model, v)
@@ -229,3 +179,29 @@ def _aba_derivatives_on_root(model, q, qd, tau, f_ext, data):
     Minv = np.linalg.inv(M)
     Minv = 0.5 * (Minv + np.swapaxes(Minv, -1, -2))
     return -Minv @ dq, -Minv @ dv, Minv
+
+
+def _stacked(path, **options):
+    """An Algorithm's ``on_root`` from a root path returning three (..., nv, nv): stacked (..., 3, nv, nv)."""
+    def on_root(model, x, f_ext, data, out, tail=None, extra=None):
+        return np.stack(path(model, *x, f_ext, data, **options), axis=-3)
+    return on_root
+
+
+def _coriolis_on_root(model, x, f_ext, data, out, tail=None, extra=None):
+    """c = rnea(q, v, 0) - g(q): the RNEA derivatives without gravity (the third block is M)."""
+    return np.stack(_rnea_derivatives_on_root(model, *x, None, data, gravity=False), axis=-3)
+
+
+_NO_FEXT = np.empty((0, 0, 6))      # no external forces
+
+# The derivatives' kernels (:mod:`.derivative_kernels`) behind the dispatcher: (3, nv, nv) per state.
+RNEA_DERIVATIVES = Algorithm(rnea_derivatives_one, rnea_derivatives_batch, ("q", "qd", "qdd"), "derivatives",
+                             extra=(_NO_FEXT, True), on_root=_stacked(_rnea_derivatives_on_root),
+                             fext=Algorithm(None, rnea_derivatives_batch, ("q", "qd", "qdd"), "derivatives",
+                                            extra=(True,)))
+CORIOLIS_DERIVATIVES = Algorithm(None, rnea_derivatives_batch, ("q", "qd", "qdd"), "derivatives",   # batch kernel
+                                 extra=(_NO_FEXT, False), on_root=_coriolis_on_root)              # only
+ABA_DERIVATIVES = Algorithm(aba_derivatives_one, aba_derivatives_batch, ("q", "qd", "tau"), "derivatives",
+                            extra=(_NO_FEXT,), on_root=_stacked(_aba_derivatives_on_root), on_error=_singular,
+                            fext=Algorithm(None, aba_derivatives_batch, ("q", "qd", "tau"), "derivatives"))

@@ -19,7 +19,9 @@ wrenches, mimic joints) or, on a floating or planar root, to
 algorithm's Python path, which runs the chain's kernels through
 :func:`chain` (no second routing). :func:`route` is the same routing for
 the functions :func:`public` does not make (the energies, the Coriolis
-matrix: no single-state entry).
+matrix, the kinematics, the derivatives: results that are scalars, dicts
+or three matrices, or kernels with further arguments). No other module
+tests ``model.root_joint`` to route (test_dispatch.py reads them all).
 
 Single-state entry points return a status: 0 done, 1 a vector has the wrong
 length or ``out`` / ``data`` do not fit the model (the batch path then says
@@ -46,8 +48,9 @@ class Algorithm:
             or None when the algorithm has only a batch kernel.
         batch: compiled batch kernel ``batch(table, *STATES, *extra, OUT) -> all finite``.
         names: the states' names, in the kernels' argument order (for messages).
-        shape: the result's shape for one state: "vector" (nq,), "matrix"
-            (nq, nq), "scalar" (), or a tuple given per call.
+        shape: the result's shape for one state: "vector" (nv,), "matrix"
+            (nv, nv), "scalar" (), "derivatives" (3, nv, nv), or given per
+            call (``tail``).
         extra: default further arguments of the batch kernel.
         root_one, root_batch: the compiled variants on a floating or planar
             root, ``root_one(table, *states, out, work) -> status`` (the
@@ -59,8 +62,8 @@ class Algorithm:
             pool's start-up (microseconds when idle, a millisecond on a loaded
             machine).
         on_root: the Python path on a floating or planar root, ``on_root(model,
-            states, f_ext, data, out)`` (states as the public function got
-            them), run when the compiled variants do not take the call; it
+            states, f_ext, data, out, tail, extra)`` (states as the public
+            function got them), run when the compiled variants do not take the call; it
             runs the chain's kernels through :func:`chain`.
         fext: the Algorithm with external wrenches: its batch kernel takes
             ``(table, *STATES, FEXT, *fext.extra, OUT)``, FEXT (B, nb, 6).
@@ -83,7 +86,8 @@ class Algorithm:
     def _tail(self, model, tail):
         if tail is not None:
             return tail
-        return {"vector": (model.nv,), "matrix": (model.nv, model.nv), "scalar": ()}[self.shape]
+        return {"vector": (model.nv,), "matrix": (model.nv, model.nv), "scalar": (),
+                "derivatives": (3, model.nv, model.nv)}[self.shape]
 
     def _many(self, model, x, data, out, tail, extra, on_error):
         if data is not None:
@@ -182,37 +186,40 @@ def run_root(algorithm, model, x, data=None, out=None, tail=None):
     return None
 
 
-def chain(algorithm, model, x, f_ext=None, data=None, out=None):
+def chain(algorithm, model, x, f_ext=None, data=None, out=None, tail=None, extra=None):
     """:func:`run` with the algorithm's variant for the call: its ``mimic``
     one on a model with mimic joints, its ``fext`` one with external
     wrenches (``f_ext`` as the public functions take it). No root routing:
-    a fixed base, or a root's kernel coordinates (the root paths call this)."""
+    a fixed base, or a root's kernel coordinates (the root paths call this).
+    ``tail``, ``extra``: as in :func:`run` (kinematics: the result's shape
+    and the link, point and link tables)."""
     if algorithm.mimic is not None and model.has_mimic:
         algorithm = algorithm.mimic
     if f_ext is None:
-        return run(algorithm, model, x, data, out, None, None, algorithm.on_error)
+        return run(algorithm, model, x, data, out, tail, extra, algorithm.on_error)
     shape, _ = checks.batch(model, **dict(zip(algorithm.names, x)))
     FEXT = body_wrenches(model, f_ext, shape, int(np.prod(shape, dtype=np.int64)))
-    return run(algorithm.fext, model, x, data, out, extra=(FEXT,) + algorithm.fext.extra,
+    return run(algorithm.fext, model, x, data, out, tail, extra=(FEXT,) + algorithm.fext.extra,
                on_error=algorithm.on_error)
 
 
-def on_root(algorithm, model, x, f_ext=None, data=None, out=None):
+def on_root(algorithm, model, x, f_ext=None, data=None, out=None, tail=None, extra=None):
     """A floating or planar root: the compiled root variant (:func:`run_root`,
-    without external wrenches), else the algorithm's Python path ``on_root``."""
+    without external wrenches), else the algorithm's Python path
+    ``on_root(model, x, f_ext, data, out, tail, extra)``."""
     if f_ext is None and (algorithm.root_one is not None or algorithm.root_batch is not None):
-        res = run_root(algorithm, model, x, data, out)
+        res = run_root(algorithm, model, x, data, out, tail)
         if res is not None:
             return res
-    return algorithm.on_root(model, x, f_ext, data, out)
+    return algorithm.on_root(model, x, f_ext, data, out, tail, extra)
 
 
-def route(algorithm, model, x, f_ext=None, data=None, out=None):
+def route(algorithm, model, x, f_ext=None, data=None, out=None, tail=None, extra=None):
     """The general path of a public function: :func:`on_root` on a floating
     or planar root, :func:`chain` (:func:`run`) on a fixed base."""
     if model.root_joint is not None:
-        return on_root(algorithm, model, x, f_ext, data, out)
-    return chain(algorithm, model, x, f_ext, data, out)
+        return on_root(algorithm, model, x, f_ext, data, out, tail, extra)
+    return chain(algorithm, model, x, f_ext, data, out, tail, extra)
 
 
 # --- the public functions -------------------------------------------------------------------

@@ -63,12 +63,12 @@ def energy_batch(D, Q, QD, kinetic, E):
     return all_finite(E) and all_finite(Q) and all_finite(QD)
 
 
-def _kinetic_on_root(model, x, f_ext, data, out):
+def _kinetic_on_root(model, x, f_ext, data, out, tail=None, extra=None):
     qk, _, _, (v,) = floating.states(model, x[0], qd=x[1])
     return run(KINETIC, model, (qk, v), data, out)
 
 
-def _potential_on_root(model, x, f_ext, data, out):
+def _potential_on_root(model, x, f_ext, data, out, tail=None, extra=None):
     """U = -m g . c, c the centre of mass in the world frame."""
     _, c, m = composite_inertia(model, x[0])
     U = -m * (c @ model.gravity)

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import checks
 from . import floating
-from .dispatch import Algorithm, run
+from .dispatch import Algorithm, chain, route
 from .kernels import all_finite, chunks, jit, nbodies, parallel, work, work_size, world_poses
 from ..model.packed import AXIS, JTYPE, PARENT, PRISMATIC, QIDX, QMUL
 
@@ -92,10 +92,6 @@ def jacobian_states(D, Q, link_body, link_pose, l, point, J, W):
             j = int(D[j, PARENT])
 
 
-FORWARD_KINEMATICS = Algorithm(None, fk_batch, ("q",), serial=fk_states)
-JACOBIAN = Algorithm(None, jacobian_batch, ("q",), serial=jacobian_states)
-
-
 def forward_kinematics(model, q, *, data=None):
     """Pose of every link in the base frame.
 
@@ -106,10 +102,9 @@ def forward_kinematics(model, q, *, data=None):
         dict ``{link: (..., 4, 4)}`` homogeneous transforms base <- link,
         for every name in ``model.link_names``.
     """
-    if model.root_joint is not None:
-        return _forward_kinematics_on_root(model, q, data)
     nl = len(model.link_names)
-    T = run(FORWARD_KINEMATICS, model, (q,), data, tail=(nl, 4, 4), extra=(model.link_body, model.link_pose_rows))
+    T = route(FORWARD_KINEMATICS, model, (q,), data=data, tail=(nl, 4, 4),
+              extra=(model.link_body, model.link_pose_rows))
     return {name: T[..., l, :, :] for l, name in enumerate(model.link_names)}
 
 
@@ -133,34 +128,34 @@ def jacobian(model, q, link, point=(0.0, 0.0, 0.0), *, data=None, out=None):
         for links fixed to the base.
     """
     l = model.link_index(link)
-    x = checks.point(point)
-    if model.root_joint is not None:
-        return _jacobian_on_root(model, q, l, x, data, out)
-    return run(JACOBIAN, model, (q,), data, out, tail=(6, model.nq),
-                    extra=(model.link_body, model.link_pose_rows, l, x))
+    return route(JACOBIAN, model, (q,), data=data, out=out, tail=(6, model.nv),
+                 extra=(model.link_body, model.link_pose_rows, l, checks.point(point)))
 
 
 # --- the Python path on a floating or planar base (:mod:`.floating`) -----------------------
 
-def _forward_kinematics_on_root(model, q, data):
-    qk, R, p, _ = floating.states(model, q)
-    nl = len(model.link_names)
-    T = run(FORWARD_KINEMATICS, model, (qk,), data, tail=(nl, 4, 4),
-            extra=(model.link_body, model.link_pose_rows))
+def _forward_kinematics_on_root(model, x, f_ext, data, out, tail, extra):
+    """(..., nl, 4, 4) the chain's poses turned and moved by the root's (R, p)."""
+    qk, R, p, _ = floating.states(model, x[0])
+    T = chain(FORWARD_KINEMATICS, model, (qk,), data=data, tail=tail, extra=extra)
     moving = model.link_body >= 0                    # the world's links stay where they are
     Tw = T.copy()
     Tw[..., moving, :3, :] = np.einsum("...ij,...ljk->...lik", R, T[..., moving, :3, :])
     Tw[..., moving, :3, 3] += p[..., None, :]
-    return {name: Tw[..., l, :, :] for l, name in enumerate(model.link_names)}
+    return Tw
 
 
-def _jacobian_on_root(model, q, l, x, data, out):
-    qk, R, p, _ = floating.states(model, q)
-    J = run(JACOBIAN, model, (qk,), data, None, tail=(6, model.nv),
-            extra=(model.link_body, model.link_pose_rows, l, x))
+def _jacobian_on_root(model, x, f_ext, data, out, tail, extra):
+    """(..., 6, nv) the chain's Jacobian with its rows turned by the root's R."""
+    qk, R, p, _ = floating.states(model, x[0])
+    J = chain(JACOBIAN, model, (qk,), data=data, tail=tail, extra=extra)
     Jw = np.concatenate([R @ J[..., :3, :], R @ J[..., 3:, :]], axis=-2)
     if out is None:
         return Jw
     floating.checks_out(out, Jw.shape)
     out[...] = Jw
     return out
+
+
+FORWARD_KINEMATICS = Algorithm(None, fk_batch, ("q",), serial=fk_states, on_root=_forward_kinematics_on_root)
+JACOBIAN = Algorithm(None, jacobian_batch, ("q",), serial=jacobian_states, on_root=_jacobian_on_root)

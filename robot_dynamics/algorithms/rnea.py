@@ -271,19 +271,19 @@ def gravity_root_batch(D, Q, TAU):
 
 # --- the Python path on a floating or planar base (:mod:`.floating`) -----------------------
 
-def _rnea_on_root(model, x, f_ext, data, out):
+def _rnea_on_root(model, x, f_ext, data, out, tail=None, extra=None):
     q, qd, qdd = x
     qk, R, p, (v, a) = floating.states(model, q, qd=qd, qdd=qdd)
     return chain(RNEA, model, (qk, v, a - floating.root_shift(model, R, v)), f_ext, data, out)
 
 
-def _gravity_on_root(model, x, f_ext, data, out):
+def _gravity_on_root(model, x, f_ext, data, out, tail=None, extra=None):
     qk, R, p, _ = floating.states(model, x[0])
     zero = np.zeros_like(qk)
     return chain(RNEA, model, (qk, zero, -floating.root_shift(model, R, None)), None, data, out)
 
 
-def _nle_on_root(model, x, f_ext, data, out):
+def _nle_on_root(model, x, f_ext, data, out, tail=None, extra=None):
     """rnea(q, qd, 0): the compiled root RNEA with zero accelerations."""
     q, qd = x
     zero = floating.zeros(model.nv) if isinstance(qd, np.ndarray) and qd.ndim == 1 else (
