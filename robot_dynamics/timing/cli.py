@@ -72,6 +72,8 @@ def run(model, args, out):
     for value, what in ((args.effort_scale, "--effort-scale"), (args.velocity_scale, "--velocity-scale"),
                         (args.acceleration, "--acceleration"), (args.rate, "--rate")):
         _positive(value, what)
+    if not args.output.endswith((".yaml", ".yml")):
+        raise UsageError("-o: expected a file name ending in .yaml, got %r" % args.output)
     if args.plot is not None and not args.plot.endswith(".png"):
         raise UsageError("--plot: expected a file name ending in .png, got %r" % args.plot)
     W = read_waypoints(args.waypoints, model)
