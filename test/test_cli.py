@@ -400,7 +400,7 @@ DOCUMENTED = _documented_runs()
 
 def test_docs_show_every_command():
     commands = {cmd.split()[0] for cmd, _, _ in DOCUMENTED}
-    assert commands == {"info", "torques", "equations", "report", "simulate", "plot", "excite", "identify"}
+    assert commands == {"info", "torques", "equations", "report", "simulate", "plot", "excite", "identify", "retime"}
     assert {cmd.split()[1] for cmd, _, _ in DOCUMENTED if cmd.startswith("plot")} == {"gravity", "condition",
                                                                                       "trajectory"}
     assert sum(code == 2 for _, _, code in DOCUMENTED) >= 5
@@ -450,7 +450,8 @@ def test_documented_output_is_current(cmd, expected, code, docs_dir, monkeypatch
 
 
 def test_docs_show_the_files_the_commands_write():
-    assert {cmd.split()[-1] for cmd, _, _ in DOCUMENTED_FILES} == {"two_link_dynamics.py", "run.csv", "traj.yaml"}
+    assert {cmd.split()[-1] for cmd, _, _ in DOCUMENTED_FILES} == {"two_link_dynamics.py", "run.csv", "traj.yaml",
+                                                                "timed.yaml"}
 
 
 @pytest.mark.parametrize("cmd, expected, code", DOCUMENTED_FILES, ids=[c for c, _, _ in DOCUMENTED_FILES])
@@ -516,6 +517,12 @@ def test_retime_writes_what_retime_returns_and_plots_the_torques(tmp_path):
     t, tau = plot_torques(traj, tmp_path / "again.png")
     np.testing.assert_allclose(tau, traj.torques(t))
     assert np.all(np.abs(tau) <= 1.02 * traj.effort_limit)
+
+
+def test_the_waypoints_file_docs_cli_shows_is_the_example_file():
+    yaml = pytest.importorskip("yaml")
+    shown = (ROOT / "docs" / "CLI.md").read_text().split("## retime")[1].split("```yaml\n")[1].split("```")[0]
+    assert yaml.safe_load(shown) == yaml.safe_load((ROOT / "urdf" / "examples" / "ur5.waypoints.yaml").read_text())
 
 
 @pytest.mark.parametrize("waypoints, extra, expected", [
