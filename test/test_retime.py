@@ -264,6 +264,9 @@ def test_worst_ratios_are_found_where_they_occur(one_axis):
     inertia = M1 * A1 ** 2 / 3
     assert burst.tau[30, 0] == pytest.approx(inertia * 25.0 + G0 * M1 * A1 / 2 * np.cos(q[30, 0]), rel=1e-9)
     assert "joint1" in repr(burst) and not burst.feasible
+    # velocities given, accelerations from a spline through them: a constant speed has none
+    given = rd.check_trajectory(one_axis, t, q, np.full((n, 1), 3.0), acceleration_limits=10.0)
+    assert given.worst["acceleration"][0] < 1e-12 and given.worst["velocity"][0] == pytest.approx(3.0 / 3.7)
 
 
 def test_check_of_a_retimed_trajectory_agrees_with_pinocchio(robot):
