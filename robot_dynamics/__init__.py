@@ -94,6 +94,7 @@ from .identification.observer import MomentumObserver  # noqa: E402
 from .identification.payload import PayloadEstimate, identify_payload  # noqa: E402
 from .simulation import Simulator, simulate  # noqa: E402
 from .control.impedance import CartesianImpedance, JointImpedance  # noqa: E402
+from .timing import TimedTrajectory, TrajectoryCheck, check_trajectory, retime  # noqa: E402
 
 __version__ = "0.2.0"
 
@@ -115,4 +116,5 @@ __all__ = [
     "loop_residual", "loop_jacobian", "loop_wrenches", "assemble", "mobility", "constrained_forward_dynamics",
     "constrained_inverse_dynamics", "impact",
     "Simulator", "simulate", "JointImpedance", "CartesianImpedance", "codegen", "compile",
+    "check_trajectory", "TrajectoryCheck", "retime", "TimedTrajectory",
 ]

@@ -363,10 +363,11 @@ def test_package_imports_from_any_folder_with_the_venv_python(tmp_path):
 
 def test_import_loads_no_heavy_optional_module(tmp_path):
     """``import robot_dynamics`` stays within 0.2 s of ``import numba`` (bench/benchmark.py):
-    scipy's solvers, rosbags, matplotlib, sympy and rclpy are imported where they are used."""
+    scipy's solvers, rosbags, matplotlib, sympy, rclpy and toppra are imported where they are used."""
     import subprocess
     import sys
-    heavy = ("scipy.linalg", "scipy.optimize", "scipy.signal", "rosbags", "matplotlib", "sympy", "rclpy")
+    heavy = ("scipy.linalg", "scipy.optimize", "scipy.signal", "scipy.interpolate", "rosbags", "matplotlib", "sympy",
+             "rclpy", "toppra")
     code = "import sys, robot_dynamics; print(' '.join(m for m in %r if m in sys.modules))" % (heavy,)
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

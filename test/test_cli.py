@@ -65,7 +65,7 @@ def quiet_load(path, gravity=(0, 0, -9.81)):
 def test_help_lists_every_command_with_examples():
     code, out, _ = run("--help")
     assert code == 0
-    for command in ("info", "torques", "equations", "report", "simulate", "plot"):
+    for command in ("info", "torques", "equations", "report", "simulate", "plot", "retime"):
         assert command in out
         assert "robot-dynamics %s " % command in out           # an example of each
     code, out, _ = run("torques", "--help")
@@ -400,7 +400,7 @@ DOCUMENTED = _documented_runs()
 
 def test_docs_show_every_command():
     commands = {cmd.split()[0] for cmd, _, _ in DOCUMENTED}
-    assert commands == {"info", "torques", "equations", "report", "simulate", "plot", "excite", "identify"}
+    assert commands == {"info", "torques", "equations", "report", "simulate", "plot", "excite", "identify", "retime"}
     assert {cmd.split()[1] for cmd, _, _ in DOCUMENTED if cmd.startswith("plot")} == {"gravity", "condition",
                                                                                       "trajectory"}
     assert sum(code == 2 for _, _, code in DOCUMENTED) >= 5
@@ -450,7 +450,8 @@ def test_documented_output_is_current(cmd, expected, code, docs_dir, monkeypatch
 
 
 def test_docs_show_the_files_the_commands_write():
-    assert {cmd.split()[-1] for cmd, _, _ in DOCUMENTED_FILES} == {"two_link_dynamics.py", "run.csv", "traj.yaml"}
+    assert {cmd.split()[-1] for cmd, _, _ in DOCUMENTED_FILES} == {"two_link_dynamics.py", "run.csv", "traj.yaml",
+                                                                "timed.yaml"}
 
 
 @pytest.mark.parametrize("cmd, expected, code", DOCUMENTED_FILES, ids=[c for c, _, _ in DOCUMENTED_FILES])
@@ -479,6 +480,65 @@ def test_excite_writes_a_joint_trajectory_within_the_limits(tmp_path):
     assert (tmp_path / "t.csv").read_text().splitlines()[1].startswith("t,q[joint1],q[joint2],qd[joint1]")
     code, _, err = run("excite", TWO_LINK, "-o", str(tmp_path / "t.txt"))
     assert code == 2 and "expected a file name ending in .yaml" in err
+
+
+UR5_WAYPOINTS = """# three UR5 poses, joints named in another order than the URDF's
+joints: [elbow_joint, shoulder_pan_joint, shoulder_lift_joint, wrist_1_joint, wrist_2_joint, wrist_3_joint]
+points:
+- [1.57, 0.0, -1.57, 0.0, 0.0, 0.0]
+- [1.2, 0.8, -1.0, -0.5, 0.5, 0.0]
+- [0.4, 1.6, -0.3, -1.0, 1.0, 0.5]
+"""
+
+
+def test_retime_writes_what_retime_returns_and_plots_the_torques(tmp_path):
+    """The YAML is rd.retime's trajectory (joints reordered to the URDF's), the plot its torques
+    against the limits scaled by --effort-scale."""
+    yaml = pytest.importorskip("yaml")
+    (tmp_path / "w.yaml").write_text(UR5_WAYPOINTS)
+    out = run_ok("retime", UR5, "--waypoints", tmp_path / "w.yaml", "-o", tmp_path / "timed.yaml",
+                 "--plot", tmp_path / "timed.png", "--effort-scale", "0.8")
+    model = rd.load_urdf(UR5)
+    W = np.array(yaml.safe_load(UR5_WAYPOINTS)["points"])[:, [1, 2, 0, 3, 4, 5]]
+    traj = rd.retime(model, W, effort_scale=0.8)
+    msg = yaml.safe_load((tmp_path / "timed.yaml").read_text())
+    assert msg["joint_names"] == list(model.joint_names) and len(msg["points"]) == traj.t.size
+    np.testing.assert_allclose([p["positions"] for p in msg["points"]], traj.q, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose([p["effort"] for p in msg["points"]], traj.tau, rtol=1e-9, atol=1e-9)
+    assert "duration %.4f s" % traj.duration in out
+    rows = {line.split()[0]: [float(x) for x in line.split()[1:]] for line in out.splitlines()[2:8]}
+    for j, name in enumerate(model.joint_names):
+        assert rows[name][0] == pytest.approx(np.abs(traj.tau[:, j]).max() / (0.8 * model.effort_limit[j]),
+                                              abs=1e-4)
+    assert max(r[0] for r in rows.values()) == pytest.approx(1.0, abs=1e-4)       # a torque limit binds
+    h, w, std = _png(tmp_path / "timed.png")
+    assert h > 300 and w > 600 and std > 0.05
+    from robot_dynamics.timing.cli import plot_torques
+    t, tau = plot_torques(traj, tmp_path / "again.png")
+    np.testing.assert_allclose(tau, traj.torques(t))
+    assert np.all(np.abs(tau) <= 1.02 * traj.effort_limit)
+
+
+def test_the_waypoints_file_docs_cli_shows_is_the_example_file():
+    yaml = pytest.importorskip("yaml")
+    shown = (ROOT / "docs" / "CLI.md").read_text().split("## retime")[1].split("```yaml\n")[1].split("```")[0]
+    assert yaml.safe_load(shown) == yaml.safe_load((ROOT / "urdf" / "examples" / "ur5.waypoints.yaml").read_text())
+
+
+@pytest.mark.parametrize("waypoints, extra, expected", [
+    ("points: [[0, 0, 0, 0, 0, 0]]\njoints: [a]\n", (), "'joints' must name each joint of the robot once"),
+    ("points: [[0, 0, 0], [1, 1, 1]]\n", (), "every point must be a list of 6 numbers"),
+    ("- 1\n- 2\n", (), "expected a mapping with 'points"),
+    # the last pose is the most stretched out, the upper arm 0.3 rad from horizontal: the shoulder's worst
+    (UR5_WAYPOINTS, ("--effort-scale", "0.05"), "at waypoint 2 gravity alone needs"),
+    (UR5_WAYPOINTS, ("--effort-scale", "0.05"), "on joint shoulder_lift_joint, above its effort limit 7.5 N m"),
+    (UR5_WAYPOINTS, ("--effort-scale", "-1"), "--effort-scale: expected a number > 0"),
+])
+def test_retime_refuses_bad_waypoints_and_infeasible_requests(waypoints, extra, expected, tmp_path):
+    (tmp_path / "w.yaml").write_text(waypoints)
+    code, _, err = run("retime", UR5, "--waypoints", tmp_path / "w.yaml", "-o", tmp_path / "t.yaml", *extra)
+    assert code == 2 and expected in err.splitlines()[-1], err
+    assert not (tmp_path / "t.yaml").exists()
 
 
 def test_identify_from_a_rosbag_of_the_simulated_panda(tmp_path):

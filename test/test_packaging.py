@@ -46,6 +46,7 @@ MODULE_KEYS = {
     "sympy": "python3-sympy",
     "matplotlib": "python3-matplotlib",
     "rosbags": "python3-rosbags-pip",        # rosbag2 reader/writer, pip-only like mujoco
+    "toppra": "python3-toppra-pip",          # time-optimal retiming (rd.retime), pip-only
     "yaml": "python3-yaml",
     "pytest": "python3-pytest",
     "hypothesis": "python3-hypothesis",

@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 from ..codegen import cli as codegen_cli
+from ..timing import cli as retime_cli
 from ..errors import UsageError  # noqa: F401
 
 EXAMPLES = """examples:
@@ -30,6 +31,7 @@ EXAMPLES = """examples:
   robot-dynamics plot trajectory run.csv -o trajectory.png
   robot-dynamics excite urdf/panda_arm.urdf -o traj.yaml --csv traj.csv --period 10
   robot-dynamics identify urdf/panda_arm.urdf recording/ --method wls -o params.yaml --plot torques.png
+  robot-dynamics retime urdf/ur5.urdf --waypoints waypoints.yaml -o timed.yaml --plot timed.png
 
 Joint values (--q, --qd, --qdd, --torque, --q0, --qd0): nq comma-separated
 numbers in joint order, or name=value pairs (joints not named are 0, or
@@ -113,6 +115,10 @@ def _load(args):
 
 def cmd_codegen(args, out):
     return codegen_cli.run(_load(args)[0], args, out)
+
+
+def cmd_retime(args, out):
+    return retime_cli.run(_load(args)[0], args, out)
 
 
 def _fmt(x, width=11, scale=1.0):
@@ -607,6 +613,10 @@ def build_parser():
     c = command("codegen", "dependency-free C99 of the robot's dynamics (RNEA, gravity, Coriolis, mass matrix, "
                            "ABA): writes NAME.h and NAME.c (docs/CODEGEN.md)", cmd_codegen)
     codegen_cli.add_arguments(c)
+
+    c = command("retime", "time-optimal timing of a path through waypoints under the velocity and torque limits "
+                          "(toppra); writes a JointTrajectory YAML (docs/RETIMING.md)", cmd_retime)
+    retime_cli.add_arguments(c)
     return p
 
 
