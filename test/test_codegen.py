@@ -23,7 +23,6 @@ on a 100-joint robot); missing example-robot-data skips, but fails under CI.
 """
 import ctypes
 import io
-import os
 import re
 import shutil
 import subprocess
@@ -34,7 +33,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from reporting import write_lines
+from reporting import require, write_lines
 from robot_dynamics.codegen import CompiledModel, binding, generate
 from robot_dynamics.codegen.compiled import find_compiler
 from robot_dynamics.tools import cli
@@ -51,15 +50,6 @@ RTOL = 1e-12
 WARNINGS = ("-Wall", "-Wextra", "-Werror", "-std=c99", "-pedantic")
 ALLOCATION = re.compile(r"\b(malloc|calloc|realloc|free|_Znwm|_Znam|_ZdlPv|_ZdaPv)\b")
 MAX_REL = {}                                                       # quantity -> (largest relative error, robot)
-
-
-def require(what, present):
-    """Skip without ``what``; fail instead when CI is set (there it must be installed)."""
-    if present:
-        return
-    if os.environ.get("CI", "").lower() not in ("", "0", "false"):
-        pytest.fail("%s is not installed, and CI is set: the test environment must provide it" % what)
-    pytest.skip("%s is not installed" % what)
 
 
 def load(source):

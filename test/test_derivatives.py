@@ -18,7 +18,6 @@ Three independent routes, none of them the code's own output:
 LQR: closed-loop eigenvalues of the Panda, and the simulated Panda started
 0.1 rad off a pose converges to it under ``tau = g(q*) - K (x - x*)``.
 """
-import os
 import re
 import warnings
 import xml.etree.ElementTree as ET
@@ -28,7 +27,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from reporting import write_lines
+from reporting import require, write_lines
 from robot_dynamics.simulation import simulate
 from robot_dynamics.tools.sample import example_robot_data_dir, random_urdf
 
@@ -44,15 +43,6 @@ ERD = example_robot_data_dir()
 RTOL = 1e-9                              # against Pinocchio
 FD_RTOL = 1e-6                           # against central differences (error ~1e-9 .. 1e-8 seen)
 MAX_REL = {}                             # quantity -> (largest relative error, model)
-
-
-def require(what, present):
-    """Skip without ``what``; fail instead when CI is set (there it must be installed)."""
-    if present:
-        return
-    if os.environ.get("CI", "").lower() not in ("", "0", "false"):
-        pytest.fail("%s is not installed, and CI is set: the test environment must provide it" % what)
-    pytest.skip("%s is not installed" % what)
 
 
 def close(robot, name, actual, desired, rtol=RTOL):

@@ -35,7 +35,6 @@ must raise SingularityError instead.
 Missing example-robot-data or Pinocchio skips these tests, but fails them
 when the environment variable CI is set (CI=true on the CI runners).
 """
-import os
 import warnings
 import xml.etree.ElementTree as ET
 
@@ -43,7 +42,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from reporting import write_lines
+from reporting import require, write_lines
 from robot_dynamics.tools.sample import example_robot_data_dir
 
 try:
@@ -63,15 +62,6 @@ RTOL = 1e-9
 MOVING = ("revolute", "continuous", "prismatic")
 
 MAX_REL = {}                             # quantity -> (largest relative error, robot)
-
-
-def require(what, present):
-    """Skip without ``what``; fail instead when CI is set (there it must be installed)."""
-    if present:
-        return
-    if os.environ.get("CI", "").lower() not in ("", "0", "false"):
-        pytest.fail("%s is not installed, and CI is set: the test environment must provide it" % what)
-    pytest.skip("%s is not installed" % what)
 
 
 def close(robot, name, actual, desired):

@@ -16,7 +16,6 @@
   (tau = m g a / 2) and swept through the horizontal (the worst torque where
   it is horizontal, the worst velocity where it is fastest).
 """
-import os
 import re
 import time
 import warnings
@@ -26,7 +25,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from reporting import write_lines
+from reporting import require, write_lines
 
 try:
     import pinocchio as pin
@@ -46,15 +45,6 @@ CASES = 10
 RATIO = 1.02                             # the issue's bound at 10x the grid density
 DENSITY = 10
 FIGURES = {}                             # (robot, quantity) -> list of figures, written to test/reports
-
-
-def require(what, present):
-    """Skip without ``what``; fail instead when CI is set (there it must be installed)."""
-    if present:
-        return
-    if os.environ.get("CI", "").lower() not in ("", "0", "false"):
-        pytest.fail("%s is not installed, and CI is set: the test environment must provide it" % what)
-    pytest.skip("%s is not installed" % what)
 
 
 class Reference:
