@@ -275,3 +275,40 @@ def test_without_mujoco_the_error_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "mujoco", None)
     with pytest.raises(rd.URDFError, match="pip install mujoco"):
         rd.load_mjcf(arm())
+
+
+def test_the_command_line_reads_an_mjcf_file(tmp_path):
+    import io
+    import json
+    from robot_dynamics.tools import cli
+    path = tmp_path / "arm.xml"
+    path.write_text(arm(damping=0.25))
+    out = io.StringIO()
+    assert cli.main(["info", str(path), "--json"], out) == 0
+    info = json.loads(out.getvalue())
+    assert info["robot"] == "test_arm" and info["nq"] == 4
+    assert info["gravity"] == [0.3, -0.2, -9.81]                  # the MJCF's own, no --gravity given
+    out = io.StringIO()
+    assert cli.main(["torques", str(path), "--q", "0,0,0,0", "--gravity", "0,0,-9.81", "--json"], out) == 0
+    model = rd.load_mjcf(arm()).with_gravity((0.0, 0.0, -9.81))
+    np.testing.assert_allclose(json.loads(out.getvalue())["tau"], rd.gravity_torques(model, np.zeros(4)),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_a_description_is_urdf_or_mjcf_by_its_root_element(tmp_path):
+    from robot_dynamics.constraints.load import is_mjcf, load_description
+    xml = arm()
+    assert is_mjcf(xml) and is_mjcf('<?xml version="1.0"?>\n<!-- a comment -->\n' + xml)
+    assert not is_mjcf(open(PANDA).read())
+    model = load_description(xml, gravity=(0.0, 0.0, -1.0))
+    assert model.joint_names == rd.load_mjcf(xml).joint_names
+    np.testing.assert_array_equal(model.gravity, [0.0, 0.0, -1.0])   # the nodes' gravity parameter wins
+    assert load_description(open(PANDA).read()).joint_names == rd.load_urdf(PANDA).joint_names
+    # Text from a parameter or a topic may not make MuJoCo read files; the file itself may.
+    (tmp_path / "body.xml").write_text('<mujoco><worldbody><body name="l"><joint name="j"/><geom size="0.1"/>'
+                                       '</body></worldbody></mujoco>')
+    top = '<mujoco model="inc"><include file="body.xml"/></mujoco>'
+    (tmp_path / "robot.xml").write_text(top)
+    with pytest.raises(rd.URDFError, match="may not reference files"):
+        load_description(top)
+    assert load_description(top, path=tmp_path / "robot.xml").joint_names == ("j",)

@@ -7,8 +7,15 @@ layer up, and the model layer never imports upwards.
 ``robot_dynamics.model.load_urdf`` is a deprecated alias of
 ``load_urdf(..., check_assembly=False)``.
 """
+import os
+import re
+
+from ..errors import URDFError
+from ..model.mjcf import load_mjcf
 from ..model.urdf import MAX_BYTES, read_urdf
 from .assembly import check_assembles
+
+_MJCF_ROOT = re.compile(rb"\s*(<\?xml[^>]*\?>\s*)?(<!--.*?-->\s*)*<mujoco[\s>/]", re.S)
 
 
 def load_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=MAX_BYTES, loops=None,
@@ -64,5 +71,41 @@ def load_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=M
     """
     model = read_urdf(source, root_joint=root_joint, gravity=gravity, max_bytes=max_bytes, loops=loops)
     if model.loops and check_assembly:
+        check_assembles(model)
+    return model
+
+
+def is_mjcf(text):
+    """True if the XML text (str or bytes) has MJCF's root element ``<mujoco>``."""
+    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    return _MJCF_ROOT.match(data) is not None
+
+
+def load_description(source, *, gravity=(0.0, 0.0, -9.81), loops=None, path=None):
+    """A robot description, URDF or MJCF (told apart by the root element), as the nodes and
+    the command line read it.
+
+    Args:
+        source: the XML text (str or bytes).
+        gravity: (3,) [m/s^2]; an MJCF's own ``<option gravity>`` is replaced by it,
+            as the nodes' ``gravity`` parameter says.
+        loops: closure joints, as for :func:`load_urdf`.
+        path: the file the text came from, if any: an MJCF is then compiled from the
+            file, so that its ``<include>`` and asset files are found beside it. An
+            MJCF given as text alone (a parameter, a topic) may reference no file.
+
+    Raises:
+        URDFError: as :func:`load_urdf` and :func:`robot_dynamics.load_mjcf`.
+    """
+    if not is_mjcf(source):
+        data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
+        return load_urdf(data, gravity=gravity, loops=loops)
+    text = source.decode("utf-8", "replace") if isinstance(source, (bytes, bytearray)) else source
+    if path is None and re.search(r"\bfile\s*=", text):
+        raise URDFError("an MJCF description given as text may not reference files (it has a file= "
+                        "attribute: an <include> or an asset); give the path of the .xml file instead")
+    model = load_mjcf(os.fspath(path) if path is not None else text).with_gravity(gravity)
+    if loops:
+        model = model.with_loops(loops)
         check_assembles(model)
     return model
