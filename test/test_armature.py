@@ -510,3 +510,27 @@ def test_an_old_style_transmission_gives_its_ratio():
     model = rd.load_urdf(TWO % old, actuators={"j2": {"rotor_inertia": 0.01}})
     assert model.gear_ratio.tolist() == [1.0, -12.5]
     assert model.armature[1] == pytest.approx(0.01 * 12.5 ** 2, rel=1e-12)
+
+
+def test_a_servoed_run_with_armature_follows_mujocos():
+    """The servoed run of test_simulation_mujoco.py (1 s, RK4 at 1 kHz) with the same armature on both
+    engines (MuJoCo's dof_armature): the joint positions agree to its 1e-7 rad."""
+    import test_simulation_mujoco as mj                  # skips without MuJoCo (fails in CI)
+    mujoco, name = mj.mujoco, "panda_arm.urdf"
+    plain = rd.load_urdf(os.path.join(URDF, name))
+    model = plain.with_actuators(armature_spec(plain, 9))
+    q0, qd0 = np.array(mj.ARMS[name]), np.linspace(0.5, -0.5, model.nq)
+    tau = mj.servo(name)
+    ours = rd.simulate(model, q0, qd0, duration=1.0, integrator="rk4", tau=tau, forces=[], constraints=[])
+    m = mj.load_mujoco(name, "mjINT_RK4")
+    qa, va = mj.addresses(m, model)
+    m.dof_armature[va] = model.armature
+    d = mujoco.MjData(m)
+    d.qpos[qa], d.qvel[va] = q0, qd0
+    for _ in range(1000):
+        u = tau(d.time, d.qpos[qa].copy(), d.qvel[va].copy())
+        d.qfrc_applied[va] = np.clip(u, -model.effort_limit, model.effort_limit)
+        mujoco.mj_step(m, d)
+    assert np.abs(ours.q[-1] - d.qpos[qa]).max() < mj.TOLERANCE
+    without = rd.simulate(plain, q0, qd0, duration=1.0, integrator="rk4", tau=tau, forces=[], constraints=[])
+    assert np.abs(without.q[-1] - d.qpos[qa]).max() > 100 * mj.TOLERANCE       # the armature matters here
