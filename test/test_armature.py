@@ -433,7 +433,8 @@ def test_precedence_declaration_over_transmission_over_urdf_dynamics(tmp_path):
     assert model.friction_laws[0].params == {"viscous": 0.05}                    # over <dynamics>
     assert model.damping.tolist() == [0.05, 0.4] and model.friction.tolist() == [0.0, 0.0]
     assert model.body_damping.tolist() == [0.05, 0.4] and model.body_friction.tolist() == [0.0, 0.0]
-    assert str(path) and rd.load_urdf(urdf, actuators=str(path)).armature.tolist() == model.armature.tolist()
+    assert rd.load_urdf(urdf, actuators=str(path)).armature.tolist() == model.armature.tolist()
+    assert rd.load_urdf(urdf, actuators="j2: {armature: 2.5}").armature.tolist() == [0.0, 2.5]   # one-line YAML
     again = model.with_actuators({"j1": {"gear_ratio": 10}})                     # the rotor inertia is kept
     assert again.armature[0] == pytest.approx(1e-4 * 10 ** 2, rel=1e-12) and again.armature[1] == 2.5
     assert again.friction_laws[0] == model.friction_laws[0]

@@ -136,8 +136,9 @@ def parse_actuators(source):
     its joints: :func:`apply` checks those against a model).
 
     Args:
-        source: None (nothing); a dict; YAML text (a str holding a newline or
-            starting with ``{``); or a path to a YAML file (str or os.PathLike).
+        source: None (nothing); a dict; YAML text (a str holding a newline,
+            starting with ``{``, or holding a ``:`` and naming no file); or a
+            path to a YAML file (str or os.PathLike).
     """
     if source is None:
         return {}
@@ -261,7 +262,8 @@ def _text(source):
     if isinstance(source, bytes):
         return source.decode("utf-8", "replace")
     text = os.fspath(source)
-    if isinstance(source, str) and ("\n" in text or text.lstrip().startswith("{")):
+    if isinstance(source, str) and ("\n" in text or text.lstrip().startswith("{")
+                                    or (":" in text and not os.path.exists(text))):
         return text
     data = read_bounded(text, MAX_BYTES, "actuators file")
     if len(data) > MAX_BYTES:
