@@ -79,9 +79,10 @@ class Model:
       includes it (``M`` gains ``diag(armature)``, ``rnea`` the term
       ``armature * qdd``, the kinetic energy ``1/2 armature qd^2``). With
       mimic joints it is the diagonal of ``G^T diag(body_armature) G``.
-    - ``gear_ratio`` (nq,): motor turns per joint turn, 1.0 where no source
-      gives one; ``friction_laws``: tuple (nq,) of
-      :class:`~robot_dynamics.model.actuators.FrictionLaw`.
+    - ``gear_ratio``: motor turns per joint turn, one per ``joint_names``
+      (the independent joints), 1.0 where no source gives one;
+      ``friction_laws``: a tuple of
+      :class:`~robot_dynamics.model.actuators.FrictionLaw`, one per ``joint_names``.
     - ``actuators``: read-only dict joint -> :class:`~robot_dynamics.model.actuators.Actuator`
       for every moving joint, mimic joints included.
 
