@@ -155,6 +155,7 @@ def _header(model, prefix, origin):
             ", ".join("%g" % x for x in model.gravity)),
         " * q, qd, qdd, tau: %d values in the order of %s_joint_names (mimic joints are not" % (n, P),
         " * coordinates: they follow their source joint, their torque is mapped onto it).",
+        " * The rotors' reflected inertia (model.armature, docs/ACTUATORS.md) is in rnea, mass_matrix, aba.",
         " * Friction and damping: NO function includes them (%s_damping, %s_friction hold the" % (P, P),
         " * URDF <dynamics> values for the caller to add: tau_f = damping qd + friction sign(qd)).",
         " * Every function is re-entrant and thread-safe: no allocation, no global mutable state.",

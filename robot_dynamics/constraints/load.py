@@ -19,7 +19,7 @@ _MJCF_ROOT = re.compile(rb"\s*(<\?xml[^>]*\?>\s*)?(<!--.*?-->\s*)*<mujoco[\s>/]"
 
 
 def load_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=MAX_BYTES, loops=None,
-              check_assembly=True):
+              check_assembly=True, actuators=None):
     """Load a robot from a URDF file path or URDF XML text.
 
     Args:
@@ -48,6 +48,12 @@ def load_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=M
         check_assembly: False skips the assembly check (loops declared to
             study their kinematics, which cannot close); the declaration is
             still checked.
+        actuators: each joint's rotor inertia (``armature``, or
+            ``rotor_inertia`` and ``gear_ratio``) and friction law: a YAML
+            file path or text, or a dict ``{joint: {...}}`` (schema, units
+            and precedence in docs/ACTUATORS.md; ``Model.with_actuators``).
+            It wins over the URDF: its gear ratio over a ``<transmission>``'s
+            ``mechanicalReduction``, its friction law over ``<dynamics>``.
 
     The XML is untrusted input: a DTD (``<!DOCTYPE``, hence any entity
     declaration or external reference) is refused, nothing is fetched from
@@ -60,7 +66,9 @@ def load_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=M
 
     Raises:
         URDFError: the file is missing, the XML is malformed, or the robot
-            is not a single tree of supported joints with valid attributes.
+            is not a single tree of supported joints with valid attributes;
+            an ``actuators`` declaration with an unknown joint or field or a
+            bad value (the message names the joint and the field).
 
     Warns:
         InertiaWarning: a link's inertia is not positive definite or breaks
@@ -69,7 +77,8 @@ def load_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=M
             independently), or the parser met an unknown tag or attribute in
             the elements it reads (links, joints, inertials).
     """
-    model = read_urdf(source, root_joint=root_joint, gravity=gravity, max_bytes=max_bytes, loops=loops)
+    model = read_urdf(source, root_joint=root_joint, gravity=gravity, max_bytes=max_bytes, loops=loops,
+                      actuators=actuators)
     if model.loops and check_assembly:
         check_assembles(model)
     return model
