@@ -193,15 +193,17 @@ def test_the_arms_structure_limits_and_gravity():
 
 
 def test_the_panda_from_mjcf_is_the_panda_from_urdf_plus_its_armature():
+    """Within the precision of MuJoCo's XML writer (spec.to_xml prints about 7 significant digits: the
+    inertias move by up to 5e-6 kg m^2); the exact agreement with what MuJoCo compiled is the test above."""
     urdf = rd.load_urdf(PANDA)
     model = rd.load_mjcf(panda_mjcf(armature=0.1, damping=0.0))
     assert model.joint_names == urdf.joint_names
     np.testing.assert_allclose(model.lower_limit, urdf.lower_limit, atol=1e-12)
     for q, qd, qdd, _ in random_states(mujoco.MjModel.from_xml_string(panda_mjcf()), 5, seed=3):
         np.testing.assert_allclose(rd.mass_matrix(model, q), rd.mass_matrix(urdf, q) + 0.1 * np.eye(7),
-                                   rtol=0, atol=1e-9)
+                                   rtol=0, atol=2e-5)
         np.testing.assert_allclose(rd.rnea(model, q, qd, qdd), rd.rnea(urdf, q, qd, qdd) + 0.1 * qdd,
-                                   rtol=0, atol=1e-9)
+                                   rtol=0, atol=2e-4)
 
 
 def test_a_file_is_read_with_its_includes(tmp_path):
