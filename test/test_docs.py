@@ -34,7 +34,7 @@ from robot_dynamics.tools.sample import example_robot_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ("README.md", "docs/API-CONTRACT.md", "docs/LOOPS.md", "docs/FLOATING-BASE.md", "docs/SIMULATION.md",
-        "docs/IMPEDANCE.md", "docs/ACTUATORS.md")
+        "docs/IMPEDANCE.md", "docs/ACTUATORS.md", "docs/MJCF.md")
 
 
 def python_blocks(doc):
