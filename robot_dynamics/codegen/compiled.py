@@ -8,7 +8,6 @@ same model only loads it.
 """
 import ctypes
 import hashlib
-import math
 import os
 import shutil
 import subprocess
@@ -21,6 +20,7 @@ import numpy as np
 from .. import cache
 from ..algorithms import checks
 from ..algorithms.dispatch import get_num_threads
+from ..algorithms.vectors import all_finite
 from ..model import configuration
 from ..errors import InputError, RobotDynamicsError, SingularityError
 from . import binding
@@ -54,10 +54,9 @@ def _pointer(a, ctype):
 
 
 def _finite(a):
-    """Cheap: True when every entry of a is finite (a dot product, ~0.5 us);
-    False can also mean that the squares overflowed (the caller then looks closer)."""
-    a = a.reshape(-1)
-    return math.isfinite(a.dot(a))
+    """True when every entry of a is finite: one compiled pass (a BLAS dot product, the
+    former check, took 5 ms on a 10,000-state batch where OpenBLAS's threads met a busy machine)."""
+    return all_finite(a.reshape(-1))
 
 
 def find_compiler():
@@ -191,8 +190,7 @@ class CompiledModel:
             self._check_quaternion(arrays[0])
             res = self._output(out, batch + ((n, n) if matrix else (n,)))
             self._run_batch(name, arrays, res, n * n if matrix else n)
-        # A dot product is finite iff every entry is (or it overflowed: then look entry by entry).
-        if not all(_finite(a) for a in arrays) or not _finite(res.reshape(-1)):
+        if not all(_finite(a) for a in arrays) or not _finite(res):
             self._not_finite(name, inputs, res)
         return res
 
