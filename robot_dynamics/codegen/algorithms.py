@@ -16,7 +16,6 @@ import math
 from .expr import ONE, ZERO, add, call, const, div, dot, mul, neg, sub, var
 from .spatial import (Joint, XT_force, X_motion, constants, crf, crm, cross, inertia_times, matmul, matvec,
                       rotate_full, rotate_sym, rotation, skew, sym, transpose)
-from ..model.packed import GRAVITY
 
 
 def inputs(name, n):
@@ -104,7 +103,11 @@ def kernel_gravity(model):
     """(3,) the gravity the kernels apply in the base frame: the model's gravity
     for a fixed base, none for a floating root (it enters through the root's
     acceleration), the part along the plane normal for a planar root."""
-    return [float(x) for x in model.packed[model.nb, GRAVITY:GRAVITY + 3]]
+    if model.root_joint is None:
+        return [float(x) for x in model.gravity]
+    if model.root_joint == "floating":
+        return [0.0, 0.0, 0.0]
+    return [0.0, 0.0, float((model.root_placement[:3, :3].T @ model.gravity)[2])]
 
 
 def shifted(model, em, qdd, shift):

@@ -20,7 +20,6 @@ import numpy as np
 from .. import cache
 from ..algorithms import checks
 from ..algorithms.dispatch import get_num_threads
-from ..algorithms.vectors import all_finite
 from ..model import configuration
 from ..errors import InputError, RobotDynamicsError, SingularityError
 from . import binding
@@ -55,7 +54,10 @@ def _pointer(a, ctype):
 
 def _finite(a):
     """True when every entry of a is finite: one compiled pass (a BLAS dot product, the
-    former check, took 5 ms on a 10,000-state batch where OpenBLAS's threads met a busy machine)."""
+    former check, took 5 ms on a 10,000-state batch where OpenBLAS's threads met a busy machine).
+    Imported on first use: the compiled checks load numba's lowering, which ``import robot_dynamics``
+    does not need."""
+    from ..algorithms.vectors import all_finite
     return all_finite(a.reshape(-1))
 
 
@@ -198,6 +200,7 @@ class CompiledModel:
         """A floating base's quaternion must be unit within the library's tolerance (the C code
         normalises it): the library's InputError otherwise."""
         if self.model.root_joint == "floating" and np.all(np.isfinite(q[..., 3:7])):
+            from ..model import configuration        # scipy.linalg: only for a floating model
             configuration.base_pose(self.model, q)
 
     def _run_batch(self, name, arrays, res, width):
