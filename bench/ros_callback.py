@@ -1,7 +1,7 @@
 """dynamics_node's joint-state callback in-process: microseconds per message, without the middleware.
 
 Usage (from the checkout, after scripts/setup-venv.sh):
-    .venv/bin/python bench/ros_callback.py [--messages 10000] [--repeats 5] [--checkout PATH]
+    .venv/bin/python bench/ros_callback.py [--messages 10000] [--repeats 5] [--backend compiled] [--checkout PATH]
 
 Configures a DynamicsNode on the bundled Panda (urdf/panda_arm.urdf) with the
 ros2_control command on (``publish_command``), as bench/ros_latency.py runs
@@ -10,6 +10,9 @@ messages (stamped now, positions changing by 1e-5 rad per message): the
 decoding, the merge, the laws, the limits and the publishes of the command
 and the compensation torque (to no subscriber). The middleware's delivery
 and the executor are not included; bench/ros_latency.py measures those.
+
+``--backend compiled`` sets the node's ``backend`` parameter (the laws on the
+Panda's generated C, docs/CODEGEN.md); ``--mode`` its ``mode``.
 
 ``--checkout`` runs another checkout's robot_dynamics (e.g. a worktree of an
 older commit) with this script, for a side-by-side figure.
@@ -31,17 +34,27 @@ def main():
     ap.add_argument('--messages', type=int, default=10000)
     ap.add_argument('--repeats', type=int, default=5)
     ap.add_argument('--checkout', default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    ap.add_argument('--backend', default='library', choices=('library', 'compiled'),
+                    help="the node's backend parameter (compiled: the laws on the Panda's generated C)")
+    ap.add_argument('--mode', default='gravity_coriolis', help="the node's mode parameter")
     args = ap.parse_args()
     sys.path.insert(0, args.checkout)
     import rclpy
     from rclpy.serialization import serialize_message
     from sensor_msgs.msg import JointState
     rclpy.init(args=['--ros-args', '-p', 'urdf_path:=%s/urdf/panda_arm.urdf' % args.checkout,
-                     '-p', 'publish_command:=true', '-p', 'command_topic:=commands', '-p', 'joint_state_timeout:=0.5'])
+                     '-p', 'publish_command:=true', '-p', 'command_topic:=commands', '-p', 'joint_state_timeout:=0.5']
+               + (['-p', 'backend:=%s' % args.backend] if args.backend != 'library' else [])
+               + ['-p', 'mode:=%s' % args.mode])
     from robot_dynamics.ros.dynamics_node import DynamicsNode
     node = DynamicsNode()
     if hasattr(node, 'configure'):
         node.configure()
+    if args.backend == 'compiled':               # the code compiles in a thread; a timer of the node picks it up
+        deadline = time.monotonic() + 120
+        while node.backend_state() != 'compiled' and time.monotonic() < deadline:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        print('backend: %s' % node.backend_state(), flush=True)
     names = ['panda_joint%d' % k for k in range(1, 8)]
     msgs = [JointState(name=names, position=list(np.full(7, 0.1 + 1e-5 * k)), velocity=[0.01] * 7)
             for k in range(args.messages)]

@@ -19,10 +19,14 @@ Hz for ``--duration`` s (after a ``--warmup`` that is not counted), each
 stamped with the wall clock at publish time and with a sequence number in
 header.frame_id; this process receives the target's ~/compensation_torque
 (the relay: the joint state itself; dynamics_node: the torque, stamped with
-the input's stamp) and, for dynamics_node, the command, and takes the latency
-of each message as receipt time minus its stamp (through DDS twice and the
-target's callback once); the target's CPU share is read from
-/proc/<pid>/stat over the measured window.
+the input's stamp) and takes the latency of each message as receipt time
+minus its stamp (through DDS twice and the target's callback once); the
+target's CPU share is read from /proc/<pid>/stat over the measured window.
+dynamics_node's command (Float64MultiArray, which has no stamp) goes, as on a
+robot, to another process: a stand-in of the controller manager that counts
+it. (Until 2026-11-27 this process subscribed to the command too; its
+command callback then ran before each torque's and added its own time to
+the torque's measured latency: see docs/PERFORMANCE.md.)
 
 A round measures the pair; ``--rounds N`` measures N rounds, alternating
 which goes first. A round in which the relay or dynamics_node lost a
@@ -112,8 +116,30 @@ def _publisher(ns, rate, warmup, duration, phases, results, domain_env):
     rclpy.shutdown()
 
 
+def _command_counter(topic, count, stop, domain_env):
+    """Child process: subscribe dynamics_node's command like a controller manager, count it in ``count``
+    (a shared integer) until ``stop`` is set."""
+    os.environ.update(domain_env)
+    import rclpy
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import Float64MultiArray
+    rclpy.init()
+    node = rclpy.create_node('bench_controller_standin')
+
+    def on_command(_msg):
+        with count.get_lock():
+            count.value += 1
+    node.create_subscription(Float64MultiArray, topic, on_command,
+                             QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+    while not stop.is_set() and rclpy.ok():
+        rclpy.spin_once(node, timeout_sec=0.05)
+    node.destroy_node()
+    rclpy.shutdown()
+
+
 class Receiver:
-    """This process's node: the target's ~/compensation_torque and the command, with receipt times."""
+    """This process's node: the target's ~/compensation_torque, with receipt times; dynamics_node's command
+    counted by another process (:func:`_command_counter`), or, with ``--command-in-receiver``, here."""
 
     def __init__(self, n_max):
         import rclpy
@@ -145,7 +171,7 @@ class Receiver:
     def reset(self):
         self.seq = np.full(self.n_max, -1, dtype=np.int64)
         self.lat = np.zeros(self.n_max)
-        self.count = [0, 0]                            # torques, commands
+        self.count = [0, 0]                            # torques, commands (those received here)
 
     def on_torque(self, msg):
         t = time.time_ns()
@@ -177,9 +203,13 @@ class Receiver:
         self.rclpy.try_shutdown()
 
 
-def measure(label, target, params, name, receiver, phases, results, args, command_topic=None):
-    """Start ``target``, stream to it, stop it; its figures."""
+def measure(label, target, params, name, receiver, phases, results, args, command_topic=None, commands=None):
+    """Start ``target``, stream to it, stop it; its figures. ``command_topic``: subscribed here;
+    ``commands``: the shared count of the command stand-in process (reset here)."""
     receiver.listen('%s/%s/compensation_torque' % (NS, name), command_topic)
+    if commands is not None:
+        with commands.get_lock():
+            commands.value = 0
     t_start = time.monotonic()
     proc = start_node(target, params, name=name, namespace=NS,
                       ros_args=['-r', '__node:=%s' % name, '-r', '__ns:=%s' % NS]
@@ -217,7 +247,8 @@ def measure(label, target, params, name, receiver, phases, results, args, comman
         return float(np.percentile(lat_ms, p)) if lat_ms.size else float('nan')
     return {
         'target': label, 'joint_states_sent': expected, 'messages_received': int(got.size),
-        'commands_received_total': receiver.count[1], 'joint_states_sent_total': info['sent'],
+        'commands_received_total': receiver.count[1] if commands is None else commands.value,
+        'joint_states_sent_total': info['sent'],
         'lost': int(expected - got.size), 'publisher_late': info['late'],
         'latency_p50_ms': pct(50), 'latency_p90_ms': pct(90), 'latency_p99_ms': pct(99),
         'latency_max_ms': float(lat_ms[-1]) if lat_ms.size else float('nan'),
@@ -266,7 +297,12 @@ def run(args):
                       args=(NS, args.rate, args.warmup, args.duration, phases, results, domain_env))
     pub.start()
     relay_cmd = [sys.executable, str(ROOT / 'bench' / 'ros_relay.py'), '--reliability', args.reliability]
-    command_topic = None if args.no_command_subscriber else NS + '/commands'
+    command_topic = NS + '/commands' if args.command_in_receiver and not args.no_command_subscriber else None
+    commands, stop_counter, counter = None, ctx.Event(), None
+    if not args.no_command_subscriber and not args.command_in_receiver:
+        commands = ctx.Value('q', 0)
+        counter = ctx.Process(target=_command_counter, args=(NS + '/commands', commands, stop_counter, domain_env))
+        counter.start()
     rounds = []
     try:
         for k in range(args.rounds):
@@ -279,7 +315,7 @@ def run(args):
                         figures[label] = measure(label, relay_cmd, None, RELAY, receiver, phases, results, args)
                     else:
                         figures[label] = measure(label, 'dynamics_node', params, NODE, receiver, phases, results,
-                                                 args, command_topic=command_topic)
+                                                 args, command_topic=command_topic, commands=commands)
                 figures['tries'] = attempt
                 if not lossy(figures):
                     break
@@ -290,9 +326,13 @@ def run(args):
             rounds.append(figures)
     finally:
         phases.put(None)
-        pub.join(10)
-        if pub.is_alive():
-            pub.terminate()
+        stop_counter.set()
+        for child in (pub, counter):
+            if child is None:
+                continue
+            child.join(10)
+            if child.is_alive():
+                child.terminate()
         receiver.close()
     rate_text = ('node default' if args.diagnostic_torque_rate is None
                  else '%g Hz' % args.diagnostic_torque_rate)
@@ -345,7 +385,10 @@ def main(argv=None):
     parser.add_argument('--reliability', default='best_effort', choices=('best_effort', 'reliable'),
                         help="the node's joint_states subscription QoS (best_effort)")
     parser.add_argument('--no-command-subscriber', action='store_true',
-                        help='do not subscribe to the Float64MultiArray command (lighter receiver)')
+                        help='nobody subscribes to the Float64MultiArray command (the node still publishes it)')
+    parser.add_argument('--command-in-receiver', action='store_true',
+                        help='subscribe to the command in the measuring process, as the bench did until '
+                             '2026-11-27, instead of a controller stand-in process')
     parser.add_argument('--diagnostic-torque-rate', type=float, default=None,
                         help="dynamics_node's diagnostic_torque_rate [Hz] (default: the node's default; "
                              "-1: every joint state, as before the parameter; 0: off)")

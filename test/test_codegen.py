@@ -41,6 +41,7 @@ from robot_dynamics.tools.sample import example_robot_data_dir, random_urdf
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = sorted((ROOT / "urdf").rglob("*.urdf"))
+BUNDLED_PATH = {p.stem: p for p in BUNDLED}
 ERD = example_robot_data_dir()
 ERD_URDFS = sorted(ERD.rglob("*.urdf")) if ERD else []
 NOT_A_ROBOT = {"ur_description/urdf/ur3.urdf"}                    # an empty xacro leftover (test_example_robot_data)
@@ -52,10 +53,10 @@ ALLOCATION = re.compile(r"\b(malloc|calloc|realloc|free|_Znwm|_Znam|_ZdlPv|_ZdaP
 MAX_REL = {}                                                       # quantity -> (largest relative error, robot)
 
 
-def load(source):
+def load(source, root_joint=None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")          # the files' inertia notices are not the subject here
-        return rd.load_urdf(str(source))
+        return rd.load_urdf(str(source), root_joint=root_joint)
 
 
 def close(robot, name, actual, desired, rtol=RTOL, scale=None, floor=0.0):
@@ -100,11 +101,15 @@ def build(models, folder, opt="-O0"):
 
 
 def states(model, n, seed):
+    """n random states: joints within their limits, a floating root's quaternion unit."""
     rng = np.random.default_rng(seed)
     lo = np.where(np.isfinite(model.lower_limit), model.lower_limit, -np.pi)
     hi = np.where(np.isfinite(model.upper_limit), model.upper_limit, np.pi)
-    q = rng.uniform(lo, hi, size=(n, model.nq))
-    qd, qdd, tau = rng.uniform(-2, 2, size=(3, n, model.nq))
+    joints = rng.uniform(lo, hi, size=(n, len(model.joint_names)))
+    q = np.concatenate([rng.uniform(-1, 1, size=(n, model.root_nq)), joints], axis=1)
+    if model.root_joint == "floating":
+        q[:, 3:7] /= np.linalg.norm(q[:, 3:7], axis=1, keepdims=True)
+    qd, qdd, tau = rng.uniform(-2, 2, size=(3, n, model.nv))
     return q, qd, qdd, tau
 
 
@@ -145,19 +150,32 @@ LOCAL.update({"tree%d" % s: random_urdf(s, n_links=9, p_massless=0.0) for s in r
 LOCAL.update({"mimic%d" % s: random_urdf(s, n_links=8, mimic=True, p_massless=0.0) for s in (1, 3, 7)})
 
 
+# Moving roots (as the library has them: q = xyz, quaternion xyzw, joints; planar x, y, theta).
+ROOTS = {"floating_panda": (BUNDLED_PATH["panda_arm"], "floating"), "planar_ur5": (BUNDLED_PATH["ur5"], "planar")}
+ROOTS.update({"floating%d" % s: (random_urdf(s, n_links=8, p_massless=0.0), "floating") for s in (2, 5)})
+ROOTS.update({"planar%d" % s: (random_urdf(s, n_links=6, p_massless=0.0), "planar") for s in (4,)})
+ROOTS.update({"floating_mimic%d" % s: (random_urdf(s, n_links=9, mimic=True, p_massless=0.0), "floating")
+              for s in (11,)})
+ROOTS.update({"planar_mimic%d" % s: (random_urdf(s, n_links=8, mimic=True, p_massless=0.0), "planar")
+              for s in (3,)})
+
+
 @pytest.fixture(scope="module")
 def local(tmp_path_factory):
     models = {name: load(src) for name, src in LOCAL.items()}
+    models.update({name: load(src, root) for name, (src, root) in ROOTS.items()})
     compiled, objects = build(models, tmp_path_factory.mktemp("local"))
     return models, compiled, objects
 
 
-@pytest.mark.parametrize("name", list(LOCAL))
+@pytest.mark.parametrize("name", list(LOCAL) + list(ROOTS))
 def test_generated_functions_equal_the_library(local, name):
     models, compiled, _ = local
     agree(name, models[name], compiled[name])
-    if name.startswith("mimic"):
-        assert models[name].has_mimic and models[name].nb > models[name].nq
+    if "mimic" in name:
+        assert models[name].has_mimic and models[name].nb > models[name].nv
+    if name in ROOTS:
+        assert models[name].root_joint == ROOTS[name][1]
 
 
 def test_objects_allocate_nothing_and_call_only_math(local):
@@ -179,8 +197,8 @@ def test_panda_code_is_unrolled_folded_and_documented():
                  "void panda_mass_matrix(const double *q, double *M);",
                  "void panda_aba(const double *q, const double *qd, const double *tau, double *qdd);",
                  "void panda_rnea_batch(int n, const double *q, const double *qd, const double *qdd, double *tau);",
-                 "extern const char *const panda_joint_names[panda_NQ];",
-                 "extern const double panda_effort_limit[panda_NQ];", "NO function includes them"):
+                 "#define panda_NJ 7", "extern const char *const panda_joint_names[panda_NJ];",
+                 "extern const double panda_effort_limit[panda_NJ];", "NO function includes them"):
         assert decl in header, decl
     assert "#include <math.h>" in source and source.count("#include") == 2
     for banned in ("malloc", "static double", "while", "goto"):
@@ -291,13 +309,52 @@ def test_a_prefix_that_is_not_a_c_identifier_is_refused(prefix, tmp_path):
     assert not list(tmp_path.iterdir())
 
 
-def test_floating_and_planar_roots_are_refused_by_name():
-    for root in ("floating", "planar"):
-        model = rd.load_urdf(str(ROOT / "urdf" / "ur5.urdf"), root_joint=root)
-        with pytest.raises(rd.InputError, match="codegen needs a fixed-base model: .* has a %s root" % root):
-            rd.codegen(model, "ur5", "unused")
-        with pytest.raises(rd.InputError, match="fixed-base"):
-            rd.compile(model)
+def test_a_moving_root_header_states_its_conventions_and_sizes():
+    header, source = generate(load(ROOT / "urdf" / "ur5.urdf", "floating"), "ur5")
+    assert "#define ur5_NQ 13" in header and "#define ur5_NV 12" in header and "#define ur5_NJ 6" in header
+    assert "q = (x, y, z, qx, qy, qz, qw, joints)" in header and "in the base frame" in header
+    assert "const double ur5_effort_limit[ur5_NJ]" in source
+    assert "q + (long)k * ur5_NQ, qd + (long)k * ur5_NV" in source        # batch strides: NQ for q, NV else
+    header, _ = generate(load(ROOT / "urdf" / "ur5.urdf", "planar"), "ur5")
+    assert "#define ur5_NQ 9" in header and "#define ur5_NV 9" in header and "q = (x, y, theta, joints)" in header
+
+
+def test_a_quaternion_far_from_unit_is_refused_as_the_library_refuses_it(local):
+    models, compiled, _ = local
+    model, c = models["floating_panda"], compiled["floating_panda"]
+    q, qd, qdd, _ = states(model, 2, seed=5)
+    q[0, 3:7] *= 1.5
+    for args in ((q[0], qd[0], qdd[0]), (q, qd, qdd)):          # one state and a batch
+        with pytest.raises(rd.InputError, match=r"base quaternion .* has norm 1\.(5|49)"):
+            rd.rnea(model, *args)
+        with pytest.raises(rd.InputError, match=r"base quaternion .* has norm 1\.(5|49)"):
+            c.rnea(*args)
+    q[0, 3:7] *= (1 + 1e-3) / 1.5                               # within tolerance: normalised, as the library
+    close("floating_panda", "rnea", c.rnea(q[0], qd[0], qdd[0]), rd.rnea(model, q[0], qd[0], qdd[0]))
+
+
+def test_rd_compile_of_a_floating_model_on_both_paths(tmp_path):
+    """rd.compile's CPython binding (one C-contiguous float64 state) and its ctypes path (lists,
+    batches) on a floating Panda: the library's values, and the quaternion checked on both."""
+    model = load(ROOT / "urdf" / "panda_arm.urdf", "floating")
+    c = rd.compile(model, folder=tmp_path)
+    q, qd, qdd, tau = states(model, 3, seed=6)
+    for k in range(3):
+        close("rd.compile floating", "rnea", c.rnea(q[k], qd[k], qdd[k]), rd.rnea(model, q[k], qd[k], qdd[k]))
+        close("rd.compile floating", "rnea", c.rnea(list(q[k]), list(qd[k]), list(qdd[k])),
+              rd.rnea(model, q[k], qd[k], qdd[k]))
+        close("rd.compile floating", "aba", c.aba(q[k], qd[k], tau[k]), rd.aba(model, q[k], qd[k], tau[k]))
+        close("rd.compile floating", "mass_matrix", c.mass_matrix(q[k]), rd.mass_matrix(model, q[k]))
+    close("rd.compile floating", "gravity batch", c.gravity_torques(q), rd.gravity_torques(model, q))
+    assert c.rnea(q[0], qd[0], qdd[0]).shape == (13,) and c.mass_matrix(q).shape == (3, 13, 13)
+    bad = q[0].copy()
+    bad[3:7] *= 2.0
+    with pytest.raises(rd.InputError, match="base quaternion"):
+        c.rnea(bad, qd[0], qdd[0])
+    with pytest.raises(rd.InputError, match="q has 13 values, model nq is 14"):
+        c.rnea(q[0][:13], qd[0], qdd[0])
+    with pytest.raises(rd.InputError, match="qd has 14 values, model nv is 13"):
+        c.rnea(q[0], np.zeros(14), qdd[0])
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ def codegen(model, prefix, folder, source=None, date=None):
     gravity, Coriolis, mass matrix and ABA as unrolled C99 (docs/CODEGEN.md).
 
     Args:
-        model: a fixed-base :class:`robot_dynamics.Model`.
+        model: a :class:`robot_dynamics.Model` (fixed base, or a floating or planar root).
         prefix: C identifier starting every generated name (``prefix_rnea``).
         folder: where to write (created if needed).
         source: the model's origin for the comments (e.g. the URDF path).
@@ -17,8 +17,8 @@ def codegen(model, prefix, folder, source=None, date=None):
         (header path, source path).
 
     Raises:
-        InputError: a prefix that is not a C identifier, a floating or
-            planar root, a model without moving joints.
+        InputError: a prefix that is not a C identifier, a model without
+            moving joints.
     """
     return write(model, prefix, folder, source=source, date=date)
 

@@ -11,10 +11,14 @@ velocity and acceleration ``multiplier_i * qd[k_i]``; torques map back as
 The rotors' reflected inertia ``model.body_armature`` (a literal, folded
 away where zero) adds ``I_a qdd_i`` to body i's joint torque, ``I_a`` to
 ``M_ii`` and to the ABA's ``D_i`` (docs/ACTUATORS.md).
+A floating or planar root as the kernels run it (:mod:`robot_dynamics.model.configuration`):
+the root chain at zero, the root's accelerations shifted by ``g_root(q) + b(v)``.
 """
+import math
+
 from .expr import ONE, ZERO, add, call, const, div, dot, mul, neg, sub, var
-from .spatial import (Joint, XT_force, X_motion, constants, crf, crm, inertia_times, matmul, matvec, rotate_full,
-                      rotate_sym, rotation, skew, sym, transpose)
+from .spatial import (Joint, XT_force, X_motion, constants, crf, crm, cross, inertia_times, matmul, matvec,
+                      rotate_full, rotate_sym, rotation, skew, sym, transpose)
 
 
 def inputs(name, n):
@@ -32,9 +36,11 @@ def coordinate(model, i, x):
 
 
 def joints(model, em, q):
-    """Emit every body's joint transform at q: sin and cos of revolute joint
-    angles (one pair per body), Rot(a, q) or the translation a q.
-    Returns the list of :class:`~robot_dynamics.codegen.spatial.Joint`."""
+    """Emit every body's joint transform at q (nv,), the kernels' coordinates
+    (:func:`kernel_positions`): sin and cos of revolute joint angles (one pair
+    per body; folded for a literal angle, the root chain's zeros), Rot(a, q)
+    or the translation a q. Returns the list of
+    :class:`~robot_dynamics.codegen.spatial.Joint`."""
     out = []
     for i in range(model.nb):
         X = model.joint_placement[i]
@@ -43,12 +49,75 @@ def joints(model, em, q):
         qi = em.let(add(coordinate(model, i, q), const(model.body_offset[i])))
         if prismatic:
             J.d = em.lets([mul(a, qi) for a in J.a])
+        elif qi.value is not None:
+            s, c = const(math.sin(qi.value)), const(math.cos(qi.value))
+            J.Rot = [em.lets(row) for row in rotation(model.axis[i], s, c, const(1.0 - c.value))]
         else:
             s, c = em.let(call("sin", qi)), em.let(call("cos", qi))
             t = em.let(sub(ONE, c))
             J.Rot = [em.lets(row) for row in rotation(model.axis[i], s, c, t)]
         out.append(J)
     return out
+
+
+# --- a floating or planar root (robot_dynamics.model.configuration) ------------------------------
+def kernel_positions(model, q):
+    """The kernels' coordinates (nv,) of q (nq,): the root chain at zero, then the
+    joints. A fixed base: q itself."""
+    return [ZERO] * model.root_nv + list(q[model.root_nq:])
+
+
+def root_gravity(model, em, q):
+    """(nv_root,) the gravity acceleration in the root's coordinates, ``R^T g``
+    (linear; zero angular), with R the base's rotation from q: the unit
+    quaternion (x, y, z, w) at q[3:7], normalised here, or the planar angle
+    q[2]. The planar root's part along the plane normal is the kernels' own
+    gravity (:func:`kernel_gravity`). The Python side of
+    :func:`robot_dynamics.model.configuration.root_gravity`."""
+    gp = model.root_placement[:3, :3].T @ model.gravity            # Rp^T g, a literal
+    if model.root_joint == "floating":
+        x, y, z, w = q[3:7]
+        inv = em.let(div(ONE, call("sqrt", dot(q[3:7], q[3:7]))))
+        x, y, z, w = em.lets([mul(e, inv) for e in (x, y, z, w)])
+        two = const(2.0)
+        R = [[sub(ONE, mul(two, add(mul(y, y), mul(z, z)))), mul(two, sub(mul(x, y), mul(z, w))),
+              mul(two, add(mul(x, z), mul(y, w)))],
+             [mul(two, add(mul(x, y), mul(z, w))), sub(ONE, mul(two, add(mul(x, x), mul(z, z)))),
+              mul(two, sub(mul(y, z), mul(x, w)))],
+             [mul(two, sub(mul(x, z), mul(y, w))), mul(two, add(mul(y, z), mul(x, w))),
+              sub(ONE, mul(two, add(mul(x, x), mul(y, y))))]]
+        R = [em.lets(row) for row in R]
+        return em.lets([dot([R[r][k] for r in range(3)], constants(gp)) for k in range(3)]) + [ZERO] * 3
+    s, c = em.let(call("sin", q[2])), em.let(call("cos", q[2]))
+    return em.lets([add(mul(c, const(gp[0])), mul(s, const(gp[1]))),
+                    sub(mul(c, const(gp[1])), mul(s, const(gp[0]))), ZERO])
+
+
+def root_bias(model, em, v):
+    """(nv_root,) b(v), the root chain's velocity-product acceleration that a 6-DOF
+    (3-DOF) joint does not have (:func:`robot_dynamics.model.configuration.root_bias`)."""
+    if model.root_joint == "floating":
+        u, w = v[:3], v[3:6]
+        return em.lets(cross(u, w) + [mul(w[1], w[2]), neg(mul(w[0], w[2])), mul(w[0], w[1])])
+    return em.lets([mul(v[1], v[2]), neg(mul(v[0], v[2])), ZERO])
+
+
+def kernel_gravity(model):
+    """(3,) the gravity the kernels apply in the base frame: the model's gravity
+    for a fixed base, none for a floating root (it enters through the root's
+    acceleration), the part along the plane normal for a planar root."""
+    if model.root_joint is None:
+        return [float(x) for x in model.gravity]
+    if model.root_joint == "floating":
+        return [0.0, 0.0, 0.0]
+    return [0.0, 0.0, float((model.root_placement[:3, :3].T @ model.gravity)[2])]
+
+
+def shifted(model, em, qdd, shift):
+    """qdd with the root's coordinates less ``shift`` (nv_root,): the kernels'
+    accelerations ``qdd_root - (g_root + b(v))``."""
+    nr = model.root_nv
+    return [em.let(sub(qdd[k], shift[k])) for k in range(nr)] + list(qdd[nr:])
 
 
 def body_inertia(model, i):

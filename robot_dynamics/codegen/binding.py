@@ -14,7 +14,9 @@ uses ctypes alone.
 import sysconfig
 from pathlib import Path
 
-# name: (C function, inputs, output is the NQ x NQ matrix)
+from ..model.configuration import QUATERNION_TOLERANCE
+
+# name: (C function, inputs (q first: NQ values; the others NV), output is the NV x NV matrix)
 CALLS = (("rnea", 3, False), ("gravity", 1, False), ("coriolis", 2, False), ("mass_matrix", 1, True),
          ("aba", 3, False))
 
@@ -25,9 +27,17 @@ def python_include():
     return folder if folder and (Path(folder) / "Python.h").is_file() else None
 
 
-def source(prefix, module):
-    """C source of the extension module ``module`` calling ``prefix``'s functions."""
+def source(prefix, module, floating=False):
+    """C source of the extension module ``module`` calling ``prefix``'s functions.
+    ``floating``: q holds a base quaternion at q[3:7], whose norm must be within
+    QUATERNION_TOLERANCE of 1 (else status 2: the general path refuses it by name)."""
     P = prefix
+    quaternion = (["    if (got == nin + 1) {",
+                   "        const double *q = (const double *)b[0].buf;",
+                   "        double nq = sqrt(q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6]);",
+                   "        if (!(fabs(nq - 1.0) <= %r))" % QUATERNION_TOLERANCE,
+                   "            bad_quaternion = 1;",
+                   "    }"] if floating else [])
     cases = []
     for k, (name, nin, _) in enumerate(CALLS):
         args = ", ".join("b[%d].buf" % i for i in range(nin + 1))
@@ -80,19 +90,22 @@ def source(prefix, module):
         "static PyObject *dispatch(PyObject *const *args, Py_ssize_t nargs, int which)",
         "{",
         "    Py_buffer b[4];",
-        "    const Py_ssize_t n = %s_NQ;" % P,
-        "    int k, got = 0, status = 1, nin = n_inputs[which];",
+        "    const Py_ssize_t nq = %s_NQ, n = %s_NV;" % (P, P),
+        "    int k, got = 0, status = 1, bad_quaternion = 0, nin = n_inputs[which];",
         "    if (nargs != nin + 1) {",
         '        PyErr_Format(PyExc_TypeError, "expected %d arrays, got %zd", nin + 1, nargs);',
         "        return NULL;",
         "    }",
         "    for (k = 0; k <= nin; ++k) {",
         "        int out = k == nin, matrix = out && matrix_output[which];",
-        "        if (!view(args[k], &b[k], matrix ? 2 : 1, matrix ? n * n : n, out ? PyBUF_WRITABLE : 0))",
+        "        if (!view(args[k], &b[k], matrix ? 2 : 1, matrix ? n * n : k == 0 ? nq : n, out ? PyBUF_WRITABLE : 0))",
         "            break;",
         "        ++got;",
         "    }",
-        "    if (got == nin + 1) {",
+        *quaternion,
+        "    if (got == nin + 1 && bad_quaternion)",
+        "        status = 2;",
+        "    else if (got == nin + 1) {",
         "        switch (which) {",
         *cases,
         "        default: break;",

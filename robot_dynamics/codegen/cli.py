@@ -24,5 +24,5 @@ def run(model, args, out):
     """Write the two files; print their paths. Returns the exit code 0."""
     prefix = args.prefix if args.prefix is not None else default_prefix(model.name)
     header, source = write(model, prefix, args.output, source=args.urdf)
-    print("wrote %s, %s (%d joints, prefix %s)" % (header, source, model.nv, prefix), file=out)
+    print("wrote %s, %s (%d joints, prefix %s)" % (header, source, len(model.joint_names), prefix), file=out)
     return 0

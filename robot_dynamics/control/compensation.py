@@ -48,13 +48,16 @@ class Compensation:
             :mod:`.impedance_target`.
         friction_smoothing: velocity scale [rad/s] of the ``tanh`` that
             replaces ``sgn(qd)`` in friction compensation (0: plain sign).
+        dynamics: the model's :class:`robot_dynamics.codegen.CompiledModel`
+            to compute gravity and the nonlinear effects with (the compiled
+            backend, :mod:`.backend`), or None: the library.
 
     After :meth:`compute`, ``gravity``, ``coriolis``, ``friction`` and
     ``total`` are (nq,) arrays [N m or N]; ``total`` is their sum (terms of
     the mode only; the others stay zero).
     """
 
-    def __init__(self, model, mode, friction_smoothing=0.0):
+    def __init__(self, model, mode, friction_smoothing=0.0, dynamics=None):
         if mode not in MODES:
             raise InputError('mode must be one of %s, got %r' % (', '.join(MODES), mode))
         self.model = model
@@ -64,6 +67,7 @@ class Compensation:
         self.with_friction = mode == GRAVITY_CORIOLIS_FRICTION
         n = model.nq
         self.data = rd.Data(model)          # the work buffers: the calls below allocate nothing
+        self.dynamics = dynamics
         self.gravity = np.zeros(n)
         self.coriolis = np.zeros(n)
         self.friction = np.zeros(n)
@@ -71,11 +75,18 @@ class Compensation:
 
     def compute(self, q, qd):
         """Fill gravity, coriolis, friction and total at (q, qd); returns total."""
-        model, data = self.model, self.data
-        g = rd.gravity_torques(model, q, data=data, out=self.gravity)
+        model, data, fast = self.model, self.data, self.dynamics
+        if fast is not None:
+            g = fast.gravity_torques(q, out=self.gravity)
+        else:
+            g = rd.gravity_torques(model, q, data=data, out=self.gravity)
         if self.with_coriolis:
-            h = rd.nonlinear_effects(model, q, qd, data=data, out=self.total)
-            np.subtract(h, g, out=self.coriolis)
+            if fast is not None:
+                fast.coriolis(q, qd, out=self.coriolis)
+                np.add(g, self.coriolis, out=self.total)
+            else:
+                h = rd.nonlinear_effects(model, q, qd, data=data, out=self.total)
+                np.subtract(h, g, out=self.coriolis)
         else:
             self.total[:] = g
         if self.with_friction:
@@ -84,20 +95,26 @@ class Compensation:
         return self.total
 
 
-def feedforward(model, q_d, qd_d, qdd_d):
-    """``tau_ff = M(q_d) qdd_d + C(q_d, qd_d) qd_d + g(q_d)`` (= rnea at the desired state)."""
+def feedforward(model, q_d, qd_d, qdd_d, dynamics=None):
+    """``tau_ff = M(q_d) qdd_d + C(q_d, qd_d) qd_d + g(q_d)`` (= rnea at the desired state; ``dynamics``: a
+    CompiledModel of ``model``, or None: the library)."""
+    if dynamics is not None:
+        return dynamics.rnea(q_d, qd_d, qdd_d)
     return rd.rnea(model, q_d, qd_d, qdd_d)
 
 
-def computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd):
+def computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd, dynamics=None):
     """Computed-torque law ``M(q) (qdd_d + Kd (qd_d - qd) + Kp (q_d - q)) + h(q, qd)``.
 
     Args:
         q, qd: (nq,) measured state.
         q_d, qd_d, qdd_d: (nq,) desired state.
         kp, kd: (nq,) diagonal gains [1/s^2], [1/s].
+        dynamics: a CompiledModel of ``model``, or None: the library.
     """
     a = qdd_d + kd * (qd_d - qd) + kp * (q_d - q)
+    if dynamics is not None:
+        return dynamics.rnea(q, qd, a)
     return rd.rnea(model, q, qd, a)
 
 

@@ -18,7 +18,7 @@ def fill_status(node, status):
     wd, throttle, command = node.watchdog, loop.throttle if loop is not None else None, node.command
     reference = loop.reference if loop is not None else None
     values = [
-        ('mode', p.mode), ('state', _state(node)),
+        ('mode', p.mode), ('backend', node.backend_state()), ('state', _state(node)),
         ('input_rate_hz', '%.1f' % period['input_rate']), ('messages_in', stats.n_in), ('messages_out', stats.n_out),
         ('commands_out', command.sent if command is not None else 0), ('references_in', stats.n_references),
         ('diagnostic_torque_rate_hz', 'off' if throttle is None or throttle.period_ns is None else

@@ -3,6 +3,7 @@ for each model, and the problems that refuse a model."""
 import math
 
 from ..control import profiles
+from ..control.backend import COMPILED, CompiledModels, covers
 from ..control.base_state import base_link, describe_base
 from ..control.compensation import IMPEDANCE_MODES, TorqueLimiter
 from ..control.external_torque import ExternalTorqueMonitor
@@ -12,6 +13,10 @@ from ..control.staleness import JointStaleness
 from ..control.torque_loop import DiagnosticThrottle, TorqueLoop, base_state_problem, gains, laws_of, per_joint
 from ..errors import InputError
 from .cdr import JointStateWriter
+
+
+#: [s] How often the executor looks whether a model's code is compiled (control/backend.py), while it is not.
+COMPILE_POLL = 0.1
 
 
 class PipelineBuilder:
@@ -55,7 +60,8 @@ class PipelineBuilder:
             return problem
         kp, kd = gains(p.kp, names, cmd_joints), gains(p.kd, names, cmd_joints)
         laws, ff, ct, base, loop = laws_of(model, names, p.mode, p.friction_smoothing, kp, kd,
-                                           self.watchdog.timeout_ns, old and old.base, old and old.loop)
+                                           self.watchdog.timeout_ns, old and old.base, old and old.loop,
+                                           self._compiled(model))
         terms = profiles.CommandTerms(profiles.parse_state(p.robot_compensates_gravity) == profiles.TRUE,
                                       profiles.parse_state(p.robot_compensates_friction) == profiles.TRUE, len(names))
         impedance = self._build_impedance(model, names, cmd_joints, base is not None or loop is not None)
@@ -77,6 +83,54 @@ class PipelineBuilder:
         self.limiter, self.cmd_joints, self._frame = limiter, cmd_joints, model.base_link
         self.ready = True
         return None
+
+    # --- the compiled backend (control/backend.py) ----------------------------------------------------
+    def _compiled(self, model):
+        """The CompiledModel of ``model`` when ``backend`` is compiled and its code is ready, else None (the
+        library): its compilation runs in a thread, and :meth:`_on_compiled` (a timer of the executor, every
+        COMPILE_POLL s while one runs: EventsExecutor has no guard conditions) rebuilds the pipeline with it."""
+        if self.p.backend != COMPILED:
+            return None
+        if not covers(model):
+            self.get_logger().warning('backend compiled covers fixed-base trees; %r (%s) runs on the library'
+                                      % (model.name, describe_base(model) if model.root_joint else 'closed loops'),
+                                      once=True)
+            return None
+        if self.compiled_models is None:
+            self.compiled_models = CompiledModels(lambda _model: None)
+        code = self.compiled_models.get(model)
+        if code is None and self.compiled_models.state(model) == 'compiling' and self._compile_poll is None:
+            self._compile_poll = self.create_timer(COMPILE_POLL, self._on_compiled)
+        return code
+
+    def backend_state(self):
+        """What computes the laws now: 'library', 'compiled', or 'library (compiling)' / 'library (failed)'."""
+        models, model = self.compiled_models, self.model
+        if self.p.backend != COMPILED or models is None or model is None or not covers(model):
+            return 'library'
+        state = models.state(model)
+        return 'compiled' if state == 'compiled' else 'library (%s)' % state
+
+    def _on_compiled(self):
+        """While a compilation runs (the executor's thread): when it ends, use the current model's code, or
+        say why not."""
+        model, models = self.model, self.compiled_models
+        if model is None or models is None or models.state(model) == 'compiling':
+            return
+        self.destroy_timer(self._compile_poll)
+        self._compile_poll = None
+        error = models.error(model)
+        if error is not None:
+            self.get_logger().error('backend compiled: the code of %r could not be built, the library computes the '
+                                    'torques: %s' % (model.name, error), once=True)
+            return
+        if models.get(model) is None or self.pipeline is None or getattr(self.pipeline.laws, 'dynamics', None):
+            return
+        problem = self.on_model(model, False)
+        if problem:
+            self.get_logger().error('backend compiled: %s' % problem)
+        else:
+            self.get_logger().info('backend compiled: the torques of %r now come from its generated C' % model.name)
 
     def _build_impedance(self, model, names, cmd_joints, moving_or_loops):
         """The ImpedanceControl of an impedance mode (None in another mode), or the problem; the target holder

@@ -5,6 +5,7 @@ import math
 from rclpy.parameter import Parameter
 
 from ..control import profiles
+from ..control.backend import BACKENDS, LIBRARY
 from ..control.compensation import CARTESIAN_IMPEDANCE, COMPUTED_TORQUE, GRAVITY_CORIOLIS, JOINT_IMPEDANCE, MODES
 from ..control.watchdog import ON_TIMEOUT
 from . import params as P
@@ -20,6 +21,12 @@ NODE_PARAMS = (
             'J^T (K e + D de - Lambda Jdot qd) + h(q, qd) + a null-space posture term at impedance_link towards '
             '~/target_pose (rd.JointImpedance, rd.CartesianImpedance; docs/IMPEDANCE.md). Fixed-base trees only.',
             read_only=False, choices=MODES),
+    P.Param('backend', LIBRARY,
+            'What computes the laws of a fixed-base tree (gravity, Coriolis, feedforward, computed torque). '
+            'library: the package\'s compiled kernels; compiled: C generated for the model and compiled with cc '
+            '(rd.compile, docs/CODEGEN.md), in a background thread for each new model (description, payload): '
+            'the library computes meanwhile, and if it fails. A floating or planar base, closed loops, friction, '
+            'the impedance laws and the observer always run on the library.', choices=BACKENDS),
     P.Param('joints', [], 'Joints of the command, in the order of the ros2_control controller\'s '
             '`joints` parameter (it must match it). Empty: every model joint in model order.',
             ptype=Parameter.Type.STRING_ARRAY),
