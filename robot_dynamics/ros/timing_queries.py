@@ -149,12 +149,13 @@ class TimingQueries:
 
     @staticmethod
     def _samples(model, traj, rate):
-        """(t, q, qd, qdd, tau) of ``traj`` at its grid points (``rate`` 0) or at ``rate`` [Hz]."""
+        """(t, q, qd, qdd, tau) of ``traj`` at its grid points (``rate`` 0) or evenly spaced, at least ``rate``
+        [Hz] (:meth:`~robot_dynamics.timing.retime.TimedTrajectory.times`)."""
         if not rate:
             return traj.t, traj.q, traj.qd, traj.qdd, traj.tau
-        if traj.duration * rate + 1 > MAX_POINTS:
+        if math.ceil(traj.duration * rate) + 1 > MAX_POINTS:
             raise JointMapError('rate %.6g Hz gives %d points over %.6g s, more than %d'
-                                % (rate, int(traj.duration * rate) + 1, traj.duration, MAX_POINTS))
+                                % (rate, math.ceil(traj.duration * rate) + 1, traj.duration, MAX_POINTS))
         t = traj.times(rate)
         q, qd, qdd = traj.sample(t)
         return t, q, qd, qdd, motor_torques(model, q, qd, qdd)

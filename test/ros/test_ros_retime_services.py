@@ -24,7 +24,7 @@ import robot_dynamics as rd
 from robot_dynamics.ros.timing_queries import MAX_GRIDPOINTS, MAX_WAYPOINTS
 from robot_dynamics_interfaces.srv import CheckTrajectory, RetimeTrajectory
 
-from conftest import PANDA, wait_for
+from conftest import PANDA, ROOT, wait_for
 
 pin = pytest.importorskip('pinocchio')
 
@@ -142,8 +142,9 @@ def test_retiming_options_are_applied_by_joint_name(ros, services):
     want = rd.retime(MODEL, W, velocity_limits=vel, acceleration_limits=acc, effort_scale=0.8, gridpoints=300)
     assert res.duration == pytest.approx(want.duration, rel=1e-9)
     t, q, qd, qdd, tau = arrays(res.trajectory)
-    np.testing.assert_allclose(np.diff(t), 1.0 / 50.0, atol=1e-8 + (t[-1] - t[-2]))   # at 50 Hz, the last one short
-    assert t.size == int(np.ceil(res.duration * 50.0)) + 1 and t[-1] == pytest.approx(res.duration, abs=1e-9)
+    n = int(np.ceil(res.duration * 50.0))                         # evenly spaced, at least 50 Hz
+    assert t.size == n + 1 and t[-1] == pytest.approx(res.duration, abs=1e-9)
+    np.testing.assert_allclose(np.diff(t), res.duration / n, atol=1e-9)
     np.testing.assert_allclose(q, want.sample(t)[0], atol=1e-9)
     # Between grid points the limits hold to O(ds^2) (docs/RETIMING.md): 300 grid points, a margin of 2 %.
     assert np.all(np.abs(qd) <= 1.02 * vel) and np.all(np.abs(qdd) <= 1.02 * acc)
@@ -175,6 +176,7 @@ def test_bad_retiming_requests_are_refused_and_the_node_keeps_serving(ros, servi
     refused(retime_request(W, velocity_limits=[1.0] * 3), 'velocity_limits has 3 values for 8 joint_names')
     refused(retime_request(W, effort_scale=-1.0), 'effort_scale', '> 0')
     refused(retime_request(W, rate=float('nan')), 'rate')
+    refused(retime_request(W, rate=1e6), 'rate 1e+06 Hz gives', 'more than 100000')
     refused(retime_request(W[:1]), 'm >= 2')
     outside = W.copy()
     outside[1, 3] = 0.5                                                   # panda_joint4's range is < -0.07
@@ -265,3 +267,43 @@ def test_check_trajectory_of_a_retimed_answer_and_bad_requests(ros, services):
                                                                  acceleration_limits=[1.0]))
     assert not res.success and 'acceleration_limits has 1 values for 7 joint_names' in res.message, res.message
     assert services.poll() is None, services.read_log()
+
+
+def filled(msg, values):
+    """``msg`` with the fields of ``values`` (the YAML of a ``ros2 service call``, nested dicts and lists)."""
+    import importlib
+    types = msg.get_fields_and_field_types()
+    for key, value in values.items():
+        if isinstance(value, dict):
+            filled(getattr(msg, key), value)
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            package, name = types[key][len('sequence<'):-1].split('/')
+            cls = getattr(importlib.import_module(package + '.msg'), name)
+            setattr(msg, key, [filled(cls(), v) for v in value])
+        else:
+            setattr(msg, key, [float(v) for v in value] if types[key] == 'sequence<double>' else value)
+    return msg
+
+
+def test_the_retiming_md_service_calls(ros, services):
+    """docs/RETIMING.md's two ``ros2 service call`` lines, sent as written, answer what the page says."""
+    import re
+    import yaml
+    text = (ROOT / 'docs' / 'RETIMING.md').read_text()
+    calls = re.findall(r'^ros2 service call /dynamics_node/(\w+) robot_dynamics_interfaces/srv/(\w+) "(.*)"$', text,
+                       re.M)
+    assert [c[:2] for c in calls] == [('retime_trajectory', 'RetimeTrajectory'), ('check_trajectory',
+                                                                                   'CheckTrajectory')]
+    (_, _, retime), (_, _, check) = calls
+    request = filled(RetimeTrajectory.Request(), yaml.safe_load(retime))
+    res = ros.call(RetimeTrajectory, services.topic('~/retime_trajectory'), request)
+    assert res.success, res.message
+    W = np.array([p.positions for p in request.waypoints.points])
+    assert res.duration == pytest.approx(rd.retime(MODEL, W, effort_scale=0.8).duration, rel=1e-9)
+    t = arrays(res.trajectory)[0]
+    np.testing.assert_allclose(np.diff(t), res.duration / np.ceil(100.0 * res.duration), atol=1e-9)   # 100 Hz+
+    res = ros.call(CheckTrajectory, services.topic('~/check_trajectory'),
+                   filled(CheckTrajectory.Request(), yaml.safe_load(check)))
+    assert res.success and not res.feasible
+    assert res.message == 'worst: velocity of panda_joint4 at 1.379 x its limit (point 1, t = 1 s): NOT feasible'
+    assert (res.velocity_point[3], res.velocity_time[3]) == (1, 1.0)
