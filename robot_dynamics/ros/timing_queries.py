@@ -32,6 +32,7 @@ import robot_dynamics as rd
 
 from ..control.joint_map import JointMapError
 from ..control.trajectory import trajectory_arrays
+from ..errors import InputError
 from ..timing.check import QUANTITIES, TOLERANCE, motor_torques
 from .queries import describe_base, fail, ok
 
@@ -56,14 +57,14 @@ def waypoints_of(model, trajectory):
     """(m, nq) waypoints in model order from a JointTrajectory's positions (its times are ignored).
 
     Raises:
-        JointMapError: a joint named twice or missing, more than MAX_WAYPOINTS
-            or fewer than 2 points, a point whose positions do not match the
-            names, a non-finite position (the point and the joint named).
+        JointMapError: a joint named twice or missing, a point whose positions
+            do not match the names, a non-finite position (the point and the
+            joint named). InputError: more than MAX_WAYPOINTS points.
     """
     names = list(trajectory.joint_names)
     points = trajectory.points
     if len(points) > MAX_WAYPOINTS:
-        raise JointMapError('waypoints has %d points, more than %d' % (len(points), MAX_WAYPOINTS))
+        raise InputError('waypoints has %d points, more than %d' % (len(points), MAX_WAYPOINTS))
     src = name_order(model, names, 'waypoints.joint_names')
     W = np.empty((len(points), model.nq))
     for k, p in enumerate(points):
@@ -135,9 +136,9 @@ class TimingQueries:
             vel = per_joint(model, names, request.velocity_limits, 'velocity_limits')
             acc = per_joint(model, names, request.acceleration_limits, 'acceleration_limits')
             if request.gridpoints > MAX_GRIDPOINTS:
-                raise JointMapError('gridpoints is %d, more than %d' % (request.gridpoints, MAX_GRIDPOINTS))
+                raise InputError('gridpoints is %d, more than %d' % (request.gridpoints, MAX_GRIDPOINTS))
             if not (math.isfinite(request.rate) and request.rate >= 0):
-                raise JointMapError('rate must be >= 0 [Hz] (0: the grid points), got %r' % request.rate)
+                raise InputError('rate must be >= 0 [Hz] (0: the grid points), got %r' % request.rate)
             traj = rd.retime(model, W, velocity_limits=vel, acceleration_limits=acc,
                              effort_scale=request.effort_scale or 1.0, gridpoints=request.gridpoints or None)
             t, q, qd, qdd, tau = self._samples(model, traj, request.rate)
@@ -154,7 +155,7 @@ class TimingQueries:
         if not rate:
             return traj.t, traj.q, traj.qd, traj.qdd, traj.tau
         if math.ceil(traj.duration * rate) + 1 > MAX_POINTS:
-            raise JointMapError('rate %.6g Hz gives %d points over %.6g s, more than %d'
+            raise InputError('rate %.6g Hz gives %d points over %.6g s, more than %d'
                                 % (rate, math.ceil(traj.duration * rate) + 1, traj.duration, MAX_POINTS))
         t = traj.times(rate)
         q, qd, qdd = traj.sample(t)
