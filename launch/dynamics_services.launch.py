@@ -3,7 +3,8 @@
     ros2 launch robot_dynamics dynamics_services.launch.py urdf:=/path/to/arm.urdf
 
 Offers ~/gravity_compensation, ~/inverse_dynamics, ~/forward_dynamics,
-~/mass_matrix, ~/fill_trajectory_efforts and ~/set_payload
+~/mass_matrix, ~/fill_trajectory_efforts, ~/retime_trajectory,
+~/check_trajectory and ~/set_payload
 (robot_dynamics_interfaces) under /dynamics_services (under
 <namespace>/dynamics_services when launched in a namespace).
 

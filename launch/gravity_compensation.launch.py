@@ -47,7 +47,8 @@ command_timeout (0.1 s), which covers a node killed, crashed or hung
 query_services:=true (the default) also starts dynamics_services as
 dynamics_node_services, which serves dynamics_node's read-only services
 (/dynamics_node/gravity_compensation, inverse_dynamics, forward_dynamics,
-mass_matrix, fill_trajectory_efforts) from a process of its own, so that no
+mass_matrix, fill_trajectory_efforts, retime_trajectory, check_trajectory)
+from a process of its own, so that no
 large request reaches the torque loop's process; dynamics_node keeps its
 payloads there (docs/NODES.md, "Which requests go where").
 """
@@ -229,7 +230,7 @@ def generate_launch_description():
             'query_services', default_value='true', choices=['true', 'false'],
             description='Also start dynamics_services (as dynamics_node_services), which serves dynamics_node\'s '
                         'read-only services (gravity_compensation, inverse_dynamics, forward_dynamics, mass_matrix, '
-                        'fill_trajectory_efforts) under its names from a process of its own.'),
+                        'fill_trajectory_efforts, retime_trajectory, check_trajectory) under its names from a process of its own.'),
         DeclareLaunchArgument(
             'lifecycle', default_value='false', choices=['true', 'false'],
             description='Run the managed variant (dynamics_lifecycle_node): it starts unconfigured and '

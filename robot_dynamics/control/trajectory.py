@@ -80,8 +80,10 @@ def trajectory_arrays(joint_names, trajectory):
                 raise JointMapError('point %d: %s has %d values for %d joint_names'
                                     % (k, label, a.size, m))
             out[k] = a[src]
-        if not np.all(np.isfinite(Q[k])) or not np.all(np.isfinite(QD[k])) or not np.all(np.isfinite(QDD[k])):
-            raise JointMapError('point %d: non-finite value' % k)
+        for label, out in (('position', Q), ('velocity', QD), ('acceleration', QDD)):
+            if not np.all(np.isfinite(out[k])):
+                raise JointMapError('point %d: non-finite value: %s of joint %s'
+                                    % (k, label, joint_names[int(np.flatnonzero(~np.isfinite(out[k]))[0])]))
     if K > 1 and not np.all(np.diff(t) > 0):
         raise JointMapError('time_from_start must increase strictly from point to point')
     return t, Q, (QD if have_v else None), (QDD if have_a and have_v else None)

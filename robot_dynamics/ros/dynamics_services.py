@@ -13,6 +13,8 @@ with the robot_dynamics_interfaces types:
     ~/forward_dynamics        ForwardDynamics       qdd from tau
     ~/mass_matrix             MassMatrix            M(q), row-major
     ~/fill_trajectory_efforts TrajectoryEfforts     tau_ff of every trajectory point
+    ~/retime_trajectory       RetimeTrajectory      the fastest timing of a path through waypoints
+    ~/check_trajectory        CheckTrajectory       a timed trajectory's worst torque, velocity, acceleration
     ~/set_payload             SetPayload            add / replace / clear a payload
 
 and its status on /diagnostics. A floating or planar robot needs
@@ -34,6 +36,7 @@ from ..errors import InputError
 from ..ros import params as P
 from ..control.base_state import BaseState
 from .model_node import ModelNode, describe_base, run, warm_up_moving_base
+from .timing_queries import warm_up_timing
 
 SERVICES_PARAMS = (
     P.Param('nice', 0, 'Niceness this process adds to itself at start (os.nice; 0-19): a larger value gives '
@@ -64,6 +67,7 @@ class DynamicsServices(ModelNode):
 
     def warm_up(self):
         super().warm_up()
+        warm_up_timing()                     # toppra: its import would otherwise delay the first retiming by ~1 s
         if self.p.base_state_topic:          # the services on a floating or planar base (as dynamics_node)
             warm_up_moving_base()
 

@@ -14,8 +14,8 @@
    last valid model stays.
 
 It offers the services of ``robot_dynamics_interfaces`` (the read-only ones of
-:mod:`.queries`, unless ``query_services`` is False, and ``~/set_payload``) and publishes
-diagnostic_msgs/DiagnosticArray on ``/diagnostics`` (absolute, where
+:mod:`.queries` and :mod:`.timing_queries`, unless ``query_services`` is False,
+and ``~/set_payload``) and publishes diagnostic_msgs/DiagnosticArray on ``/diagnostics`` (absolute, where
 diagnostic_aggregator listens). Every service answers
 ``success: false`` with a message that says what is wrong instead of
 raising. Service results are computations, not commands: they are not
@@ -43,8 +43,8 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
 import robot_dynamics as rd
-from robot_dynamics_interfaces.srv import (ForwardDynamics, GravityCompensation, InverseDynamics,
-                                           MassMatrix, SetPayload, TrajectoryEfforts)
+from robot_dynamics_interfaces.srv import (CheckTrajectory, ForwardDynamics, GravityCompensation, InverseDynamics,
+                                           MassMatrix, RetimeTrajectory, SetPayload, TrajectoryEfforts)
 
 from ..constraints.load import load_description
 from ..errors import InputError
@@ -52,6 +52,7 @@ from ..ros import params as P
 from ..control.closed_loop import check_actuated
 from .payloads import Payloads
 from .queries import Queries, describe_base  # noqa: F401  (describe_base: also here)
+from .timing_queries import TimingQueries
 # Also model_node's names, where the nodes and tests import them from:
 from .spin import DEFAULT_EXECUTOR, EXECUTORS, STOP_WAIT, StopSignals, close, make_executor, run  # noqa: F401
 from .warm_up import WARMUP_URDF as _WARMUP_URDF, warm_up, warm_up_model, warm_up_moving_base  # noqa: F401
@@ -90,7 +91,7 @@ MODEL_PARAMS = (
             ptype=Parameter.Type.STRING_ARRAY),
 )
 
-class ModelNode(Payloads, Queries, Node):
+class ModelNode(Payloads, Queries, TimingQueries, Node):
     """Robot model, payloads, dynamics services and /diagnostics.
 
     Two steps, as in ros2/examples: construct (plain state, no parameters,
@@ -106,8 +107,8 @@ class ModelNode(Payloads, Queries, Node):
 
     extra_params = ()
     #: Serve the read-only dynamics services (gravity, inverse and forward dynamics, mass matrix, trajectory
-    #: efforts). dynamics_node does not: their requests can be large, and a large request converted in the
-    #: torque node's process takes its GIL (docs/NODES.md, "Which requests go where").
+    #: efforts, retiming and its check). dynamics_node does not: their requests can be large, and a large request
+    #: converted in the torque node's process takes its GIL (docs/NODES.md, "Which requests go where").
     query_services = True
     #: Second part of the DiagnosticStatus name: '<node>: <status_name>'.
     status_name = 'dynamics'
@@ -189,6 +190,8 @@ class ModelNode(Payloads, Queries, Node):
             self.create_service(ForwardDynamics, '~/forward_dynamics', self._srv_forward_dynamics)
             self.create_service(MassMatrix, '~/mass_matrix', self._srv_mass_matrix)
             self.create_service(TrajectoryEfforts, '~/fill_trajectory_efforts', self._srv_trajectory)
+            self.create_service(RetimeTrajectory, '~/retime_trajectory', self._srv_retime)
+            self.create_service(CheckTrajectory, '~/check_trajectory', self._srv_check_trajectory)
         self.create_service(SetPayload, '~/set_payload', self._srv_set_payload)
         self.create_inputs()
         if from_topic:

@@ -18,7 +18,7 @@ the two side by side; by hand::
 
 #: The read-only dynamics services of ModelNode (robot_dynamics_interfaces types).
 QUERY_SERVICES = ('gravity_compensation', 'inverse_dynamics', 'forward_dynamics', 'mass_matrix',
-                  'fill_trajectory_efforts')
+                  'fill_trajectory_efforts', 'retime_trajectory', 'check_trajectory')
 #: The niceness the launch files give dynamics_services beside the torque node (its ``nice`` parameter): on busy
 #: cores a large request's computation yields to the torque loop.
 NICE = 10

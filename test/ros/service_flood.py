@@ -17,8 +17,8 @@ import rclpy
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectoryPoint
 
-from robot_dynamics_interfaces.srv import (GravityCompensation, IdentifyPayload, InverseDynamics, MassMatrix,
-                                           TrajectoryEfforts)
+from robot_dynamics_interfaces.srv import (CheckTrajectory, GravityCompensation, IdentifyPayload, InverseDynamics,
+                                           MassMatrix, RetimeTrajectory, TrajectoryEfforts)
 
 HUGE = 100_000
 
@@ -37,6 +37,19 @@ def trajectory(names, points, width=None):
         p.time_from_start.nanosec *= 1_000_000
         pts.append(p)
     req.trajectory.points = pts
+    return req
+
+
+def waypoints(names, count):
+    """A RetimeTrajectory request of ``count`` Panda waypoints (within its joint limits) at the grid's maximum."""
+    import numpy as np
+    rng = np.random.default_rng(26)
+    lower = np.array([-2.8973, -1.7628, -2.8973, -3.0718, -2.8973, -0.0175, -2.8973])
+    upper = np.array([2.8973, 1.7628, 2.8973, -0.0698, 2.8973, 3.7525, 2.8973])
+    W = 0.5 * (lower + upper) + 0.4 * (upper - lower) * rng.uniform(-1.0, 1.0, (count, len(names)))
+    req = RetimeTrajectory.Request(gridpoints=10000)
+    req.waypoints.joint_names = list(names)
+    req.waypoints.points = [JointTrajectoryPoint(positions=w.tolist()) for w in W]
     return req
 
 
@@ -59,6 +72,10 @@ def requests(names):
         ('identification of 5,000 samples', IdentifyPayload, '~/identify_payload',
          IdentifyPayload.Request(link='panda_link7', samples=samples)),
         ('mass matrix', MassMatrix, '~/mass_matrix', MassMatrix.Request(joint_state=JointState(name=names, position=q))),
+        ('retiming of 20 waypoints', RetimeTrajectory, '~/retime_trajectory', waypoints(names, 20)),
+        ('retiming of 1,001 waypoints', RetimeTrajectory, '~/retime_trajectory', waypoints(names, 1001)),
+        ('check of 100,000 points', CheckTrajectory, '~/check_trajectory',
+         CheckTrajectory.Request(trajectory=trajectory(names, HUGE).trajectory)),
     ]
 
 

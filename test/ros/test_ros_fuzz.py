@@ -51,8 +51,8 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 import robot_dynamics as rd
-from robot_dynamics_interfaces.srv import (ForwardDynamics, GravityCompensation, InverseDynamics,
-                                           MassMatrix, SetPayload, TrajectoryEfforts)
+from robot_dynamics_interfaces.srv import (CheckTrajectory, ForwardDynamics, GravityCompensation, InverseDynamics,
+                                           MassMatrix, RetimeTrajectory, SetPayload, TrajectoryEfforts)
 
 from conftest import LATCHED, PANDA, ROOT, UR5, wait_for
 from probes import Diagnostics, FastPeer
@@ -646,7 +646,7 @@ def test_dynamics_node_survives_10000_malformed_messages(ros, start_node, capsys
 
 
 # --- services ----------------------------------------------------------------------------------
-N_SERVICE_REQUESTS = 300
+N_SERVICE_REQUESTS = 420          # ~75 % of them for the services before the two retiming ones (300 then)
 
 #: Nodes that offer the dynamics services, with the parameters to start them.
 SERVICE_TARGETS = [('dynamics_node', {'urdf_path': str(PANDA)}),
@@ -685,6 +685,61 @@ def _state_faults(r, with_velocity):
             ('overflow (qd 1e200)', lambda js: _named(js, NAMES, position=q, velocity=[1e200] * 7)),
         ]
     return faults
+
+
+def _waypoints(r, k=4, names=None, spoil=None, **fields):
+    """A RetimeTrajectory request of ``k`` waypoints within the Panda's joint ranges (``spoil(W)`` first)."""
+    mid, half = 0.5 * (MODEL.upper_limit + MODEL.lower_limit), 0.5 * (MODEL.upper_limit - MODEL.lower_limit)
+    W = mid + 0.5 * half * r.uniform(-1, 1, (k, 7))
+    if spoil:
+        spoil(W)
+    names = list(NAMES if names is None else names)
+    req = RetimeTrajectory.Request(**fields)
+    req.waypoints = JointTrajectory(joint_names=names, points=[JointTrajectoryPoint(positions=w[:len(names)].tolist())
+                                                               for w in W])
+    return req
+
+
+def _retime_faults(r):
+    """(label, request) faults of ~/retime_trajectory: each request is valid but for its label."""
+    nan, inf = float('nan'), float('inf')
+    return [
+        ('no waypoints', RetimeTrajectory.Request()),
+        ('one waypoint', _waypoints(r, 1)),
+        ('missing joint', _waypoints(r, names=NAMES[:6])),
+        ('duplicate joint names', _waypoints(r, names=NAMES[:6] + NAMES[:1])),
+        ('NaN waypoint', _waypoints(r, spoil=lambda W: W.__setitem__((2, 4), nan))),
+        ('two equal waypoints', _waypoints(r, spoil=lambda W: W.__setitem__(2, W[1]))),
+        ('waypoint outside the limits', _waypoints(r, spoil=lambda W: W.__setitem__((1, 3), 1.0))),
+        ('1,001 waypoints', _waypoints(r, 1001)),
+        ('velocity_limits length != joint_names', _waypoints(r, velocity_limits=[1.0] * 3)),
+        ('zero velocity limit', _waypoints(r, velocity_limits=[1.0] * 6 + [0.0])),
+        ('NaN acceleration limit', _waypoints(r, acceleration_limits=[nan] + [1.0] * 6)),
+        ('negative effort_scale', _waypoints(r, effort_scale=-1.0)),
+        ('inf effort_scale', _waypoints(r, effort_scale=inf)),
+        ('gravity beyond the limit (effort_scale 0.01)', _waypoints(r, effort_scale=0.01)),
+        ('gridpoints 1', _waypoints(r, gridpoints=1)),
+        ('gridpoints over the bound', _waypoints(r, gridpoints=4_000_000_000)),
+        ('inf rate', _waypoints(r, rate=inf)),
+        ('negative rate', _waypoints(r, rate=-10.0)),
+    ]
+
+
+def _check_faults(r):
+    """(label, request) faults of ~/check_trajectory."""
+    def check(t, **fields):
+        return CheckTrajectory.Request(trajectory=t, **fields)
+    one = _traj(r, 1)
+    return [
+        ('no points', check(JointTrajectory(joint_names=NAMES))),
+        ('one point', check(one)),
+        ('missing joint', check(_traj(r, 3, NAMES[:6]))),
+        ('NaN velocity', check(_traj(r, 3, spoil=_set('velocities', 4, float('nan'))))),
+        ('inf position', check(_traj(r, 3, spoil=_set('positions', 0, float('inf'))))),
+        ('time_from_start not increasing', check(_t_equal_times(r))),
+        ('acceleration_limits length != joint_names', check(_traj(r, 3), acceleration_limits=[1.0])),
+        ('negative acceleration limit', check(_traj(r, 3), acceleration_limits=[1.0] * 6 + [-1.0])),
+    ]
 
 
 def service_requests(r, simulator=False):
@@ -744,6 +799,8 @@ def service_requests(r, simulator=False):
             ('positions length != joint_names', traj(_traj(r, 2, spoil=lambda p: setattr(p, 'positions', [0.0])))),
             ('duplicate joint names', traj(_traj(r, 2, NAMES[:6] + NAMES[:1]))),
             ('time_from_start not increasing', traj(_t_equal_times(r)))],
+        ('~/retime_trajectory', RetimeTrajectory): _retime_faults(r),
+        ('~/check_trajectory', CheckTrajectory): _check_faults(r),
         ('~/set_payload', SetPayload): [
             ('unknown link', payload(link='no_such_link')),
             ('NaN mass', payload(m=nan)),

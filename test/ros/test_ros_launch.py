@@ -60,7 +60,8 @@ def test_launch_files_declare_the_documented_arguments(standins):
     assert services['parameters'] == [dict(yaml.safe_load(open(params_file))['/**']['ros__parameters'],
                                            **overrides, nice=10)]
     assert sorted(services['remappings']) == sorted(('~/%s' % s, 'dynamics_node/%s' % s) for s in (
-        'gravity_compensation', 'inverse_dynamics', 'forward_dynamics', 'mass_matrix', 'fill_trajectory_efforts'))
+        'gravity_compensation', 'inverse_dynamics', 'forward_dynamics', 'mass_matrix', 'fill_trajectory_efforts',
+        'retime_trajectory', 'check_trajectory'))
     _, alone, _ = L.evaluate(LAUNCH / 'gravity_compensation.launch.py', {'query_services': 'false'}, SHARES)
     assert [n.kwargs['executable'] for n in alone] == ['dynamics_node', 'command_watchdog']
     assert 'services_node' not in alone[0].kwargs['parameters'][1]

@@ -5,7 +5,9 @@ Separate processes, real DDS: dynamics_node on the Panda, a 1 kHz joint-state
 publisher (joint_state_publisher.py), a client that calls the services
 (service_flood.py: a 100,000-point ~/fill_trajectory_efforts request, a
 malformed trajectory, a valid 1,000-point one, a 100,000-name joint state, 100,000
-accelerations, a 5,000-sample identification, a mass matrix; twice), and this
+accelerations, a 5,000-sample identification, a mass matrix, a ~/retime_trajectory
+of 20 waypoints on 10,000 grid points, one of 1,001 waypoints (over the limit), a
+100,000-point ~/check_trajectory; twice), and this
 process, which takes the command stream and the node's /diagnostics. When the
 node served the read-only services itself, a 100,000-point request stopped the
 commands for seconds (rclpy converted it in the torque loop's thread). Now
@@ -77,7 +79,7 @@ def test_large_and_malformed_requests_do_not_delay_the_commands(ros, start_node)
                                'service_flood_%d' % time.monotonic_ns())
     t_build = time.monotonic()              # the client builds its requests: the same load, no request yet
     assert wait_for(lambda: 'ready' in flood.read_log().split(), 60, 0.05), flood.read_log()
-    # The client's discovery (a new participant and its 14 service endpoints) is over; its first request
+    # The client's discovery (a new participant and its service endpoints) is over; its first request
     # comes SETTLE s after 'ready'. Discovery itself was seen to hold joint states back for 100-335 ms just
     # before 'ready', with no request made yet: the 'before' figures below include it.
     time.sleep(SETTLE - 0.3)
@@ -119,7 +121,7 @@ def test_large_and_malformed_requests_do_not_delay_the_commands(ros, start_node)
     by_kind = {}
     for a in answers:
         by_kind.setdefault(a['kind'], []).append(a)
-    assert len(answers) == 14 and all(len(v) == 2 for v in by_kind.values()), answers
+    assert len(answers) == 20 and all(len(v) == 2 for v in by_kind.values()), answers
     unanswered = [a['kind'] for a in answers if a['success'] is None]
     assert not unanswered, 'no answer to: %s' % unanswered
     # The read-only services answer from dynamics_services (another process): the large trajectory is computed
@@ -132,6 +134,9 @@ def test_large_and_malformed_requests_do_not_delay_the_commands(ros, start_node)
         '100,000 accelerations': (False, ['acceleration has 100000 values']),
         'identification of 5,000 samples': (False, ['5000 joint states', 'max_request_points (%d)' % LIMIT]),
         'mass matrix': (True, ['ok']),
+        'retiming of 20 waypoints': (True, ['20 waypoints', '10000 points']),
+        'retiming of 1,001 waypoints': (False, ['1001 points, more than 1000']),
+        'check of 100,000 points': (True, ['worst: effort of', ': feasible']),
     }
     for kind, (success, words) in expected.items():
         for a in by_kind[kind]:

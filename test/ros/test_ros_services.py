@@ -190,7 +190,8 @@ def test_dynamics_node_s_services_come_from_dynamics_services_with_its_payloads(
     assert wait_for(lambda: proc.topic('~/set_payload') in own(), 5), sorted(own())
     assert not {s for s in own() if s.rsplit('/', 1)[-1] in ('gravity_compensation', 'inverse_dynamics',
                                                             'forward_dynamics', 'mass_matrix',
-                                                            'fill_trajectory_efforts')}, sorted(own())
+                                                            'fill_trajectory_efforts', 'retime_trajectory',
+                                                            'check_trajectory')}, sorted(own())
     req = GravityCompensation.Request()
     named(req.joint_state, NAMES, position=Q)
 

@@ -103,7 +103,8 @@ def test_sim_launch_arguments(standins):
     assert services['name'] == dyn['services_node'] == 'dynamics_node_services'
     assert params_of(by['dynamics_services'], context) == (files, dict(dyn, nice=10))
     assert sorted(services['remappings']) == sorted(('~/%s' % s, 'dynamics_node/%s' % s) for s in (
-        'gravity_compensation', 'inverse_dynamics', 'forward_dynamics', 'mass_matrix', 'fill_trajectory_efforts'))
+        'gravity_compensation', 'inverse_dynamics', 'forward_dynamics', 'mass_matrix', 'fill_trajectory_efforts',
+        'retime_trajectory', 'check_trajectory'))
     assert files == [str(ROOT / 'config' / 'gravity_compensation.yaml')]
     assert dyn['publish_command'] is True and dyn['use_sim_time'] is True and dyn['mode'] == 'gravity_coriolis'
     # The loop closes without remapping: dynamics_node's command topic is the simulator's effort topic,
