@@ -81,6 +81,7 @@ from .errors import (AssemblyError, InertiaWarning, InputError, RobotDynamicsErr
                      URDFError, URDFWarning)
 from .model import Data, Joint, Model  # noqa: E402
 from .model.loops import Loop  # noqa: E402
+from .model.mjcf import load_mjcf  # noqa: E402
 from .constraints import (assemble, constrained_forward_dynamics, constrained_inverse_dynamics, impact,  # noqa: E402
                           load_urdf, loop_jacobian, loop_residual, loop_wrenches, mobility)
 from .model.configuration import difference, integrate, neutral, normalize  # noqa: E402
@@ -99,7 +100,7 @@ from .timing import TimedTrajectory, TrajectoryCheck, check_trajectory, retime  
 __version__ = "0.2.0"
 
 __all__ = [
-    "Model", "Data", "Joint", "Loop", "load_urdf",
+    "Model", "Data", "Joint", "Loop", "load_urdf", "load_mjcf",
     "RobotDynamicsError", "InputError", "URDFError", "SingularityError", "AssemblyError", "InertiaWarning",
     "URDFWarning",
     "rnea", "gravity_torques", "nonlinear_effects", "coriolis_matrix", "mass_matrix", "aba",

@@ -469,6 +469,37 @@ def test_cli_writes_the_header_and_the_source(tmp_path):
     assert cli.main(["codegen", str(ROOT / "urdf" / "ur5.urdf"), "-o", str(folder), "--prefix", "9x"], out=out) == 2
 
 
+def test_cli_generates_a_moving_root_and_an_mjcf_model(tmp_path):
+    """--root-joint floating: NQ 13, NV 12; an MJCF file (root element <mujoco>) with its armature."""
+    out = io.StringIO()
+    assert cli.main(["codegen", str(ROOT / "urdf" / "ur5.urdf"), "-o", str(tmp_path), "--prefix", "free",
+                     "--root-joint", "floating"], out=out) == 0
+    header = (tmp_path / "free.h").read_text()
+    assert "#define free_NQ 13" in header and "#define free_NV 12" in header and "free_NJ 6" in header
+    mjcf = tmp_path / "arm.xml"
+    mjcf.write_text('<mujoco model="arm"><worldbody><body name="l1" pos="0 0 0.1"><joint name="j1" axis="0 1 0" '
+                    'armature="0.2"/><geom size="0.05" pos="0.2 0 0" mass="1"/><body name="l2" pos="0.3 0 0">'
+                    '<joint name="j2" axis="0 1 0"/><geom size="0.05" pos="0.2 0 0" mass="1"/></body></body>'
+                    '</worldbody></mujoco>')
+    assert cli.main(["codegen", str(mjcf), "-o", str(tmp_path), "--prefix", "arm"], out=out) == 0
+    model = rd.load_mjcf(mjcf)
+    compiled, _ = build({"arm": model}, tmp_path / "build")
+    agree("mjcf arm", model, compiled["arm"])
+    M = compiled["arm"].mass_matrix(np.zeros(2))
+    assert M[0, 0] == pytest.approx(rd.mass_matrix(model, np.zeros(2))[0, 0], rel=1e-12) and model.armature[0] == 0.2
+    # An actuators file over a URDF: the generated mass matrix gains the armature on the diagonal.
+    (tmp_path / "act.yaml").write_text("shoulder_pan_joint: {armature: 0.5}\n")
+    assert cli.main(["codegen", str(ROOT / "urdf" / "ur5.urdf"), "-o", str(tmp_path), "--prefix", "geared",
+                     "--actuators", str(tmp_path / "act.yaml")], out=out) == 0
+    assert "0.5" in (tmp_path / "geared.c").read_text()
+    ur5 = load(ROOT / "urdf" / "ur5.urdf")
+    geared = ur5.with_actuators({"shoulder_pan_joint": {"armature": 0.5}})
+    compiled, _ = build({"geared": geared}, tmp_path / "build2")
+    q = np.full(6, 0.3)
+    np.testing.assert_allclose(compiled["geared"].mass_matrix(q) - rd.mass_matrix(ur5, q),
+                               np.diag([0.5, 0, 0, 0, 0, 0]), atol=1e-12)
+
+
 # --------------------------------------------------------------------------
 # docs/CODEGEN.md: its examples are tests
 

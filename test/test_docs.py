@@ -1,7 +1,7 @@
 """Every documented Python example runs as written ("a documented example is a test").
 
 - Each ```python block of README.md, docs/API-CONTRACT.md, docs/LOOPS.md,
-  docs/FLOATING-BASE.md, docs/SIMULATION.md and docs/IMPEDANCE.md runs in a fresh namespace
+  docs/FLOATING-BASE.md, docs/SIMULATION.md, docs/IMPEDANCE.md and docs/ACTUATORS.md runs in a fresh namespace
   from a folder laid out as the repository root (``urdf/`` linked there, so
   that what a snippet writes, ``run.csv``, does not land in the checkout).
   A line that shows its value in its comment (``model.nq, model.nv  # 19,
@@ -34,7 +34,7 @@ from robot_dynamics.tools.sample import example_robot_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ("README.md", "docs/API-CONTRACT.md", "docs/LOOPS.md", "docs/FLOATING-BASE.md", "docs/SIMULATION.md",
-        "docs/IMPEDANCE.md")
+        "docs/IMPEDANCE.md", "docs/ACTUATORS.md", "docs/MJCF.md")
 
 
 def python_blocks(doc):
@@ -171,7 +171,7 @@ def root_like(tmp_path, monkeypatch):
 
 
 def test_every_block_is_run_or_listed():
-    assert len(BLOCKS) == 9, [(d, i) for d, i, _, _ in BLOCKS]
+    assert len(BLOCKS) == 11, [(d, i) for d, i, _, _ in BLOCKS]
     keys = {(d, i) for d, i, _, _ in BLOCKS}
     assert set(NOT_RUN) | set(CONTINUES) | set(PRELUDES) | set(CLAIMS) <= keys
 

@@ -19,7 +19,7 @@ from .kernels import (TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work
                    joint_coordinate, ST_force, jcalc, joint_position, X_motion, nbodies,
                    parent_row, set_base_acceleration)
 from .crba import _crba
-from ..model.packed import AXIS, JTYPE, MASS, NQ, PARENT, PRISMATIC
+from ..model.packed import ARMATURE, AXIS, JTYPE, MASS, NQ, PARENT, PRISMATIC
 from .root_kernels import NO_WRENCH, bad_sizes, cholesky_solve, root_component, root_sizes, root_state
 from .rnea import _NO_FEXT, _rnea
 
@@ -172,7 +172,7 @@ def _aba_inertias(D, tau, w, first):
         ax, ay, az = D[i, AXIS], D[i, AXIS + 1], D[i, AXIS + 2]
         for r in range(6):                                # U_i = IA_i S_i
             U[i, r] = IA[i, r, k] * ax + IA[i, r, k + 1] * ay + IA[i, r, k + 2] * az
-        d[i] = ST_force(D, i, U, i)                    # D_i = S_i^T U_i
+        d[i] = ST_force(D, i, U, i) + D[i, ARMATURE]   # D_i = S_i^T U_i + I_a (the rotor's inertia)
         u[i] = tau[i] - ST_force(D, i, pA, i)          # u_i = tau_i - S_i^T pA_i
         if D[i, PARENT] < 0:
             continue

@@ -14,7 +14,7 @@ from .dispatch import Algorithm, chain, public
 from .kernels import (MAT, TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work, work_crba, work_size, all_finite,
                       bad_length, finite1, finite2, I_S, inline, jit, jcalc, joint_position, nbodies, ST_force6,
                       XT_force, XT_I_X_add)
-from ..model.packed import MASS, NQ, PARENT, QIDX, QMUL
+from ..model.packed import ARMATURE, MASS, NQ, PARENT, QIDX, QMUL
 from .root_kernels import bad_sizes, root_sizes, root_state
 
 
@@ -34,7 +34,7 @@ def _crba(D, q, M, R, p, IC, nr):
     for i in range(n - 1, nr - 1, -1):
         n0, n1, n2, f0, f1, f2 = I_S(D, i, IC, i)         # F = IC_i S_i
         qi, mi = int(D[i, QIDX]), D[i, QMUL]
-        M[qi, qi] += mi * mi * ST_force6(D, i, n0, n1, n2, f0, f1, f2)    # M_ii = S_i^T F
+        M[qi, qi] += mi * mi * (ST_force6(D, i, n0, n1, n2, f0, f1, f2) + D[i, ARMATURE])   # M_ii = S_i^T F + I_a
         j = i
         while D[j, PARENT] >= nr:                         # F = X_j^T F; M_ij = S_j^T F
             n0, n1, n2, f0, f1, f2 = XT_force(R, p, j, n0, n1, n2, f0, f1, f2)

@@ -39,7 +39,7 @@ from .aba import _aba, forward_states, forward_states_crb, forward_states_fext
 from .kernels import (TABLE, V, V_RO, XT_force_add, XT_I_X_add, I_times, all_finite, bad_length, chunks,
                       crf_add, entry, finite1, jit, joint_coordinate, nbodies, parallel, parent_row,
                       set_base_acceleration, work, work_buffer, work_size, world_poses)
-from ..model.packed import AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
+from ..model.packed import ARMATURE, AXIS, JTYPE, MASS, PARENT, PRISMATIC, QIDX, QMUL
 
 OUT3 = nb.types.Array(nb.float64, 3, "C")       # (3, nq, nq): three matrices of one state
 
@@ -185,6 +185,7 @@ def _rnea_derivatives(D, q, qd, qdd, fext, gravity, dq, dqd, M, w):
             dqd[qk, qm] += c * (2.0 * tS + b0 * S[m, 0] + b1 * S[m, 1] + b2 * S[m, 2])
             M[qk, qm] += c * _dot(T, 0, S, m)
             m = int(D[m, PARENT])
+        M[qk, qk] += mk * mk * D[k, ARMATURE]             # the rotor's inertia: dtau/dqdd = M
         j = int(D[k, PARENT])
         while j >= 0:                                     # column k, strict ancestor rows j
             qj, c = int(D[j, QIDX]), mk * D[j, QMUL]

@@ -1,6 +1,8 @@
 """Kinetic and potential energy of the whole robot.
 
-Handbook of Robotics, sec. 3.4: ``T = 1/2 sum_i v_i^T I_i v_i = 1/2 qd^T M qd``,
+Handbook of Robotics, sec. 3.4: ``T = 1/2 sum_i v_i^T I_i v_i = 1/2 qd^T M qd``
+(with the rotors' ``+ 1/2 sum_i armature_i qd_i^2``, as Pinocchio's
+``computeKineticEnergy``: M holds the armature, and ``dT/dt = qd^T (tau - g)``),
 ``U = -sum_i m_i g . c_i`` with c_i the centre of mass in the base frame,
 so that ``g(q) = dU/dq``. The zero of U is the base origin.
 """
@@ -12,7 +14,7 @@ from .dispatch import Algorithm, route, run
 from .kernels import (chunks, jcalc, joint_position, parallel, work, work_size, S_add, all_finite, I_times, jit, joint_coordinate, X_motion,
                    nbodies, parent_row, world_poses)
 from .centroidal import composite_inertia
-from ..model.packed import GRAVITY, MASS, MCOM
+from ..model.packed import ARMATURE, GRAVITY, MASS, MCOM
 
 
 @jit
@@ -27,6 +29,8 @@ def _kinetic(D, q, qd, R, p, v, Iv):
         I_times(D, i, MASS, v, i, Iv, 0)
         for r in range(6):
             e += 0.5 * v[i, r] * Iv[0, r]                    # T_i = 1/2 v_i . I_i v_i
+        qdi = joint_coordinate(D, i, qd)
+        e += 0.5 * D[i, ARMATURE] * qdi * qdi                # the rotor's: 1/2 I_a qd_i^2
     return e
 
 

@@ -26,6 +26,9 @@ by ``X^T`` (Featherstone, *Rigid Body Dynamics Algorithms*, sec. 5.3) and
 projected on every joint it passes, ``Y[j, 10 i + k] = S_j^T X_{j<-i}^T
 A_i[:, k]``. Mimic joints add their share onto their source coordinate
 (``tau = G^T tau_bodies``), as :func:`~robot_dynamics.rnea` does.
+
+The rotors' armature (``model.armature``, docs/ACTUATORS.md) is not a
+parameter of a body: with it, ``rnea == Y @ pi + model.armature * qdd``.
 """
 import numba as nb
 import numpy as np

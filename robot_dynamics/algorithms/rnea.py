@@ -15,7 +15,7 @@ from .kernels import (TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work
                    bad_length, crf_add, finite1, XT_force_add, I_times, inline, jit,
                    joint_coordinate, ST_force, jcalc, joint_position, X_motion,
                    nbodies, parent_row, set_base_acceleration)
-from ..model.packed import MASS, NQ, PARENT
+from ..model.packed import ARMATURE, MASS, NQ, PARENT
 from .root_kernels import NO_WRENCH, bad_sizes, root_sizes, root_state
 
 _NO_FEXT = np.empty((0, 0, 6))      # no external forces
@@ -44,8 +44,8 @@ def _rnea(D, q, qd, qdd, fext, tau, R, p, v, a, f):
             for c in range(6):
                 f[i, c] -= fext[i, c]
     tau[:] = 0.0
-    for i in range(n - 1, -1, -1):                        # backward pass
-        add_torque(D, i, ST_force(D, i, f, i), tau)    # tau_i = S_i^T f_i
+    for i in range(n - 1, -1, -1):                        # backward pass: tau_i = S_i^T f_i + I_a qdd_i
+        add_torque(D, i, ST_force(D, i, f, i) + D[i, ARMATURE] * joint_coordinate(D, i, qdd), tau)
         if D[i, PARENT] >= 0:
             XT_force_add(R, p, i, f, i, f, parent_row(D, i))   # f_p += X_i^T f_i
 

@@ -8,6 +8,9 @@ base acceleration ``a_0 = [0; -g]`` (Handbook eq. 3.39). Mimic joints:
 body i's joint position is ``multiplier_i * q[k_i] + offset_i``, its
 velocity and acceleration ``multiplier_i * qd[k_i]``; torques map back as
 ``tau = G^T tau_bodies`` and ``M = G^T M_bodies G`` (``G = model.coupling``).
+The rotors' reflected inertia ``model.body_armature`` (a literal, folded
+away where zero) adds ``I_a qdd_i`` to body i's joint torque, ``I_a`` to
+``M_ii`` and to the ABA's ``D_i`` (docs/ACTUATORS.md).
 A floating or planar root as the kernels run it (:mod:`robot_dynamics.model.configuration`):
 the root chain at zero, the root's accelerations shifted by ``g_root(q) + b(v)``.
 """
@@ -147,7 +150,8 @@ def rnea(model, em, J, qd, qdd, gravity):
     tau = zeros(model.nv)
     for i in range(nb - 1, -1, -1):
         k = int(model.body_coordinate[i])
-        tau[k] = em.let(add(tau[k], mul(const(model.body_multiplier[i]), dot(J[i].S, f[i]))))  # tau = G^T S^T f
+        ti = add(dot(J[i].S, f[i]), mul(const(model.body_armature[i]), coordinate(model, i, qdd)))  # S^T f + I_a qdd_i
+        tau[k] = em.let(add(tau[k], mul(const(model.body_multiplier[i]), ti)))                  # tau = G^T tau_bodies
         p = int(model.parent[i])
         if p >= 0:
             f[p] = lets([add(x, y) for x, y in zip(f[p], XT_force(J[i], f[i], lets))])       # f_p += X_i^T f_i
@@ -188,7 +192,7 @@ def crba(model, em, J):
     Mb = {}
     for i in range(model.nb - 1, -1, -1):
         F = em.lets(inertia_times(*IC[i], J[i].S))                  # F = IC_i S_i
-        Mb[i, i] = em.let(dot(J[i].S, F))                            # M_ii = S_i^T F
+        Mb[i, i] = em.let(add(dot(J[i].S, F), const(model.body_armature[i])))   # M_ii = S_i^T F + I_a
         j = i
         while int(model.parent[j]) >= 0:
             F = XT_force(J[j], F, em.lets)                           # F = X_j^T F
@@ -233,7 +237,7 @@ def aba(model, em, J, qd, tau, gravity):
     U, D, u = {}, {}, {}
     for i in range(nb - 1, -1, -1):                                  # pass 2: articulated inertias
         U[i] = lets(_ia_times(IA[i], J[i].S))                         # U_i = IA_i S_i
-        D[i] = em.let(dot(J[i].S, U[i]))                              # D_i = S_i^T U_i
+        D[i] = em.let(add(dot(J[i].S, U[i]), const(model.body_armature[i])))   # D_i = S_i^T U_i + I_a
         u[i] = em.let(sub(tau[coord[i]], dot(J[i].S, pA[i])))          # u_i = tau_i - S_i^T pA_i
         p = int(model.parent[i])
         if p < 0:

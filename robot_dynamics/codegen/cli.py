@@ -9,6 +9,9 @@ def add_arguments(parser):
     """The subcommand's own options (the URDF and --gravity come with every subcommand)."""
     parser.add_argument("-o", "--output", required=True, metavar="FOLDER",
                         help="folder to write NAME.h and NAME.c into (created if needed)")
+    parser.add_argument("--root-joint", choices=("floating", "planar"),
+                        help="a URDF's root link moves through this joint (the generated functions then take "
+                             "q = xyz, quaternion xyzw, joints; docs/CODEGEN.md)")
     parser.add_argument("--prefix", metavar="NAME",
                         help="C identifier starting every generated name (default: the robot's name, "
                              "other characters than letters, digits and '_' replaced by '_')")

@@ -182,6 +182,7 @@ def _header(model, prefix, origin):
         " * by robot_dynamics.codegen (docs/CODEGEN.md).",
         " *",
         *_root_lines(model, P),
+        " * The rotors' reflected inertia (model.armature, docs/ACTUATORS.md) is in rnea, mass_matrix, aba.",
         " * Friction and damping: NO function includes them (%s_damping, %s_friction hold the" % (P, P),
         " * URDF <dynamics> values for the caller to add: tau_f = damping qd + friction sign(qd)).",
         " * Every function is re-entrant and thread-safe: no allocation, no global mutable state.",

@@ -7,12 +7,19 @@ layer up, and the model layer never imports upwards.
 ``robot_dynamics.model.load_urdf`` is a deprecated alias of
 ``load_urdf(..., check_assembly=False)``.
 """
+import os
+import re
+
+from ..errors import URDFError
+from ..model.mjcf import load_mjcf
 from ..model.urdf import MAX_BYTES, read_urdf
 from .assembly import check_assembles
 
+_MJCF_ROOT = re.compile(rb"\s*(<\?xml[^>]*\?>\s*)?(<!--.*?-->\s*)*<mujoco[\s>/]", re.S)
+
 
 def load_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=MAX_BYTES, loops=None,
-              check_assembly=True):
+              check_assembly=True, actuators=None):
     """Load a robot from a URDF file path or URDF XML text.
 
     Args:
@@ -41,6 +48,12 @@ def load_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=M
         check_assembly: False skips the assembly check (loops declared to
             study their kinematics, which cannot close); the declaration is
             still checked.
+        actuators: each joint's rotor inertia (``armature``, or
+            ``rotor_inertia`` and ``gear_ratio``) and friction law: a YAML
+            file path or text, or a dict ``{joint: {...}}`` (schema, units
+            and precedence in docs/ACTUATORS.md; ``Model.with_actuators``).
+            It wins over the URDF: its gear ratio over a ``<transmission>``'s
+            ``mechanicalReduction``, its friction law over ``<dynamics>``.
 
     The XML is untrusted input: a DTD (``<!DOCTYPE``, hence any entity
     declaration or external reference) is refused, nothing is fetched from
@@ -53,7 +66,9 @@ def load_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=M
 
     Raises:
         URDFError: the file is missing, the XML is malformed, or the robot
-            is not a single tree of supported joints with valid attributes.
+            is not a single tree of supported joints with valid attributes;
+            an ``actuators`` declaration with an unknown joint or field or a
+            bad value (the message names the joint and the field).
 
     Warns:
         InertiaWarning: a link's inertia is not positive definite or breaks
@@ -62,7 +77,44 @@ def load_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=M
             independently), or the parser met an unknown tag or attribute in
             the elements it reads (links, joints, inertials).
     """
-    model = read_urdf(source, root_joint=root_joint, gravity=gravity, max_bytes=max_bytes, loops=loops)
+    model = read_urdf(source, root_joint=root_joint, gravity=gravity, max_bytes=max_bytes, loops=loops,
+                      actuators=actuators)
     if model.loops and check_assembly:
+        check_assembles(model)
+    return model
+
+
+def is_mjcf(text):
+    """True if the XML text (str or bytes) has MJCF's root element ``<mujoco>``."""
+    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    return _MJCF_ROOT.match(data) is not None
+
+
+def load_description(source, *, gravity=(0.0, 0.0, -9.81), loops=None, path=None):
+    """A robot description, URDF or MJCF (told apart by the root element), as the nodes and
+    the command line read it.
+
+    Args:
+        source: the XML text (str or bytes).
+        gravity: (3,) [m/s^2]; an MJCF's own ``<option gravity>`` is replaced by it,
+            as the nodes' ``gravity`` parameter says.
+        loops: closure joints, as for :func:`load_urdf`.
+        path: the file the text came from, if any: an MJCF is then compiled from the
+            file, so that its ``<include>`` and asset files are found beside it. An
+            MJCF given as text alone (a parameter, a topic) may reference no file.
+
+    Raises:
+        URDFError: as :func:`load_urdf` and :func:`robot_dynamics.load_mjcf`.
+    """
+    if not is_mjcf(source):
+        data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
+        return load_urdf(data, gravity=gravity, loops=loops)
+    text = source.decode("utf-8", "replace") if isinstance(source, (bytes, bytearray)) else source
+    if path is None and re.search(r"\bfile\s*=", text):
+        raise URDFError("an MJCF description given as text may not reference files (it has a file= "
+                        "attribute: an <include> or an asset); give the path of the .xml file instead")
+    model = load_mjcf(os.fspath(path) if path is not None else text).with_gravity(gravity)
+    if loops:
+        model = model.with_loops(loops)
         check_assembles(model)
     return model

@@ -16,10 +16,12 @@ is not independent: ``q_body = multiplier * q[source] + offset`` and its
 torque is mapped back onto the source joint.
 """
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Optional, Tuple
 
 import numpy as np
 
+from . import actuators as _actuators
 from . import inertia as _inertia
 from . import loops as _loops
 from . import packed as P
@@ -64,7 +66,25 @@ class Model:
     - ``link_names`` (nl,): every link, root first (depth-first order).
     - ``joints``: dict name -> :class:`Joint` for every URDF joint.
     - ``lower_limit``, ``upper_limit``, ``velocity_limit``,
-      ``effort_limit``, ``damping``, ``friction``: (nq,) from the URDF.
+      ``effort_limit``, ``damping``, ``friction``: (nq,) from the URDF
+      (``damping``, ``friction``: the viscous and Coulomb parts of each
+      joint's friction law, below).
+
+    Actuators (docs/ACTUATORS.md; :meth:`with_actuators`,
+    ``load_urdf(..., actuators=...)``):
+
+    - ``armature`` (nv,): the rotors' inertia reflected to the joints [kg
+      m^2 | kg], Pinocchio's convention: on the joints' velocity
+      coordinates, zero on a floating or planar root's; every algorithm
+      includes it (``M`` gains ``diag(armature)``, ``rnea`` the term
+      ``armature * qdd``, the kinetic energy ``1/2 armature qd^2``). With
+      mimic joints it is the diagonal of ``G^T diag(body_armature) G``.
+    - ``gear_ratio``: motor turns per joint turn, one per ``joint_names``
+      (the independent joints), 1.0 where no source gives one;
+      ``friction_laws``: a tuple of
+      :class:`~robot_dynamics.model.actuators.FrictionLaw`, one per ``joint_names``.
+    - ``actuators``: read-only dict joint -> :class:`~robot_dynamics.model.actuators.Actuator`
+      for every moving joint, mimic joints included.
 
     Per body ``i`` (Featherstone's model structure):
 
@@ -80,7 +100,8 @@ class Model:
       offset``; ``coupling`` (nb, nq) is the same map as a matrix G
       (``q_bodies = G q + offset``, ``tau = G^T tau_bodies``).
     - ``body_damping``, ``body_friction`` (nb,): the URDF ``<dynamics>`` of
-      the body's joint (viscous [N m s/rad], Coulomb [N m]).
+      the body's joint (viscous [N m s/rad], Coulomb [N m]);
+      ``body_armature`` (nb,): its reflected rotor inertia [kg m^2 | kg].
     - ``body_mass`` (nb,) [kg], ``body_com`` (nb, 3) [m, body frame; zero
       for a massless body], ``body_inertia`` (nb, 3, 3) about the body
       origin [kg m^2]: everything fixed to the body, payloads included;
@@ -109,7 +130,7 @@ class Model:
 
     def __init__(self, *, name, base_link, link_names, joints, joint_names, packed, body_joint,
                  link_body, link_placement, link_inertials, gravity, payload_masses=None,
-                 root_joint=None, root_placement=None, loops=()):
+                 root_joint=None, root_placement=None, loops=(), actuators=None):
         self.name = name
         self.base_link = base_link
         self.link_names = tuple(link_names)
@@ -142,6 +163,7 @@ class Model:
         self._init_links(link_body, link_placement, link_inertials, payload_masses or {})
         self._init_limits()
         self.loops = tuple(loops)
+        self._init_actuators(actuators)
 
     def _init_bodies(self, body_joint):
         D, nb = self.packed[:self.nb], self.nb
@@ -162,6 +184,7 @@ class Model:
         self.coupling = _frozen(G)
         self.body_damping = D[:, P.DAMPING]
         self.body_friction = D[:, P.FRICTION]
+        self.body_armature = D[:, P.ARMATURE]
         self.has_mimic = bool(nb != self.nv or np.any(self.body_multiplier != 1.0)
                               or np.any(self.body_offset != 0.0))
         self.body_mass = D[:, P.MASS]
@@ -195,6 +218,14 @@ class Model:
         for attr, field in (("lower_limit", "lower"), ("upper_limit", "upper"), ("velocity_limit", "velocity"),
                             ("effort_limit", "effort"), ("damping", "damping"), ("friction", "friction")):
             setattr(self, attr, _frozen(np.array([getattr(j, field) for j in limits], dtype=float)))
+
+    def _init_actuators(self, actuators):
+        if actuators is None:
+            actuators = _actuators.defaults(self.joints, self.body_joint, self.packed)
+        self.actuators = MappingProxyType(dict(actuators))
+        self.armature = _frozen(np.square(self.coupling).T @ self.body_armature)     # diag(G^T diag(a) G)
+        self.gear_ratio = _frozen(np.array([self.actuators[n].gear_ratio for n in self.joint_names], dtype=float))
+        self.friction_laws = tuple(self.actuators[n].friction for n in self.joint_names)
 
     @property
     def gravity(self):
@@ -275,16 +306,43 @@ class Model:
         """
         return self._copy(self.packed, loops=_loops.check_loops(self, _loops.parse_loops(loops)))
 
-    def _copy(self, packed, gravity=None, payload_masses=None, loops=None):
+    def with_actuators(self, actuators, *, source="actuators"):
+        """A copy of the model with these actuators (docs/ACTUATORS.md).
+
+        Args:
+            actuators: ``{joint: {armature | rotor_inertia, gear_ratio,
+                friction: {law, ...}}}``, as a dict, YAML text or a YAML file
+                path. Each joint named takes the fields given; every other
+                field and joint keeps its value.
+            source: where the gear ratios come from, as ``Actuator.gear_ratio_from``
+                records it: ``"actuators"`` (a declaration) or ``"transmission"``
+                (a URDF's ``mechanicalReduction``, as the loader applies them).
+
+        Returns:
+            A new Model (this one is unchanged).
+
+        Raises:
+            URDFError: an unknown joint or field, a negative armature or
+                rotor inertia, a zero gear ratio, a rotor inertia without a
+                gear ratio, an unknown friction law or a missing, unknown or
+                out-of-range parameter; the message names the joint and the field.
+        """
+        if source not in ("actuators", "transmission"):
+            raise InputError("source must be 'actuators' or 'transmission', got %r" % (source,))
+        D, joints, acts = _actuators.apply(self, actuators, source)
+        return self._copy(D, joints=joints, actuators=acts)
+
+    def _copy(self, packed, gravity=None, payload_masses=None, loops=None, joints=None, actuators=None):
         return Model(name=self.name, base_link=self.base_link, link_names=self.link_names,
-                     joints=self.joints, joint_names=self.joint_names, packed=packed,
+                     joints=self.joints if joints is None else joints, joint_names=self.joint_names, packed=packed,
                      body_joint=self.body_joint, link_body=self.link_body,
                      link_placement=self.link_placement,
                      link_inertials=(self.link_mass, self.link_com, self.link_inertia),
                      gravity=self.gravity if gravity is None else gravity,
                      payload_masses=self._payload_masses if payload_masses is None else payload_masses,
                      root_joint=self.root_joint, root_placement=self.root_placement,
-                     loops=self.loops if loops is None else loops)
+                     loops=self.loops if loops is None else loops,
+                     actuators=self.actuators if actuators is None else actuators)
 
     def neutral(self):
         """(nq,) a valid configuration: the root at the world origin (a floating

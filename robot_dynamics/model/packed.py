@@ -20,7 +20,8 @@ QMUL = 31         # mimic multiplier (1 for an independent joint)
 QOFF = 32         # mimic offset (0 for an independent joint)
 DAMPING = 33      # viscous coefficient [N m s/rad or N s/m]
 FRICTION = 34     # Coulomb friction [N m or N]
-NCOL = 35
+ARMATURE = 35     # reflected rotor inertia of the body's joint [kg m^2 revolute, kg prismatic]
+NCOL = 36
 # Base row (index nb):
 GRAVITY = 0       # 0:3 gravity acceleration the kernels apply, in their root frame [m/s^2]
 NQ = 3            # number of kernel coordinates (the model's nv)

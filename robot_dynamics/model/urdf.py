@@ -2,10 +2,13 @@
 
 The XML is parsed with a hardened lxml parser (no entity resolution, no
 network, no DTD loading). Elements dynamics does not read (visual,
-collision, material, transmission, gazebo, ros2_control, any extension tag
-under <robot> or <link>, and a joint's calibration and safety_controller)
-are removed from the tree with one debug-level log line, so however odd
-they are they never make a load fail. What is left, the links, joints and
+collision, material, gazebo, ros2_control, any extension tag under <robot>
+or <link>, a joint's calibration and safety_controller, and every
+<transmission> but a simple one's gear ratio) are removed from the tree
+with one debug-level log line, so however odd they are they never make a
+load fail. A simple transmission (one joint, one finite nonzero
+``mechanicalReduction``) gives that joint's ``gear_ratio``
+(:mod:`robot_dynamics.model.actuators`). What is left, the links, joints and
 inertials, goes to ``urdf_parser_py``; everything the parser or the checks
 here dislike becomes one :class:`URDFError` that names the element at fault.
 """
@@ -19,6 +22,7 @@ from lxml import etree
 from urdf_parser_py import urdf as _urdf
 from urdf_parser_py.xml_reflection import core as _xmlr
 
+from . import actuators as _actuators
 from . import model as _m
 from . import packed as P
 from ..errors import InertiaWarning, URDFError, URDFWarning
@@ -38,16 +42,23 @@ JOINT_UNREAD = ("calibration", "safety_controller")
 log = logging.getLogger(__name__)
 
 
-def read_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=MAX_BYTES, loops=None):
+def read_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=MAX_BYTES, loops=None,
+              actuators=None):
     """The model layer's half of :func:`robot_dynamics.load_urdf` (arguments,
-    result and errors as there): the URDF parsed and checked, the loop
-    declaration checked against the tree; whether the loops can be closed
-    needs the kinematics above this layer and is checked by
-    ``robot_dynamics.load_urdf`` alone."""
+    result and errors as there): the URDF parsed and checked, the gear
+    ratios of its transmissions and the ``actuators`` declaration applied
+    (in that order: the declaration wins), the loop declaration checked
+    against the tree; whether the loops can be closed needs the kinematics
+    above this layer and is checked by ``robot_dynamics.load_urdf`` alone."""
     if root_joint not in (None,) + ROOTS:
         raise URDFError("root_joint must be None, 'floating' or 'planar', got %r" % (root_joint,))
-    robot = _parse(_read(source, max_bytes))
+    robot, ratios = _parse(_read(source, max_bytes))
     model = _build(robot, gravity, root_joint)
+    ratios = {j: {"gear_ratio": r} for j, r in ratios.items() if j in model.actuators}
+    if ratios:
+        model = model.with_actuators(ratios, source="transmission")
+    if actuators is not None:
+        model = model.with_actuators(actuators)
     return model if loops is None else model.with_loops(loops)
 
 
@@ -100,7 +111,12 @@ def _parse(xml_bytes):
     root = _xml(xml_bytes)
     if root.tag != "robot":
         raise URDFError("URDF root element must be <robot>, got <%s>" % root.tag)
-    _drop_unread(root)
+    moving = {j.get("name") for j in root if j.tag == "joint" and j.get("type") in MOVING}
+    ratios, skipped = _actuators.transmission_ratios(root, moving)
+    if ratios:
+        log.debug("URDF: gear ratios from <transmission>: %s",
+                  ", ".join("%s %g" % kv for kv in sorted(ratios.items())))
+    _drop_unread(root, skipped)
     messages = []
     previous, _xmlr.on_error = _xmlr.on_error, messages.append
     try:
@@ -113,17 +129,21 @@ def _parse(xml_bytes):
         _xmlr.on_error = previous
     for msg in messages:
         warnings.warn("URDF: %s" % msg, URDFWarning, stacklevel=3)
-    return robot
+    return robot, ratios
 
 
-def _drop_unread(root):
-    """Remove from the lxml tree every element dynamics does not read (see READ)."""
+def _drop_unread(root, skipped=()):
+    """Remove from the lxml tree every element the parser does not read (see
+    READ); the log line counts those dynamics does not use (the transmissions
+    whose gear ratio was read are used: only ``skipped`` ones count)."""
     dropped = collections.Counter()
     parents = [root] + [l for l in root if l.tag == "link"]
+    skipped = set(map(id, skipped))
     for parent in parents:
         for child in list(parent):
             if child.tag not in READ[parent.tag]:
-                dropped[_tag(child)] += 1
+                if child.tag != "transmission" or id(child) in skipped:
+                    dropped[_tag(child)] += 1
                 parent.remove(child)
     for j in root:
         if j.tag == "joint":

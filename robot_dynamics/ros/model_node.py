@@ -3,11 +3,11 @@
 :class:`ModelNode` gets the model the modern ROS 2 way, in this order:
 
 1. the ``robot_description`` string parameter, if not empty;
-2. the ``urdf_path`` parameter, if not empty;
+2. the ``urdf_path`` parameter, if not empty (a URDF or an MJCF file);
 3. otherwise the ``robot_description_topic`` topic (default
    ``robot_description``, in the node's namespace; std_msgs/String,
    reliable + transient local, as robot_state_publisher publishes it):
-   each new description rebuilds the model, re-applies the payloads and
+   each new description (URDF, or MJCF that references no file) rebuilds the model, re-applies the payloads and
    calls :meth:`ModelNode.on_model` so a subclass checks its joint map again.
    A description is XML text, never opened as a path; an invalid one is
    rejected (counted in diagnostics as ``descriptions_rejected``) and the
@@ -46,6 +46,7 @@ import robot_dynamics as rd
 from robot_dynamics_interfaces.srv import (CheckTrajectory, ForwardDynamics, GravityCompensation, InverseDynamics,
                                            MassMatrix, RetimeTrajectory, SetPayload, TrajectoryEfforts)
 
+from ..constraints.load import load_description
 from ..errors import InputError
 from ..ros import params as P
 from ..control.closed_loop import check_actuated
@@ -64,7 +65,8 @@ MODEL_PARAMS = (
     P.Param('robot_description', '',
             'URDF XML of the robot. If empty, urdf_path is used, and if that is empty too, '
             'the description comes from robot_description_topic.'),
-    P.Param('urdf_path', '', 'Path of a URDF file, used when robot_description is empty.'),
+    P.Param('urdf_path', '', 'Path of a URDF or MJCF file (told apart by the root element, <robot> or '
+            '<mujoco>), used when robot_description is empty.'),
     P.Param('robot_description_topic', 'robot_description',
             'Topic (std_msgs/String, transient local) with the URDF, used when neither '
             'robot_description nor urdf_path is set. A new message rebuilds the model. '
@@ -175,7 +177,7 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
             except OSError as exc:
                 raise P.ParameterError("parameter 'urdf_path': cannot read %r: %s"
                                        % (self.p.urdf_path, exc.strerror or exc)) from None
-            self._set_description(xml, fatal=True)
+            self._set_description(xml, fatal=True, path=self.p.urdf_path)
         else:
             topic = self.resolve_topic_name(self.p.robot_description_topic)
             self.model_source = 'topic %s' % topic
@@ -249,19 +251,20 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
     def _on_description(self, msg):
         self._set_description(msg.data, fatal=False)
 
-    def _set_description(self, xml, fatal):
+    def _set_description(self, xml, fatal, path=None):
         # Always XML text, never a path: rd.load_urdf would open a str that
         # does not start with '<' as a file, and a description comes from the
         # network (a FIFO path would block the node, any other path would
-        # probe the file system).
+        # probe the file system). ``path``: the urdf_path file the text was read
+        # from (an MJCF is compiled from it, for its <include> and asset files).
         if self.loops_error:
             self.descriptions_rejected += 1
             return
         try:
-            base = rd.load_urdf(xml.encode('utf-8'), gravity=tuple(self.p.gravity), loops=self.loops)
+            base = load_description(xml, gravity=tuple(self.p.gravity), loops=self.loops, path=path)
         except (ValueError, OSError) as exc:
             text = 'robot description rejected (%s): %s' % (self.model_source, exc)
-            if self.loops and self._tree_loads(xml):           # the loops' fault: an error status, no exit
+            if self.loops and self._tree_loads(xml, path):           # the loops' fault: an error status, no exit
                 text = ("robot description rejected (%s): the loops of loops_file %r do not fit it: %s"
                         % (self.model_source, self.p.loops_file, exc))
                 fatal = False
@@ -290,10 +293,10 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
                                       '' if not base.loops else ', %d loop(s) from %s (actuated: %s)' % (
                                           len(base.loops), self.p.loops_file, ', '.join(self.actuated(base)))))
 
-    def _tree_loads(self, xml):
+    def _tree_loads(self, xml, path):
         """True if the description loads without the loops (then they are what does not fit)."""
         try:
-            rd.load_urdf(xml.encode('utf-8'), gravity=tuple(self.p.gravity))
+            load_description(xml, gravity=tuple(self.p.gravity), path=path)
             return True
         except (ValueError, OSError):
             return False

@@ -7,9 +7,12 @@ The energies of the robot are written in closed form,
 
     T = 1/2 qd^T M(q) qd,  M = sum_i  m_i Jv_i^T Jv_i + Jw_i^T I_i Jw_i
                                      + Jw_i^T [h_i x] Jv_i + (Jw_i^T [h_i x] Jv_i)^T
+                                 + diag(I_a)
     U = -sum_i g . (m_i p_i + R_i h_i)
 
-(body-frame Jacobians Jv_i, Jw_i of each body origin, first moment
+(``I_a = model.armature``, the rotors' reflected inertia, constant: it adds
+the term ``I_a qdd`` to tau and nothing to V; body-frame Jacobians Jv_i,
+Jw_i of each body origin, first moment
 ``h_i = m_i c_i`` and inertia ``I_i`` about the body origin, all in body
 coordinates; ``p_i``, ``R_i`` the body pose in the base frame), and the
 Euler-Lagrange equations ``d/dt dL/dqd - dL/dq = tau`` of ``L = T - U``
@@ -44,7 +47,7 @@ from typing import Dict, Tuple
 import sympy as sp
 
 from .bodies import symbolic_bodies
-from .exact import axis_rotation, reduce_trig, skew, tidy
+from .exact import axis_rotation, exact, reduce_trig, skew, tidy
 from .printers import as_latex, as_python, as_text
 from ..errors import InputError
 from ..algorithms.floating import require_fixed
@@ -207,6 +210,7 @@ def derive(model, symbols=None, *, urdf=None, max_dof=MAX_DOF):
     qd = sp.symbols("qd1:%d" % (n + 1))
     qdd = sp.symbols("qdd1:%d" % (n + 1))
     M, U = _energies(bodies, g, q, n)
+    M += sp.diag(*[exact(a) for a in model.armature])   # the rotors: T gains 1/2 I_a qd^2, tau a term I_a qdd
     M, U = M.applyfunc(tidy), tidy(U)              # joint sums collected first: shorter derivatives
     G = sp.Matrix([sp.diff(U, qk) for qk in q])   # G_i = dU/dq_i
     eq = Equations(robot=model.name, joint_names=model.joint_names, q=q, qd=qd, qdd=qdd,

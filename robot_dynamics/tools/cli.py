@@ -102,15 +102,32 @@ def joint_vector(text, model, what, default=None):
 
 def _load(args):
     import robot_dynamics as rd
-    gravity = _floats(args.gravity, 3, "--gravity") if args.gravity else (0.0, 0.0, -9.81)
+    gravity = _floats(args.gravity, 3, "--gravity") if args.gravity else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = rd.load_urdf(args.urdf, gravity=gravity)
+        model = _read_model(rd, args.urdf, gravity, getattr(args, "root_joint", None))
+        if getattr(args, "actuators", None):
+            model = model.with_actuators(args.actuators)
     messages = [str(w.message) for w in caught]
     if args.command != "info":
         for m in messages:
             print("warning: %s" % m, file=sys.stderr)
     return model, messages
+
+
+def _read_model(rd, path, gravity, root_joint=None):
+    """The model of a URDF or MJCF file (told apart by the root element); gravity None: an
+    MJCF's own, 0, 0, -9.81 for a URDF; root_joint: a URDF's (an MJCF's root is its free joint)."""
+    from ..constraints.load import is_mjcf
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 16)
+    except OSError:
+        head = b""                      # load_urdf says what is wrong with the path
+    if is_mjcf(head):
+        model = rd.load_mjcf(path)
+        return model if gravity is None else model.with_gravity(gravity)
+    return rd.load_urdf(path, gravity=(0.0, 0.0, -9.81) if gravity is None else gravity, root_joint=root_joint)
 
 
 def cmd_codegen(args, out):
@@ -495,14 +512,16 @@ def build_parser():
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    def command(name, help_, func, kind=None, source="robot description file"):
+    def command(name, help_, func, kind=None, source="robot description file (URDF, or MJCF: root element <mujoco>)"):
         c = sub.add_parser(name, help=help_, description=help_, epilog=EXAMPLES,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         if kind:
             c.add_argument("kind", choices=kind, help="what to plot")
         c.add_argument("urdf", metavar="URDF", help=source)
         c.add_argument("--gravity", metavar="GX,GY,GZ", help="gravity vector in the base frame [m/s^2] "
-                                                             "(default 0,0,-9.81)")
+                                                             "(default 0,0,-9.81; an MJCF's own)")
+        c.add_argument("--actuators", metavar="YAML", help="the joints' armature and friction laws "
+                                                           "(docs/ACTUATORS.md), over the description's own")
         c.set_defaults(func=func)
         return c
 
