@@ -140,10 +140,10 @@ class IdentificationResult:
             items = []
             if self.friction_laws is not None:
                 law = self.friction_laws[j]
-                items += ["law: %s" % law.law] + ["%s: %.10g" % kv for kv in law.parameters]
-                items.append("offset: %.10g" % self.friction[j, 2])
+                items += ["law: %s" % law.law] + ["%s: %s" % (k, _number(v)) for k, v in law.parameters]
+                items.append("offset: %s" % _number(self.friction[j, 2]))
             if self.armature is not None:
-                items.append("armature: %.10g" % self.armature[j])
+                items.append("armature: %s" % _number(self.armature[j]))
             lines.append("  %s: {%s}" % (name, ", ".join(items)))
         return lines
 
@@ -157,6 +157,11 @@ class IdentificationResult:
             with open(path, "w") as f:
                 f.write(text)
         return text
+
+
+def _number(x):
+    """A YAML float: ``%.10g``, ``.nan`` for NaN."""
+    return ".nan" if np.isnan(x) else "%.10g" % x
 
 
 def identify(model, q, qd, qdd, tau, *, friction=False, armature=False, method="ols", base=None,
