@@ -22,6 +22,15 @@ ch. 12, identification of the dynamic parameters; Siciliano and Khatib
   log-Cholesky coordinates that only settles what the data cannot
   (``regularization``); viscous and Coulomb friction are kept >= 0. The
   result carries the corrected model.
+
+With ``armature=True`` each joint's armature is a parameter (a column
+``qdd_j``; :mod:`.base`), and ``friction`` may name a law per joint
+(docs/ACTUATORS.md): viscous and Coulomb as linear columns, Stribeck and
+sigmoid by variable projection (:mod:`.nonlinear`); with ``"consistent"``
+the nonlinear parameters are those of the variable projection (bodies not
+constrained), then the consistent fit runs with the laws' linear columns at
+those values (one alternation), armatures and the laws' linear parameters
+>= 0.
 """
 from dataclasses import dataclass, field
 from typing import Optional
