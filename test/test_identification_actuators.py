@@ -162,3 +162,38 @@ def test_identify_recovers_armature_and_friction_law(panda, run, law, capsys):
     # the prediction includes the nonlinear laws: residual at the noise level
     np.testing.assert_allclose(res.residual_rms, SIGMA_TAU, rtol=0.1)
     np.testing.assert_allclose(tau - res.predict(q, qd, qdd), 0.0, atol=6 * SIGMA_TAU)
+
+
+def test_consistent_fit_with_laws_per_joint_builds_a_model_that_predicts_it():
+    """A planar arm with Stribeck friction on joint 1 and sigmoid on joint 2, friction={joint: law},
+    method='consistent': the laws within 1 % of their parameters (0.01 N m noise), and the corrected
+    model (armature, friction_laws through with_actuators) reproduces result.predict."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rd.InertiaWarning)                     # the textbook rods
+        arm = rd.load_urdf(str(ROOT / "urdf" / "textbook" / "two_rod_planar.urdf"), gravity=(0.0, -9.81, 0.0))
+    spec = {"joint1": {"armature": 0.3, "friction": {"law": "stribeck", "static": 0.8, "coulomb": 0.5,
+                                                     "stribeck_velocity": 0.05, "viscous": 0.1}},
+            "joint2": {"armature": 0.2, "friction": {"law": "sigmoid", "phi1": 0.4, "phi2": 10.0, "phi3": -0.02}}}
+    true = arm.with_actuators(spec)
+    t = np.linspace(0.0, 10.0, 4001)
+    q = np.column_stack([np.sin(0.9 * t) + 0.3 * np.sin(2.3 * t), 0.8 * np.sin(1.4 * t + 0.5) + 0.2 * np.sin(3.1 * t)])
+    qd = np.gradient(q, t, axis=0)
+    qdd = np.gradient(qd, t, axis=0)
+    friction = np.column_stack([torque(l, qd[:, j]) for j, l in enumerate(true.friction_laws)])
+    tau = rd.rnea(true, q, qd, qdd) + friction + np.random.default_rng(0).normal(0.0, 0.01, q.shape)
+    res = rd.identify(arm, q, qd, qdd, tau, friction={"joint1": "stribeck", "joint2": "sigmoid"}, armature=True,
+                      method="consistent")
+    for fit, name in zip(res.friction_laws, ("joint1", "joint2")):
+        want = spec[name]["friction"]
+        assert fit.law == want["law"]
+        for key, value in fit.parameters:
+            assert value == pytest.approx(want[key], rel=0.01, abs=1e-3), (name, key)
+    assert res.armature[1] == pytest.approx(0.2, rel=0.01)
+    assert np.isnan(res.friction[:, :2]).all()                                # replaced by the laws
+    model = res.model
+    assert model.friction_laws == res.friction_laws
+    np.testing.assert_allclose(model.armature, res.armature, rtol=1e-12)
+    laws = np.column_stack([torque(l, qd[:, j]) for j, l in enumerate(model.friction_laws)])
+    np.testing.assert_allclose(rd.rnea(model, q, qd, qdd) + laws + res.friction[:, 2], res.predict(q, qd, qdd),
+                               atol=1e-9)
