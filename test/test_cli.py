@@ -562,6 +562,32 @@ def test_identify_from_a_rosbag_of_the_simulated_panda(tmp_path):
     assert code == 2 and "has no topic '/nothing'" in err and not (tmp_path / "q.yaml").exists()
 
 
+def test_identify_armature_and_a_friction_law_from_a_rosbag(tmp_path):
+    """The same run on a true Panda with armature 0.1-0.4 kg m^2: --armature --friction-law coulomb
+    prints each joint's armature and writes it with the law in the YAML; joints 3-7 (base parameters
+    of their own) within 10 % of the truth, joints 1-2 NaN (regrouped with I_zz of their bodies)."""
+    yaml = pytest.importorskip("yaml")
+    from test_identification_data import PANDA, SIGMA_TAU, perturbed, run_excitation, write_bag
+    panda = rd.load_urdf(str(PANDA))
+    armature = np.array([0.4, 0.35, 0.3, 0.25, 0.2, 0.15, 0.1])
+    true = perturbed(panda, seed=4).with_actuators({n: {"armature": float(a)} for n, a in zip(panda.joint_names,
+                                                                                             armature)})
+    ex = rd.excitation_trajectory(panda, period=3.0, harmonics=4, max_iterations=4, progress=False)
+    rec = run_excitation(true, panda, ex, 3.0, seed=5)
+    bag = write_bag(tmp_path / "bag", "mcap", rec["t"], panda.joint_names, *rec["noisy"])
+    code, out, err = run("identify", str(PANDA), str(bag), "--method", "wls", "--armature", "--friction-law",
+                         "coulomb", "-o", str(tmp_path / "p.yaml"), "--no-progress")
+    assert code == 0, err
+    assert "method wls: 69 base parameters (friction and armature included)" in out
+    assert "  panda_joint1: armature nan; coulomb friction coulomb " in out
+    assert re.search(r"  panda_joint7: armature 0\.\d+; coulomb friction coulomb ", out), out
+    params = yaml.safe_load((tmp_path / "p.yaml").read_text())
+    got = np.array([params["joints"][n]["armature"] for n in panda.joint_names], dtype=float)
+    assert params["joints"]["panda_joint3"]["law"] == "coulomb"
+    assert np.isnan(got[:2]).all() and np.all(np.abs(got[2:] - armature[2:]) < 0.1 * armature[2:]), got
+    assert max(params["residual_rms"].values()) < 2 * SIGMA_TAU
+
+
 def test_ctrl_c_ends_a_command_with_one_line(monkeypatch, capsys):
     from robot_dynamics.tools import cli
 

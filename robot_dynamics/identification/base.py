@@ -1,4 +1,4 @@
-"""Base parameters: the combinations of inertial (and friction) parameters
+"""Base parameters: the combinations of inertial (armature and friction) parameters
 that the joint torques determine.
 
 Many columns of the regressor are zero or combinations of others for every
@@ -22,6 +22,14 @@ about z, ``m``, ``mc_z`` and ``I_yy`` of the body are dropped and appear
 in ``I_xx - I_yy`` and in the parent's combinations, as in Khalil and
 Dombre's regrouping rules (checked by hand for a planar 2R arm in
 test/test_identification.py).
+
+With ``armature=True`` each joint's armature (docs/ACTUATORS.md) is a
+parameter too, after the inertial ones: its column is ``qdd_j`` in joint
+j's own row. It regroups like a body parameter: the first joint's armature
+always joins ``I_zz`` of the first body about its axis (the same column),
+and so does that of a joint whose axis is perpendicular to its parent's
+(the Panda's joint 2), as Khalil and Dombre's rules for the rotor inertia
+``Ia_j`` say.
 """
 from dataclasses import dataclass, field
 from typing import Tuple
@@ -44,13 +52,16 @@ class BaseParameters:
             parameter each base parameter is built on; the base regressor is
             the full one's columns ``independent``.
         K: (count, p) the map from the full parameters ``pi`` (p = 10 nb, plus
-            3 nq friction parameters when ``friction``) to the base ones.
+            nq armatures when ``armature``, plus 3 nq friction parameters when
+            ``friction``, in that order) to the base ones.
         names: (p,) names of the full parameters, ``"I_zz(link3)"``,
-            ``"fv(joint2)"`` (:func:`~robot_dynamics.parameter_names`,
+            ``"armature(joint2)"``, ``"fv(joint2)"``
+            (:func:`~robot_dynamics.parameter_names`, :func:`armature_names`,
             :func:`~robot_dynamics.friction_parameter_names`).
         descriptions: (count,) each base parameter as text, e.g.
             ``"I_zz(link3) + 0.0625 m(link4) + 0.25 mc_z(link4)"``.
         friction: True when the friction parameters are part of ``pi``.
+        armature: True when the armatures are part of ``pi``.
         pivots: (p,) ``|R_kk|`` of the column-pivoted QR of the scaled stacked
             regressor, largest first (how far from the rank decision each
             column was).
@@ -67,12 +78,14 @@ class BaseParameters:
     tolerance: float
     nq: int
     nb: int
+    armature: bool = False
 
     def regressor(self, model, q, qd, qdd):
         """Base regressor ``(..., nq, count)``: the full regressor's columns
-        ``independent`` (friction columns included when ``friction``)."""
+        ``independent`` (armature and friction columns included when asked)."""
         self.check_model(model)
-        return full_regressor(model, q, qd, qdd, friction=self.friction)[..., self.independent]
+        return full_regressor(model, q, qd, qdd, friction=self.friction,
+                              armature=self.armature)[..., self.independent]
 
     def values(self, pi):
         """``K @ pi``: the base parameters of full parameters ``pi`` (p,) or (..., p)."""
@@ -92,18 +105,34 @@ class BaseParameters:
             "  beta[%d] = %s" % (k, d) for k, d in enumerate(self.descriptions)))
 
 
-def full_regressor(model, q, qd, qdd, *, friction=False):
-    """``[regressor | friction_regressor]``: (..., nq, 10 nb [+ 3 nq])."""
+def full_regressor(model, q, qd, qdd, *, friction=False, armature=False):
+    """``[regressor | armature_regressor | friction_regressor]``: (..., nq, 10 nb [+ nq] [+ 3 nq])."""
     Y = regressor(model, q, qd, qdd)
-    if not friction:
-        return Y
-    F = friction_regressor(model, qd)
-    F = np.broadcast_to(F, Y.shape[:-1] + F.shape[-1:])
-    return np.concatenate([Y, F], axis=-1)
+    parts = [Y]
+    if armature:
+        parts.append(np.broadcast_to(armature_regressor(model, qdd), Y.shape[:-1] + (model.nq,)))
+    if friction:
+        parts.append(np.broadcast_to(friction_regressor(model, qd), Y.shape[:-1] + (3 * model.nq,)))
+    return Y if len(parts) == 1 else np.concatenate(parts, axis=-1)
 
 
-def full_parameter_names(model, friction=False):
-    return parameter_names(model) + (friction_parameter_names(model) if friction else ())
+def armature_regressor(model, qdd):
+    """(..., nq, nq): ``armature_regressor(model, qdd) @ model.armature == model.armature * qdd``:
+    row j has ``qdd_j`` in column j (the armature acts on its joint's own coordinate)."""
+    qdd = np.asarray(qdd, dtype=float)
+    if qdd.shape[-1:] != (model.nq,):
+        raise InputError("qdd has shape %s, expected (..., %d)" % (qdd.shape, model.nq))
+    return qdd[..., None] * np.eye(model.nq)
+
+
+def armature_names(model):
+    """``(nq,)`` names ``"armature(joint1)", ...``."""
+    return tuple("armature(%s)" % name for name in model.joint_names)
+
+
+def full_parameter_names(model, friction=False, armature=False):
+    return (parameter_names(model) + (armature_names(model) if armature else ())
+            + (friction_parameter_names(model) if friction else ()))
 
 
 def random_states(model, n, rng):
@@ -117,7 +146,7 @@ def random_states(model, n, rng):
     return q, qd, qdd
 
 
-def base_parameters(model, *, friction=False, samples=None, seed=0, tolerance=1e-8):
+def base_parameters(model, *, friction=False, armature=False, samples=None, seed=0, tolerance=1e-8):
     """The base parameters of ``model`` (numerical; see the module text).
 
     Args:
@@ -125,7 +154,9 @@ def base_parameters(model, *, friction=False, samples=None, seed=0, tolerance=1e
             horizontal planar arm has fewer base parameters than a vertical one).
         friction: include the 3 nq friction parameters of
             :func:`~robot_dynamics.friction_regressor` after the 10 nb
-            inertial ones.
+            inertial ones (after the armatures).
+        armature: include one armature per joint (:func:`armature_regressor`)
+            after the inertial parameters.
         samples: number of random states (default ``max(100, 4 p / nq)``
             for p parameters).
         seed: seed of the random states.
@@ -138,12 +169,12 @@ def base_parameters(model, *, friction=False, samples=None, seed=0, tolerance=1e
         :class:`BaseParameters`.
     """
     require_fixed(model, "base_parameters")
-    p = 10 * model.nb + (3 * model.nq if friction else 0)
+    p = 10 * model.nb + (model.nq if armature else 0) + (3 * model.nq if friction else 0)
     if model.nq == 0:
         raise InputError("the model has no moving joint: no parameter can be identified")
     n = int(samples) if samples is not None else max(100, -(-4 * p // model.nq))
     q, qd, qdd = random_states(model, n, np.random.default_rng(seed))
-    W = full_regressor(model, q, qd, qdd, friction=friction).reshape(n * model.nq, p)
+    W = full_regressor(model, q, qd, qdd, friction=friction, armature=armature).reshape(n * model.nq, p)
     # Unit-norm columns (the rank decision then does not depend on units);
     # a column that is zero up to rounding (norm below tolerance times the
     # largest) stays zero instead of being blown up to unit-norm noise.
@@ -167,11 +198,11 @@ def base_parameters(model, *, friction=False, samples=None, seed=0, tolerance=1e
     K = np.zeros((rank, p))
     K[np.arange(rank), independent] = 1.0
     K[:, dependent] = C
-    names = full_parameter_names(model, friction)
+    names = full_parameter_names(model, friction, armature)
     return BaseParameters(count=rank, independent=independent, K=K, names=names,
                           descriptions=tuple(describe(K[k], names) for k in range(rank)),
                           friction=bool(friction), pivots=pivots, tolerance=float(tolerance),
-                          nq=model.nq, nb=model.nb)
+                          nq=model.nq, nb=model.nb, armature=bool(armature))
 
 
 def _first_independent(Ws, rank, tolerance):

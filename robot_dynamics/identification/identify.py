@@ -22,6 +22,15 @@ ch. 12, identification of the dynamic parameters; Siciliano and Khatib
   log-Cholesky coordinates that only settles what the data cannot
   (``regularization``); viscous and Coulomb friction are kept >= 0. The
   result carries the corrected model.
+
+With ``armature=True`` each joint's armature is a parameter (a column
+``qdd_j``; :mod:`.base`), and ``friction`` may name a law per joint
+(docs/ACTUATORS.md): viscous and Coulomb as linear columns, Stribeck and
+sigmoid by variable projection (:mod:`.nonlinear`); with ``"consistent"``
+the nonlinear parameters are those of the variable projection (bodies not
+constrained), then the consistent fit runs with the laws' linear columns at
+those values (one alternation), armatures and the laws' linear parameters
+>= 0.
 """
 from dataclasses import dataclass, field
 from typing import Optional
@@ -32,6 +41,9 @@ from ..algorithms import checks
 from ..algorithms.regressor import inertial_parameters
 from ..errors import InputError
 from .base import BaseParameters, base_parameters, full_regressor
+from .friction_laws import NONLINEAR, make_law, torque
+from .nonlinear import (dropped_columns, kept_base_columns, law_columns, nonlinear_joints, resolve_laws, split,
+                        variable_projection)
 from .inertials import (body_inertials, consistency_problem, log_cholesky, log_cholesky_jacobian,
                         model_urdf, model_with_parameters, parameters_from_log_cholesky)
 from ..algorithms.floating import require_fixed
@@ -61,14 +73,23 @@ class IdentificationResult:
         model: ``"consistent"`` only: the corrected :class:`~robot_dynamics.Model`
             (kinematics of ``nominal``, the identified inertials; viscous and
             Coulomb friction in its joints' ``damping`` and ``friction`` when
-            identified); None otherwise.
+            identified, the armatures and the friction laws in
+            ``model.armature``, ``model.friction_laws`` when identified, through
+            :meth:`~robot_dynamics.Model.with_actuators`); None otherwise.
         inertial: ``"consistent"`` only: (10 nb,) the full body parameters
             of ``model`` (:func:`~robot_dynamics.inertial_parameters` order).
         friction: (nq, 3) identified (viscous, Coulomb, offset) per joint
             (``"consistent"``: the fitted ones; otherwise the base parameters
             that are friction parameters on their own, NaN for one that is
             not, e.g. the offset of a joint whose gravity torque is
-            constant), or None.
+            constant; viscous and Coulomb NaN on a stribeck or sigmoid
+            joint), or None.
+        armature: (nq,) identified armature per joint [kg m^2 or kg]
+            (``"consistent"``: the fitted ones; otherwise NaN for one combined
+            with a body's inertia in the base parameters), or None.
+        friction_laws: one :class:`~robot_dynamics.model.actuators.FrictionLaw`
+            per joint with the identified parameters (NaN where not
+            identifiable on its own), or None.
     """
     base: BaseParameters
     parameters: np.ndarray
@@ -82,10 +103,16 @@ class IdentificationResult:
     model: Optional[object] = field(default=None, repr=False)
     inertial: Optional[np.ndarray] = field(default=None, repr=False)
     friction: Optional[np.ndarray] = None
+    armature: Optional[np.ndarray] = None
+    friction_laws: Optional[tuple] = None
 
     def predict(self, q, qd, qdd):
-        """Torques of the identified model, friction included: (..., nq) [N m or N]."""
-        return self.base.regressor(self.nominal, q, qd, qdd) @ self.parameters
+        """Torques of the identified model, armature and friction included: (..., nq) [N m or N]."""
+        tau = self.base.regressor(self.nominal, q, qd, qdd) @ self.parameters
+        for j, law in enumerate(self.friction_laws or ()):
+            if law.law in NONLINEAR:
+                tau[..., j] += torque(law, np.asarray(qd, dtype=float)[..., j])
+        return tau
 
     def to_yaml(self, path=None):
         """The corrected inertials as YAML text (written to ``path`` if given).
@@ -93,8 +120,9 @@ class IdentificationResult:
         One entry per body link: ``mass`` [kg], ``com`` [m] and ``inertia``
         about the centre of mass [kg m^2] (``ixx ixy ixz iyy iyz izz``, as a
         URDF ``<inertial>``), in the link's frame, everything fixed to the
-        body lumped on that link; then per joint the friction coefficients
-        when identified. ``"consistent"`` results only."""
+        body lumped on that link; then per joint the friction law and its
+        parameters, the offset and the armature, when identified.
+        ``"consistent"`` results only."""
         if self.inertial is None:
             raise InputError("only a method='consistent' result has full inertials; this one is %r "
                              "(base parameters only)" % self.method)
@@ -104,15 +132,29 @@ class IdentificationResult:
             lines += ["  %s:" % link, "    mass: %.10g" % m, "    com: [%.10g, %.10g, %.10g]" % tuple(c),
                       "    inertia: {ixx: %.10g, ixy: %.10g, ixz: %.10g, iyy: %.10g, iyz: %.10g, izz: %.10g}"
                       % (I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2])]
-        if self.friction is not None:
-            lines.append("joints:")
-            for name, (fv, fc, fo) in zip(self.nominal.joint_names, self.friction):
-                lines.append("  %s: {viscous: %.10g, coulomb: %.10g, offset: %.10g}" % (name, fv, fc, fo))
+        lines += self.joint_lines()
         text = "\n".join(lines) + "\n"
         if path is not None:
             with open(path, "w") as f:
                 f.write(text)
         return text
+
+    def joint_lines(self):
+        """YAML lines ``joints:`` then per joint ``{law: coulomb, coulomb: .., viscous: .., smoothing: 0,
+        offset: .., armature: ..}`` (the law's parameters, the offset, the armature; when identified)."""
+        if self.friction is None and self.armature is None:
+            return []
+        lines = ["joints:"]
+        for j, name in enumerate(self.nominal.joint_names):
+            items = []
+            if self.friction_laws is not None:
+                law = self.friction_laws[j]
+                items += ["law: %s" % law.law] + ["%s: %s" % (k, _number(v)) for k, v in law.parameters]
+                items.append("offset: %s" % _number(self.friction[j, 2]))
+            if self.armature is not None:
+                items.append("armature: %s" % _number(self.armature[j]))
+            lines.append("  %s: {%s}" % (name, ", ".join(items)))
+        return lines
 
     def to_urdf(self, path=None):
         """URDF text of the corrected model (``"consistent"`` only); see
@@ -126,7 +168,13 @@ class IdentificationResult:
         return text
 
 
-def identify(model, q, qd, qdd, tau, *, friction=False, method="ols", base=None, regularization=1e-2):
+def _number(x):
+    """A YAML float: ``%.10g``, ``.nan`` for NaN."""
+    return ".nan" if np.isnan(x) else "%.10g" % x
+
+
+def identify(model, q, qd, qdd, tau, *, friction=False, armature=False, method="ols", base=None,
+             regularization=1e-2):
     """Identify the base parameters of ``model`` from measured motion and torques.
 
     Args:
@@ -136,11 +184,18 @@ def identify(model, q, qd, qdd, tau, *, friction=False, method="ols", base=None,
         q, qd, qdd, tau: (N, nq) measured joint positions [rad or m],
             velocities, accelerations and torques [N m or N], in
             ``model.joint_names`` order; tau is what the motors apply.
-        friction: also identify viscous, Coulomb and offset friction per
-            joint (:func:`~robot_dynamics.friction_regressor`).
+        friction: also identify friction per joint: True for viscous,
+            Coulomb and offset (:func:`~robot_dynamics.friction_regressor`),
+            or a law of docs/ACTUATORS.md (``"viscous"``, ``"coulomb"``,
+            ``"stribeck"``, ``"sigmoid"``) for every joint, or ``{joint:
+            law}`` (the others ``"coulomb"``); an offset per joint always.
+            Stribeck and sigmoid are fitted by variable projection
+            (:mod:`.nonlinear`).
+        armature: also identify each joint's armature (a column ``qdd_j``;
+            :mod:`.base` says which regroup with a body's inertia).
         method: "ols", "wls" or "consistent" (see the module text).
         base: optional :class:`~.base.BaseParameters` of the model (default:
-            :func:`~.base.base_parameters` with ``friction``).
+            :func:`~.base.base_parameters` with ``friction`` and ``armature``).
         regularization: ``"consistent"`` only: weight of ``|theta -
             theta_nominal|`` (log-Cholesky coordinates: logarithms and
             metres) next to residuals scaled to unit noise.
@@ -151,19 +206,21 @@ def identify(model, q, qd, qdd, tau, *, friction=False, method="ols", base=None,
     require_fixed(model, "identify")
     if method not in METHODS:
         raise InputError("method must be one of %s, got %r" % (", ".join(METHODS), method))
+    laws = resolve_laws(model, friction)
+    fric, armature = laws is not None, bool(armature)
     shape, (Q, QD, QDD, TAU) = checks.batch(model, q=q, qd=qd, qdd=qdd, tau=tau)
     checks.check_finite(q=Q, qd=QD, qdd=QDD, tau=TAU)
     if base is None:
-        base = base_parameters(model, friction=friction)
-    elif base.friction != bool(friction):
-        raise InputError("base was computed with friction=%s, identify was called with friction=%s"
-                         % (base.friction, bool(friction)))
+        base = base_parameters(model, friction=fric, armature=armature)
+    elif base.friction != fric or base.armature != armature:
+        raise InputError("base was computed with friction=%s, armature=%s; identify was called with friction=%s, "
+                         "armature=%s" % (base.friction, base.armature, fric, armature))
     base.check_model(model)
     N, nq, p = Q.shape[0], model.nq, base.count
     if N * nq <= p:
         raise InputError("%d samples of %d joints give %d equations for %d base parameters: need more samples"
                          % (N, nq, N * nq, p))
-    Yfull = full_regressor(model, Q, QD, QDD, friction=friction)           # (N, nq, P)
+    Yfull = full_regressor(model, Q, QD, QDD, friction=fric, armature=armature)      # (N, nq, P)
     W = Yfull[..., base.independent]
     A, b = W.reshape(N * nq, p), TAU.reshape(N * nq)
     sv = np.linalg.svd(A, compute_uv=False)
@@ -179,21 +236,31 @@ def identify(model, q, qd, qdd, tau, *, friction=False, method="ols", base=None,
         sigma = np.sqrt(np.sum(e ** 2, axis=0) / max(N - p / nq, 1.0))
         sigma = np.maximum(sigma, 1e-12 * max(sigma.max(), 1e-300))
         beta, cov = _least_squares(A, b, sigma, N, known_variance=True)
+    layout = _Layout(model, base, laws, armature)
+    z, y, C = np.zeros(0), np.zeros(0), np.zeros((N * nq, 0))
+    if layout.changes_columns:                 # a law other than coulomb: refit on its columns
+        keep = layout.keep
+        if layout.nonlinear:
+            z = variable_projection(A[:, keep], b, np.tile(1.0 / sigma, N), QD, laws)
+            C = law_columns(laws, z, QD)
+        x, cx = _least_squares(np.hstack([A[:, keep], C]), b, sigma, N, known_variance=method != "ols")
+        beta, y = np.zeros(p), x[keep.sum():]
+        beta[keep] = x[:keep.sum()]
+        cov = np.full((p, p), np.nan)
+        cov[np.ix_(keep, keep)] = cx[:keep.sum(), :keep.sum()]
     fields = {}
     if method == "consistent":
-        x = _consistent(model, base, Yfull.reshape(N * nq, -1), b, np.tile(sigma, N), friction, regularization)
-        pi = x[:10 * model.nb]
+        x, y = _consistent(model, Yfull.reshape(N * nq, -1), C, b, np.tile(sigma, N), layout, y, regularization)
         beta = base.values(x)
-        fields["inertial"] = pi
-        fric = x[10 * model.nb:].reshape(nq, 3) if friction else None
-        fields["model"] = model_with_parameters(model, pi, damping=None if fric is None else fric[:, 0],
-                                                friction=None if fric is None else fric[:, 1])
-        fields["friction"] = fric
-    elif friction:
-        fields["friction"] = _friction_part(base, beta, nq)
-    e = (b - A @ beta).reshape(N, nq)
+        fields["inertial"] = x[:10 * model.nb]
+    else:
+        x = None
+    fields.update(layout.results(base, beta, x, z, y))
+    if method == "consistent":
+        fields["model"] = _corrected_model(model, fields)
+    e = b - A @ beta - C @ y
     return IdentificationResult(base=base, parameters=beta, standard_errors=np.sqrt(np.diag(cov)),
-                                covariance=cov, residual_rms=np.sqrt(np.mean(e ** 2, axis=0)),
+                                covariance=cov, residual_rms=np.sqrt(np.mean(e.reshape(N, nq) ** 2, axis=0)),
                                 condition=condition, method=method, samples=N, nominal=model, **fields)
 
 
@@ -211,29 +278,104 @@ def _least_squares(A, b, sigma, N, known_variance=False):
     return beta, cov
 
 
-def _friction_part(base, beta, nq):
-    """(nq, 3) friction values from the base parameters built on a friction column with no
-    other term (NaN where a friction column is combined with others)."""
-    P = base.K.shape[1]
-    fric = np.full(3 * nq, np.nan)
+class _Layout:
+    """Where the armature and friction parameters sit in the full parameter vector
+    ``[inertial (10 nb) | armature (nq) | fv, fc, fo per joint (3 nq)]`` and what the laws keep."""
+
+    def __init__(self, model, base, laws, armature):
+        nb_, nq = model.nb, model.nq
+        self.nq, self.laws = nq, laws
+        self.arm0 = 10 * nb_ if armature else None
+        self.fric0 = 10 * nb_ + (nq if armature else 0) if laws is not None else None
+        self.P = base.K.shape[1]
+        self.dropped = dropped_columns(laws, self.fric0) if laws is not None else []
+        self.keep = kept_base_columns(base, self.dropped)
+        self.nonlinear = laws is not None and bool(nonlinear_joints(laws))
+        self.changes_columns = bool(self.dropped)
+        self.full_keep = np.setdiff1d(np.arange(self.P), self.dropped)
+
+    def extras(self, model, y0):
+        """Start and lower bound of every kept parameter after the inertial ones, then of the laws'
+        linear parameters: armature the model's, >= 0; fv, fc the model's damping and friction,
+        >= 0; fo 0, free; the laws' from the variable projection (``y0``), >= 0."""
+        start = np.zeros(self.P)
+        lower = np.full(self.P, -np.inf)
+        if self.arm0 is not None:
+            start[self.arm0:self.arm0 + self.nq] = model.armature
+            lower[self.arm0:self.arm0 + self.nq] = 0.0
+        if self.fric0 is not None:
+            start[self.fric0::3][:self.nq] = model.damping
+            start[self.fric0 + 1::3][:self.nq] = model.friction
+            lower[self.fric0::3][:self.nq] = 0.0
+            lower[self.fric0 + 1::3][:self.nq] = 0.0
+        tail = self.full_keep[self.full_keep >= 10 * model.nb]
+        return (np.concatenate([start[tail], np.maximum(y0, 0.0)]),
+                np.concatenate([lower[tail], np.zeros(len(y0))]))
+
+    def results(self, base, beta, x, z, y):
+        """``armature`` (nq,), ``friction`` (nq, 3) and ``friction_laws`` of the fit: from the full
+        parameters x when given, else the base parameters that are one parameter on their own (NaN
+        for one combined with others; viscous and Coulomb NaN on a stribeck or sigmoid joint)."""
+        value = (lambda cols: x[cols]) if x is not None else (lambda cols: _standalone(base, beta, cols))
+        out = dict(armature=None, friction=None, friction_laws=None)
+        if self.arm0 is not None:
+            out["armature"] = value(np.arange(self.arm0, self.arm0 + self.nq))
+        if self.laws is None:
+            return out
+        fr = value(np.arange(self.fric0, self.fric0 + 3 * self.nq)).reshape(self.nq, 3)
+        nonlinear = split(self.laws, z, y)
+        made = []
+        for j, law in enumerate(self.laws):
+            if law in NONLINEAR:
+                fr[j, :2] = np.nan
+                made.append(make_law(law, nonlinear[j]))
+            elif law == "viscous":
+                made.append(make_law(law, {"viscous": fr[j, 0]}))
+            else:
+                made.append(make_law(law, {"coulomb": fr[j, 1], "viscous": fr[j, 0], "smoothing": 0.0}))
+        out["friction"], out["friction_laws"] = fr, tuple(made)
+        return out
+
+
+def _standalone(base, beta, cols):
+    """Values of the full parameters ``cols`` that are base parameters on their own (NaN otherwise)."""
+    out = np.full(len(cols), np.nan)
     for k, col in enumerate(base.independent):
-        if col >= P - 3 * nq and np.count_nonzero(base.K[k]) == 1:
-            fric[col - (P - 3 * nq)] = beta[k]
-    return fric.reshape(nq, 3)
+        if np.count_nonzero(base.K[k]) == 1:
+            out[np.flatnonzero(np.asarray(cols) == col)] = beta[k]
+    return out
 
 
-def _consistent(model, base, Y, b, sigma_rows, friction, regularization):
-    """Full parameters x = [pi (10 nb); phi (3 nq)] minimising the weighted residual with
-    every body consistent (log-Cholesky) and viscous, Coulomb friction >= 0."""
-    nb_, nq = model.nb, model.nq
+def _corrected_model(model, fields):
+    """``model``'s kinematics with the identified inertials, armatures and friction laws."""
+    pi, laws, arm, fr = fields["inertial"], fields["friction_laws"], fields["armature"], fields["friction"]
+    new = model_with_parameters(model, pi, damping=None if fr is None else np.nan_to_num(fr[:, 0]),
+                                friction=None if fr is None else np.nan_to_num(fr[:, 1]))
+    spec = {}
+    for j, name in enumerate(model.joint_names):
+        entry = {}
+        if arm is not None:
+            entry["armature"] = float(arm[j])
+        if laws is not None and laws[j].law in NONLINEAR:
+            entry["friction"] = dict(law=laws[j].law, **laws[j].params)
+        if entry:
+            spec[name] = entry
+    return new.with_actuators(spec) if spec else new
+
+
+def _consistent(model, Yall, C, b, sigma_rows, layout, y0, regularization):
+    """Full parameters x (P,) and the laws' linear parameters y (k,) minimising the weighted
+    residual of ``Yall x + C y`` with every body consistent (log-Cholesky), armatures, viscous and
+    Coulomb friction and the laws' linear parameters >= 0 (the columns the laws drop stay 0)."""
+    nb_ = model.nb
+    Y = np.hstack([Yall[:, layout.full_keep], C])
     Aw, bw = Y / sigma_rows[:, None], b / sigma_rows
     Qm, R = np.linalg.qr(Aw)                   # |Aw x - bw|^2 = |R x - c|^2 + rest^2
     c = Qm.T @ bw
     rest = np.sqrt(max(float(bw @ bw - c @ c), 0.0))
     theta0 = np.concatenate([log_cholesky(p) for p in inertial_parameters(model).reshape(nb_, 10)])
-    nf = 3 * nq if friction else 0
-    # start from the model's friction, offsets 0
-    phi0 = np.column_stack([model.damping, model.friction, np.zeros(nq)]).ravel() if friction else np.zeros(0)
+    phi0, lower_phi = layout.extras(model, y0)
+    nf = phi0.size
     gamma = float(regularization)
 
     def unpack(z):
@@ -264,9 +406,9 @@ def _consistent(model, base, Y, b, sigma_rows, friction, regularization):
     sol = scipy.optimize.least_squares(residual, np.concatenate([theta0, phi0]), jac=jacobian, method="lm",
                                        max_nfev=200 * (10 * nb_ + nf), **tol)
     z = sol.x
-    if friction and (np.any(z[10 * nb_::3] < 0) or np.any(z[10 * nb_ + 1::3] < 0)):
-        lower = np.concatenate([np.full(10 * nb_, -np.inf), np.tile([0.0, 0.0, -np.inf], nq)])
-        z = np.maximum(z, lower)               # viscous and Coulomb >= 0: bounded trust region from there
+    if np.any(z[10 * nb_:] < lower_phi):
+        lower = np.concatenate([np.full(10 * nb_, -np.inf), lower_phi])
+        z = np.maximum(z, lower)               # armature, viscous, Coulomb >= 0: bounded trust region from there
         z = scipy.optimize.least_squares(residual, z, jac=jacobian, bounds=(lower, np.inf), method="trf",
                                          x_scale="jac", max_nfev=200 * (10 * nb_ + nf), **tol).x
     _, x = unpack(z)
@@ -275,4 +417,6 @@ def _consistent(model, base, Y, b, sigma_rows, friction, regularization):
         if problem:                            # only at the numerical edge (e^theta underflow)
             raise InputError("the consistent estimate of body %d is not physical (%s): the data may be "
                              "too poor, try a larger regularization" % (i, problem))
-    return x
+    full = np.zeros(layout.P)
+    full[layout.full_keep] = x[:layout.full_keep.size]
+    return full, x[layout.full_keep.size:]

@@ -460,12 +460,23 @@ def cmd_identify(args, out):
                          % (I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2]))
         rms = est.residual_rms
     else:
-        res = rd.identify(model, q, qd, qdd, tau, friction=args.friction, method=args.method)
+        friction = args.friction_law or args.friction
+        res = rd.identify(model, q, qd, qdd, tau, friction=friction, armature=args.armature, method=args.method)
         predicted = res.predict(q, qd, qdd)
         rms = res.residual_rms
+        extra = [w for w, on in (("friction", res.base.friction), ("armature", res.base.armature)) if on]
         print("method %s: %d base parameters%s, regressor condition number %.4g"
-              % (res.method, res.base.count, " (friction included)" if res.base.friction else "", res.condition),
+              % (res.method, res.base.count, " (%s included)" % " and ".join(extra) if extra else "", res.condition),
               file=out)
+        if args.friction_law in ("stribeck", "sigmoid") or args.armature:
+            for j, name in enumerate(model.joint_names):
+                parts = []
+                if res.armature is not None:
+                    parts.append("armature %.5g" % res.armature[j])
+                if args.friction_law:
+                    parts.append("%s friction %s" % (args.friction_law, ", ".join(
+                        "%s %.5g" % kv for kv in res.friction_laws[j].parameters)))
+                print("  %s: %s" % (name, "; ".join(parts)), file=out)
         lines += ["method: %s" % res.method, "samples: %d" % res.samples, "condition: %.6g" % res.condition,
                   "base_parameters:"]
         for k, (v, s, d) in enumerate(zip(res.parameters, res.standard_errors, res.base.descriptions)):
@@ -475,10 +486,8 @@ def cmd_identify(args, out):
             lines += text[text.index("links:"):]
             if args.urdf_out:
                 res.to_urdf(args.urdf_out)
-        elif res.friction is not None:
-            lines.append("joints:")
-            for name, (fv, fc, fo) in zip(model.joint_names, res.friction):
-                lines.append("  %s: {viscous: %.10g, coulomb: %.10g, offset: %.10g}" % (name, fv, fc, fo))
+        else:
+            lines += res.joint_lines()
     lines.append("residual_rms: {%s}" % ", ".join("%s: %.6g" % (n, r) for n, r in zip(model.joint_names, rms)))
     nominal = rd.rnea(model, q, qd, qdd)
     nominal_rms = np.sqrt(np.mean((tau - nominal) ** 2, axis=0))
@@ -616,6 +625,11 @@ def build_parser():
     c.add_argument("--method", default="ols", choices=("ols", "wls", "consistent"),
                    help="least squares (default), weighted per joint, or physically consistent")
     c.add_argument("--friction", action="store_true", help="identify viscous, Coulomb and offset friction too")
+    c.add_argument("--friction-law", choices=("viscous", "coulomb", "stribeck", "sigmoid"),
+                   help="identify friction with this law on every joint (docs/ACTUATORS.md; stribeck and sigmoid "
+                        "by nonlinear least squares), and an offset")
+    c.add_argument("--armature", action="store_true", help="identify each joint's armature (reflected rotor "
+                                                           "inertia) too")
     c.add_argument("--payload", metavar="LINK", help="identify a payload on LINK instead (the URDF is the arm "
                                                      "without it)")
     c.add_argument("--plot", metavar="PNG", help="plot of measured versus predicted torques")
