@@ -120,3 +120,13 @@ def test_bad_velocities_are_named():
         rd.friction_law_torque(LAWS[0], [0.0, np.nan])
     with pytest.raises(rd.InputError, match="smoothing must be"):
         rd.friction_law_torque(LAWS[0], 0.0, smoothing=-1.0)
+
+
+def test_a_floating_root_has_no_friction_and_its_joints_their_laws():
+    fixed = rd.load_urdf(PANDA := "urdf/panda_arm.urdf")
+    spec = {"panda_joint2": {"friction": STRIBECK}, "panda_joint5": {"friction": SIGMOID}}
+    floating = rd.load_urdf(PANDA, root_joint="floating", actuators=spec)
+    v = np.linspace(-0.5, 0.7, floating.nv)
+    tau = rd.friction_torques(floating, v)
+    assert not tau[:6].any()
+    np.testing.assert_allclose(tau[6:], rd.friction_torques(fixed.with_actuators(spec), v[6:]), rtol=1e-15)

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..algorithms import checks
 from ..errors import InputError
+from ..model.actuators import FrictionLaw
 
 _TABLES = weakref.WeakKeyDictionary()     # model -> its per-body law table (a Model never changes)
 
@@ -114,7 +115,8 @@ def law_table(model):
     try:
         return _TABLES[model]
     except KeyError:
-        laws = [model.actuators[name].friction for name in model.body_joint]
+        none = FrictionLaw("viscous", (("viscous", 0.0),))          # a floating or planar root's bodies
+        laws = [model.actuators[name].friction if name in model.actuators else none for name in model.body_joint]
         plain = all(law.law == "viscous" or (law.law == "coulomb" and law.params["smoothing"] == 0.0)
                     for law in laws)
         table = _TABLES[model] = None if plain else LawTable(laws)
