@@ -30,7 +30,8 @@ from ..algorithms import checks
 from ..errors import InputError
 from ..model.actuators import FrictionLaw
 
-_TABLES = weakref.WeakKeyDictionary()     # model -> its per-body law table (a Model never changes)
+_TABLES = {}        # id(model) -> its per-body law table or None (a Model never changes; dropped with it)
+_MISSING = object()
 
 
 def friction_torques(model, qd, *, smoothing=0.0):
@@ -112,15 +113,15 @@ def law_table(model):
     """The :class:`LawTable` of ``model``'s bodies, or None when every law is
     viscous or unsmoothed coulomb (the packed DAMPING and FRICTION columns
     then say it all). Built once per model."""
-    try:
-        return _TABLES[model]
-    except KeyError:
+    table = _TABLES.get(id(model), _MISSING)
+    if table is _MISSING:
         none = FrictionLaw("viscous", (("viscous", 0.0),))          # a floating or planar root's bodies
         laws = [model.actuators[name].friction if name in model.actuators else none for name in model.body_joint]
         plain = all(law.law == "viscous" or (law.law == "coulomb" and law.params["smoothing"] == 0.0)
                     for law in laws)
-        table = _TABLES[model] = None if plain else LawTable(laws)
-        return table
+        table = _TABLES[id(model)] = None if plain else LawTable(laws)
+        weakref.finalize(model, _TABLES.pop, id(model), None)
+    return table
 
 
 def _sigma(x):
