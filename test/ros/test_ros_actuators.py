@@ -60,3 +60,33 @@ def test_simulator_node_falls_with_the_armature_and_laws_of_the_actuators_file(r
     np.testing.assert_allclose([m.velocity for m in msgs], run.qd[k], atol=1e-7)
     bare = simulate(PLAIN, Q0, duration=t[-1], dt=1e-3)
     assert np.max(np.abs(bare.q[k[-1]] - run.q[k[-1]])) > 1e-4           # the actuators change the fall
+
+
+def test_simulator_node_on_an_mjcf_takes_the_actuators_file_over_its_own(ros, start_node, tmp_path):
+    """An MJCF Panda (armature 0.1, damping 1.0 on every joint) with the actuators file: the
+    file's joints take its armature and laws, the others keep the MJCF's; the fall is simulate()'s."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from test_mjcf import mujoco, panda_mjcf
+    from reporting import require
+    require("mujoco (MuJoCo's Python package)", mujoco is not None)
+    path = tmp_path / 'panda.xml'
+    path.write_text(panda_mjcf(armature=0.1, damping=1.0))
+    model = rd.load_mjcf(path).with_actuators(ACTUATORS)
+    assert model.armature[2] == 0.1 and model.friction_laws[2].params == {'viscous': 1.0}     # the MJCF's
+    assert model.armature[0] == 0.2 and model.friction_laws[0].law == 'stribeck'             # the file's
+    proc = start_node('simulator_node', {'urdf_path': str(path), 'initial_positions': Q0.tolist(),
+                                         'publish_rate': 250.0, 'marker_rate': 0.0, 'publish_clock': True,
+                                         'effort_commands_topic': 'effort_controller/commands',
+                                         'actuators_file': actuators_file(tmp_path)})
+    ros.wait_for_subscriber(proc.topic('effort_controller/commands'), process=proc)
+    states = ros.subscribe(JointState, proc.topic('joint_states'), DEEP)
+    assert states.wait(count=100, timeout=10), proc.read_log()
+    msgs = list(states.messages)
+    t = np.array([stamp_s(m) for m in msgs])
+    k = np.round(t / 1e-3).astype(int)
+    run = simulate(model, Q0, duration=t[-1], dt=1e-3)
+    np.testing.assert_allclose([m.position for m in msgs], run.q[k], atol=1e-9)
+    mjcf_only = simulate(rd.load_mjcf(path), Q0, duration=t[-1], dt=1e-3)
+    assert np.max(np.abs(mjcf_only.q[k[-1]] - run.q[k[-1]])) > 1e-5
