@@ -130,3 +130,11 @@ def test_a_floating_root_has_no_friction_and_its_joints_their_laws():
     tau = rd.friction_torques(floating, v)
     assert not tau[:6].any()
     np.testing.assert_allclose(tau[6:], rd.friction_torques(fixed.with_actuators(spec), v[6:]), rtol=1e-15)
+
+
+def test_gradient_columns_follow_the_parameters_order_given():
+    law = LAWS[2]
+    shuffled = FrictionLaw(law.law, tuple(reversed(law.parameters)))
+    v = np.array([-0.3, 0.02, 0.4])
+    np.testing.assert_array_equal(rd.friction_law_gradient(shuffled, v)[1],
+                                  rd.friction_law_gradient(law, v)[1][:, ::-1])

@@ -143,7 +143,10 @@ def friction_law_torque(law, qd, *, smoothing=0.0):
     Returns:
         torques [N m or N], the shape of ``qd``, along the motion.
     """
-    return friction_law_gradient(law, qd, smoothing=smoothing)[0]
+    v = _velocities(qd)
+    if smoothing < 0 or not np.isfinite(smoothing):
+        raise InputError("smoothing must be a finite velocity >= 0 [rad/s], got %r" % (smoothing,))
+    return _law(law, law.params, v, smoothing)[0]
 
 
 def friction_law_gradient(law, qd, *, smoothing=0.0):
@@ -166,9 +169,14 @@ def friction_law_gradient(law, qd, *, smoothing=0.0):
     v = _velocities(qd)
     if smoothing < 0 or not np.isfinite(smoothing):
         raise InputError("smoothing must be a finite velocity >= 0 [rad/s], got %r" % (smoothing,))
-    p = law.params
+    tau, columns = _law(law, law.params, v, smoothing)
+    return tau, np.stack([columns[name] for name, _ in law.parameters], axis=-1)
+
+
+def _law(law, p, v, smoothing):
+    """(tau, {parameter: d tau / d parameter}) of one law at velocities v."""
     if law.law == "viscous":
-        return p["viscous"] * v, v[..., None].copy()
+        return p["viscous"] * v, {"viscous": v.copy()}
     if law.law == "sigmoid":
         return _sigmoid(p["phi1"], p["phi2"], p["phi3"], v)
     own = p.get("smoothing", 0.0)
@@ -177,11 +185,12 @@ def friction_law_gradient(law, qd, *, smoothing=0.0):
     if law.law == "coulomb":
         c = p["coulomb"]
         d_s = c * (1.0 - sgn * sgn) * (-v / own ** 2) if own > 0 else np.zeros_like(v)
-        return c * sgn + p["viscous"] * v, np.stack([sgn, v, d_s], axis=-1)
+        return c * sgn + p["viscous"] * v, {"coulomb": sgn, "viscous": v.copy(), "smoothing": d_s}
     if law.law == "stribeck":
         fs, fc, vs, b = p["static"], p["coulomb"], p["stribeck_velocity"], p["viscous"]
         g = np.exp(-np.square(v / vs))
-        J = np.stack([g * sgn, (1.0 - g) * sgn, (fs - fc) * g * 2.0 * v * v / vs ** 3 * sgn, v], axis=-1)
+        J = {"static": g * sgn, "coulomb": (1.0 - g) * sgn, "viscous": v.copy(),
+             "stribeck_velocity": (fs - fc) * g * 2.0 * v * v / vs ** 3 * sgn}
         return (fc + (fs - fc) * g) * sgn + b * v, J
     raise InputError("unknown friction law %r (known: viscous, coulomb, stribeck, sigmoid)" % (law.law,))
 
@@ -189,8 +198,8 @@ def friction_law_gradient(law, qd, *, smoothing=0.0):
 def _sigmoid(phi1, phi2, phi3, v):
     a, b = _sigma(phi2 * (v + phi3)), _sigma(phi2 * phi3)
     da, db = a * (1.0 - a), b * (1.0 - b)                 # sigma' = sigma (1 - sigma)
-    J = np.stack([a - b, phi1 * (da * (v + phi3) - db * phi3), phi1 * phi2 * (da - db) + 0.0 * v], axis=-1)
-    return phi1 * (a - b), J
+    return phi1 * (a - b), {"phi1": a - b, "phi2": phi1 * (da * (v + phi3) - db * phi3),
+                            "phi3": phi1 * phi2 * (da - db)}
 
 
 def _velocities(qd):
