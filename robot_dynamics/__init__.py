@@ -72,7 +72,7 @@ from .algorithms.energy import kinetic_energy, potential_energy  # noqa: E402
 from .algorithms.kinematics import forward_kinematics, jacobian, link_pose  # noqa: E402
 from .algorithms.rnea import gravity_torques, nonlinear_effects, rnea  # noqa: E402
 from .analysis.config_space import configuration_space_form  # noqa: E402
-from .analysis.friction import friction_torques  # noqa: E402
+from .analysis.friction import friction_law_gradient, friction_law_torque, friction_torques  # noqa: E402
 from .analysis.linearization import linearize, lqr  # noqa: E402
 from .analysis.operational import (cartesian_dynamics, dynamically_consistent_inverse,  # noqa: E402
                                    jacobian_derivative_times_qd, operational_space)
@@ -104,7 +104,7 @@ __all__ = [
     "RobotDynamicsError", "InputError", "URDFError", "SingularityError", "AssemblyError", "InertiaWarning",
     "URDFWarning",
     "rnea", "gravity_torques", "nonlinear_effects", "coriolis_matrix", "mass_matrix", "aba",
-    "friction_torques", "forward_kinematics", "link_pose", "jacobian", "static_torques",
+    "friction_torques", "friction_law_torque", "friction_law_gradient", "forward_kinematics", "link_pose", "jacobian", "static_torques",
     "kinetic_energy", "potential_energy",
     "center_of_mass", "com_jacobian", "centroidal_momentum_matrix", "centroidal_momentum",
     "neutral", "integrate", "difference", "normalize",

@@ -311,3 +311,33 @@ def _report(request):
         lines += ["  %-6s %-30s min %.6f  max %.6f  (%d values)" % (r, w, min(v), max(v), len(v))
                   for (r, w), v in sorted(FIGURES.items())]
         write_lines(request, lines)
+
+
+def test_a_sigmoid_and_a_stribeck_law_hold_and_the_armature_counts():
+    """The friction laws (docs/ACTUATORS.md) and the armature in the retiming: the motor torques,
+    Pinocchio's RNEA with its armature set plus each law, at 10x the grid density, within the limits."""
+    ref = Reference("panda")
+    names = ref.model.joint_names
+    spec = {n: {"armature": 0.2, "friction": {"law": "sigmoid", "phi1": 1.5, "phi2": 30.0, "phi3": 0.02}}
+            for n in names[:4]}
+    spec.update({n: {"armature": 0.1, "friction": {"law": "stribeck", "static": 2.0, "coulomb": 1.2,
+                                                   "stribeck_velocity": 0.05, "viscous": 0.5}} for n in names[4:]})
+    model = ref.model.with_actuators(spec)
+    ref.pm.armature[:] = model.armature
+    try:
+        rng = np.random.default_rng(23)
+        for case in range(3):
+            W = ref.waypoints(rng)
+            traj = rd.retime(model, W)
+            _, Q, QD, QDD = dense(traj)
+            tau = np.array([pin.rnea(ref.pm, ref.pd, q, qd, qdd) for q, qd, qdd in zip(Q, QD, QDD)])
+            tau = tau + rd.friction_torques(model, QD)
+            ratio = float(np.max(np.abs(tau) / ref.pm.effortLimit))
+            record(ref, "torque ratio, laws and armature", ratio)
+            assert ratio <= RATIO, (case, ratio)
+            check = rd.check_trajectory(model, traj.t, traj.q, traj.qd, traj.qdd)
+            bare = rd.check_trajectory(ref.model, traj.t, traj.q, traj.qd, traj.qdd)
+            assert check.worst["effort"].max() != pytest.approx(bare.worst["effort"].max(), rel=1e-6)  # the laws count
+            assert check.worst["effort"].max() <= RATIO
+    finally:
+        ref.pm.armature[:] = 0.0

@@ -1,23 +1,48 @@
-"""Joint friction from the URDF ``<dynamics damping friction>`` tags.
+"""Joint friction: each joint's friction law (docs/ACTUATORS.md).
 
-Viscous plus Coulomb model (Schilling, *Fundamentals of Robotics*, eq. 6-3-3, without the static
-break-away term): ``tau_f = b_v qd + f_c sgn(qd)``. The result is the torque
-that friction opposes, i.e. what a controller adds to compensate it; a
-simulator subtracts it from the applied torque.
+A joint's law (``model.friction_laws``, :mod:`robot_dynamics.model.actuators`)
+gives the friction torque ``tau_f(v)`` that opposes the joint velocity
+``v``; the result is what a controller adds to compensate it, and a
+simulator subtracts it from the applied torque:
+
+- ``viscous``:  ``viscous v``
+- ``coulomb``:  ``coulomb sgn_s(v) + viscous v`` (Schilling, *Fundamentals
+  of Robotics*, eq. 6-3-3: the URDF ``<dynamics damping friction>``)
+- ``stribeck``: ``(coulomb + (static - coulomb) exp(-(v / stribeck_velocity)^2)) sgn_s(v) + viscous v``
+  (Armstrong-Helouvry, Dupont, Canudas de Wit, Automatica 30(7), 1994)
+- ``sigmoid``:  ``phi1 / (1 + exp(-phi2 (v + phi3))) - phi1 / (1 + exp(-phi2 phi3))``
+  (Gaz et al., IEEE RA-L 2019)
+
+``sgn_s(v) = tanh(v / s)`` with ``s`` the law's own ``smoothing`` when it
+gives one > 0, else the ``smoothing`` of the call; ``sign(v)`` when both
+are 0. The sigmoid is continuous already and ignores ``s``.
+
+:func:`friction_law_torque` and :func:`friction_law_gradient` evaluate one
+law (and its derivatives with respect to its parameters, for a nonlinear
+least-squares fit); :func:`friction_torques` evaluates every joint of a
+model, mimic joints mapped onto the joint they follow.
 """
+import weakref
+
 import numpy as np
 
 from ..algorithms import checks
 from ..errors import InputError
+from ..model.actuators import FrictionLaw
+
+_TABLES = {}        # id(model) -> its per-body law table or None (a Model never changes; dropped with it)
+_MISSING = object()
 
 
 def friction_torques(model, qd, *, smoothing=0.0):
-    """Viscous + Coulomb friction torques of the joints.
+    """Friction torques of the joints, each joint's law (``model.friction_laws``).
 
     Args:
         qd: (..., nq) joint velocities [rad/s or m/s].
         smoothing: velocity scale [rad/s] of ``tanh(qd / smoothing)`` used in
-            place of ``sgn(qd)`` when > 0 (a continuous model for integrators).
+            place of ``sgn(qd)`` when > 0 (a continuous model for integrators)
+            by the coulomb and stribeck laws that give no ``smoothing`` of
+            their own.
 
     Returns:
         (..., nq) torques [N m] / forces [N] along the motion. Mimic joints'
@@ -30,6 +55,158 @@ def friction_torques(model, qd, *, smoothing=0.0):
         checks.raise_not_finite(qd=qd)
     G = model.coupling
     qd_b = QD @ G.T                                       # body joint velocities
-    sign = np.tanh(qd_b / smoothing) if smoothing > 0 else np.sign(qd_b)
-    tau_b = model.body_damping * qd_b + model.body_friction * sign
+    table = law_table(model)
+    if table is None:                                     # viscous and unsmoothed Coulomb only
+        sign = np.tanh(qd_b / smoothing) if smoothing > 0 else np.sign(qd_b)
+        tau_b = model.body_damping * qd_b + model.body_friction * sign
+    else:
+        tau_b = table.torques(qd_b, smoothing)
     return (tau_b @ G).reshape(shape + (model.nv,))
+
+
+class LawTable:
+    """Every law of a model's bodies as (nb,) coefficient arrays, one formula:
+
+    ``tau = viscous v + (coulomb + excess exp(-(v / vs)^2)) sgn_s(v)
+    + phi1 (sigma(phi2 (v + phi3)) - sigma(phi2 phi3))``
+
+    with ``excess = static - coulomb`` (stribeck, 0 otherwise), ``vs`` the
+    stribeck velocity and ``phi1`` nonzero only for the sigmoid;
+    ``smoothing`` (nb,) the laws' own smoothing (0: the call's)."""
+
+    def __init__(self, laws):
+        p = [law.params for law in laws]
+        self.viscous = np.array([x.get("viscous", 0.0) for x in p])
+        self.coulomb = np.array([x.get("coulomb", 0.0) for x in p])
+        self.excess = np.array([x["static"] - x["coulomb"] if law.law == "stribeck" else 0.0
+                                for law, x in zip(laws, p)])
+        self.inv_vs = np.array([1.0 / x["stribeck_velocity"] if law.law == "stribeck" else 0.0
+                                for law, x in zip(laws, p)])
+        self.smoothing = np.array([x.get("smoothing", 0.0) for x in p])
+        sig = [law.law == "sigmoid" for law in laws]
+        self.phi1 = np.array([x["phi1"] if s else 0.0 for s, x in zip(sig, p)])
+        self.phi2 = np.array([x["phi2"] if s else 0.0 for s, x in zip(sig, p)])
+        self.phi3 = np.array([x["phi3"] if s else 0.0 for s, x in zip(sig, p)])
+        self.offset = self.phi1 * _sigma(self.phi2 * self.phi3)
+        self.stribeck, self.sigmoid = bool(np.any(self.excess)), bool(np.any(self.phi1))
+        self.smoothed = bool(np.any(self.smoothing))
+
+    def sign(self, v, smoothing):
+        """sgn_s(v), (..., nb)."""
+        if not self.smoothed:
+            return np.tanh(v / smoothing) if smoothing > 0 else np.sign(v)
+        s = np.where(self.smoothing > 0, self.smoothing, smoothing)
+        return np.where(s > 0, np.tanh(v / np.where(s > 0, s, 1.0)), np.sign(v))
+
+    def torques(self, v, smoothing):
+        """tau_f (..., nb) at body velocities v (..., nb)."""
+        level = self.coulomb
+        if self.stribeck:
+            level = level + self.excess * np.exp(-np.square(v * self.inv_vs))
+        tau = self.viscous * v + level * self.sign(v, smoothing)
+        if self.sigmoid:
+            tau = tau + (self.phi1 * _sigma(self.phi2 * (v + self.phi3)) - self.offset)
+        return tau
+
+
+def law_table(model):
+    """The :class:`LawTable` of ``model``'s bodies, or None when every law is
+    viscous or unsmoothed coulomb (the packed DAMPING and FRICTION columns
+    then say it all). Built once per model."""
+    table = _TABLES.get(id(model), _MISSING)
+    if table is _MISSING:
+        none = FrictionLaw("viscous", (("viscous", 0.0),))          # a floating or planar root's bodies
+        laws = [model.actuators[name].friction if name in model.actuators else none for name in model.body_joint]
+        plain = all(law.law == "viscous" or (law.law == "coulomb" and law.params["smoothing"] == 0.0)
+                    for law in laws)
+        table = _TABLES[id(model)] = None if plain else LawTable(laws)
+        weakref.finalize(model, _TABLES.pop, id(model), None)
+    return table
+
+
+def _sigma(x):
+    """The logistic function 1 / (1 + exp(-x)), without overflow."""
+    return 0.5 + 0.5 * np.tanh(0.5 * x)
+
+
+# --- one law -----------------------------------------------------------------------------------
+
+def friction_law_torque(law, qd, *, smoothing=0.0):
+    """The friction torque of one joint's law at velocities ``qd``.
+
+    Args:
+        law: a :class:`~robot_dynamics.model.actuators.FrictionLaw` (e.g.
+            ``model.friction_laws[i]``).
+        qd: joint velocities [rad/s or m/s], any shape.
+        smoothing: the call's sign smoothing [rad/s] (module docstring).
+
+    Returns:
+        torques [N m or N], the shape of ``qd``, along the motion.
+    """
+    v = _velocities(qd)
+    if smoothing < 0 or not np.isfinite(smoothing):
+        raise InputError("smoothing must be a finite velocity >= 0 [rad/s], got %r" % (smoothing,))
+    return _law(law, law.params, v, smoothing)[0]
+
+
+def friction_law_gradient(law, qd, *, smoothing=0.0):
+    """The torque of one joint's law and its derivatives with respect to the
+    law's parameters (the Jacobian of a nonlinear least-squares fit).
+
+    Args:
+        law, qd, smoothing: as :func:`friction_law_torque`.
+
+    Returns:
+        (tau, J): ``tau`` the shape of ``qd`` [N m]; ``J`` of shape
+        ``qd.shape + (len(law.parameters),)``, column k the derivative
+        ``d tau / d law.parameters[k][1]`` (in the order of
+        ``law.parameters``: viscous: (viscous,); coulomb: (coulomb, viscous,
+        smoothing); stribeck: (static, coulomb, stribeck_velocity, viscous);
+        sigmoid: (phi1, phi2, phi3)). The coulomb law's ``smoothing``
+        column is 0 where its smoothing is 0 (``sign`` is not differentiable
+        in it).
+    """
+    v = _velocities(qd)
+    if smoothing < 0 or not np.isfinite(smoothing):
+        raise InputError("smoothing must be a finite velocity >= 0 [rad/s], got %r" % (smoothing,))
+    tau, columns = _law(law, law.params, v, smoothing)
+    return tau, np.stack([columns[name] for name, _ in law.parameters], axis=-1)
+
+
+def _law(law, p, v, smoothing):
+    """(tau, {parameter: d tau / d parameter}) of one law at velocities v."""
+    if law.law == "viscous":
+        return p["viscous"] * v, {"viscous": v.copy()}
+    if law.law == "sigmoid":
+        return _sigmoid(p["phi1"], p["phi2"], p["phi3"], v)
+    own = p.get("smoothing", 0.0)
+    s = own if own > 0 else smoothing
+    sgn = np.tanh(v / s) if s > 0 else np.sign(v)
+    if law.law == "coulomb":
+        c = p["coulomb"]
+        d_s = c * (1.0 - sgn * sgn) * (-v / own ** 2) if own > 0 else np.zeros_like(v)
+        return c * sgn + p["viscous"] * v, {"coulomb": sgn, "viscous": v.copy(), "smoothing": d_s}
+    if law.law == "stribeck":
+        fs, fc, vs, b = p["static"], p["coulomb"], p["stribeck_velocity"], p["viscous"]
+        g = np.exp(-np.square(v / vs))
+        J = {"static": g * sgn, "coulomb": (1.0 - g) * sgn, "viscous": v.copy(),
+             "stribeck_velocity": (fs - fc) * g * 2.0 * v * v / vs ** 3 * sgn}
+        return (fc + (fs - fc) * g) * sgn + b * v, J
+    raise InputError("unknown friction law %r (known: viscous, coulomb, stribeck, sigmoid)" % (law.law,))
+
+
+def _sigmoid(phi1, phi2, phi3, v):
+    a, b = _sigma(phi2 * (v + phi3)), _sigma(phi2 * phi3)
+    da, db = a * (1.0 - a), b * (1.0 - b)                 # sigma' = sigma (1 - sigma)
+    return phi1 * (a - b), {"phi1": a - b, "phi2": phi1 * (da * (v + phi3) - db * phi3),
+                            "phi3": phi1 * phi2 * (da - db)}
+
+
+def _velocities(qd):
+    try:
+        v = np.array(qd, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError("qd must be joint velocities (numbers) [rad/s or m/s], got %r" % (qd,)) from None
+    if not np.all(np.isfinite(v)):
+        raise InputError("qd must be finite [rad/s or m/s], got %r" % (qd,))
+    return v

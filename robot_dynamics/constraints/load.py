@@ -90,7 +90,7 @@ def is_mjcf(text):
     return _MJCF_ROOT.match(data) is not None
 
 
-def load_description(source, *, gravity=(0.0, 0.0, -9.81), loops=None, path=None):
+def load_description(source, *, gravity=(0.0, 0.0, -9.81), loops=None, path=None, actuators=None):
     """A robot description, URDF or MJCF (told apart by the root element), as the nodes and
     the command line read it.
 
@@ -99,6 +99,8 @@ def load_description(source, *, gravity=(0.0, 0.0, -9.81), loops=None, path=None
         gravity: (3,) [m/s^2]; an MJCF's own ``<option gravity>`` is replaced by it,
             as the nodes' ``gravity`` parameter says.
         loops: closure joints, as for :func:`load_urdf`.
+        actuators: armature and friction laws, as for :func:`load_urdf` (an
+            MJCF: ``Model.with_actuators``, over the MJCF's own).
         path: the file the text came from, if any: an MJCF is then compiled from the
             file, so that its ``<include>`` and asset files are found beside it. An
             MJCF given as text alone (a parameter, a topic) may reference no file.
@@ -108,12 +110,14 @@ def load_description(source, *, gravity=(0.0, 0.0, -9.81), loops=None, path=None
     """
     if not is_mjcf(source):
         data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
-        return load_urdf(data, gravity=gravity, loops=loops)
+        return load_urdf(data, gravity=gravity, loops=loops, actuators=actuators)
     text = source.decode("utf-8", "replace") if isinstance(source, (bytes, bytearray)) else source
     if path is None and re.search(r"\bfile\s*=", text):
         raise URDFError("an MJCF description given as text may not reference files (it has a file= "
                         "attribute: an <include> or an asset); give the path of the .xml file instead")
     model = load_mjcf(os.fspath(path) if path is not None else text).with_gravity(gravity)
+    if actuators:
+        model = model.with_actuators(actuators)
     if loops:
         model = model.with_loops(loops)
         check_assembles(model)

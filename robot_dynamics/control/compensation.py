@@ -4,11 +4,16 @@ Every law is a documented call of the library:
 
 - gravity compensation ``g(q) = gravity_torques(q) = rnea(q, 0, 0)``;
 - Coriolis/centrifugal torques ``C(q, qd) qd = nonlinear_effects(q, qd) - g(q)``;
-- friction compensation ``b qd + f_c sgn(qd)`` from the URDF ``<dynamics>``
-  (:func:`robot_dynamics.friction_torques`, with ``tanh(qd / smoothing)``);
+- friction compensation ``tau_f(qd)``, each joint's friction law (the URDF
+  ``<dynamics>`` or an actuators file: :func:`robot_dynamics.friction_torques`,
+  with ``tanh(qd / smoothing)`` for the sign);
 - feedforward ``tau_ff = M(q_d) qdd_d + C(q_d, qd_d) qd_d + g(q_d) = rnea(q_d, qd_d, qdd_d)``;
 - computed torque ``tau = M(q) (qdd_d + Kd (qd_d - qd) + Kp (q_d - q)) + h(q, qd)
   = rnea(q, qd, qdd_d + Kd (qd_d - qd) + Kp (q_d - q))``;
+- optionally (``friction_smoothing`` a number: the node's ``tracking_friction``)
+  the friction law added to these two: ``tau_f(qd_d)`` at the desired
+  velocity to the feedforward (a model of the motion planned), ``tau_f(qd)``
+  at the measured one to the computed torque (the friction that acts now);
 - joint and Cartesian impedance: :class:`robot_dynamics.JointImpedance` and
   :class:`robot_dynamics.CartesianImpedance` towards a target (:mod:`.impedance_target`).
 
@@ -95,27 +100,33 @@ class Compensation:
         return self.total
 
 
-def feedforward(model, q_d, qd_d, qdd_d, dynamics=None):
-    """``tau_ff = M(q_d) qdd_d + C(q_d, qd_d) qd_d + g(q_d)`` (= rnea at the desired state; ``dynamics``: a
-    CompiledModel of ``model``, or None: the library)."""
-    if dynamics is not None:
-        return dynamics.rnea(q_d, qd_d, qdd_d)
-    return rd.rnea(model, q_d, qd_d, qdd_d)
+def feedforward(model, q_d, qd_d, qdd_d, friction_smoothing=None, dynamics=None):
+    """``tau_ff = M(q_d) qdd_d + C(q_d, qd_d) qd_d + g(q_d)`` (= rnea at the desired state),
+    plus the friction laws at the desired velocity, ``friction_torques(qd_d, friction_smoothing)``,
+    when ``friction_smoothing`` [rad/s] is a number (None: no friction). ``dynamics``: a
+    CompiledModel of ``model`` for the rnea, or None: the library."""
+    tau = dynamics.rnea(q_d, qd_d, qdd_d) if dynamics is not None else rd.rnea(model, q_d, qd_d, qdd_d)
+    if friction_smoothing is not None:
+        tau = tau + rd.friction_torques(model, qd_d, smoothing=friction_smoothing)
+    return tau
 
 
-def computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd, dynamics=None):
-    """Computed-torque law ``M(q) (qdd_d + Kd (qd_d - qd) + Kp (q_d - q)) + h(q, qd)``.
+def computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd, friction_smoothing=None, dynamics=None):
+    """Computed-torque law ``M(q) (qdd_d + Kd (qd_d - qd) + Kp (q_d - q)) + h(q, qd)``
+    [+ ``friction_torques(qd, friction_smoothing)``, the friction at the measured velocity].
 
     Args:
         q, qd: (nq,) measured state.
         q_d, qd_d, qdd_d: (nq,) desired state.
         kp, kd: (nq,) diagonal gains [1/s^2], [1/s].
-        dynamics: a CompiledModel of ``model``, or None: the library.
+        friction_smoothing: None: no friction term; a number [rad/s]: the laws' sign smoothing.
+        dynamics: a CompiledModel of ``model`` for the rnea, or None: the library.
     """
     a = qdd_d + kd * (qd_d - qd) + kp * (q_d - q)
-    if dynamics is not None:
-        return dynamics.rnea(q, qd, a)
-    return rd.rnea(model, q, qd, a)
+    tau = dynamics.rnea(q, qd, a) if dynamics is not None else rd.rnea(model, q, qd, a)
+    if friction_smoothing is not None:
+        tau = tau + rd.friction_torques(model, qd, smoothing=friction_smoothing)
+    return tau
 
 
 class TorqueLimiter:

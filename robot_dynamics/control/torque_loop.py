@@ -248,7 +248,7 @@ def base_state_problem(base, now_ns, topic, timeout_s):
 
 
 def laws_of(model, actuated, mode, friction_smoothing, kp, kd, timeout_ns, old_base=None, old_loop=None,
-            dynamics=None):
+            tracking_friction=False, dynamics=None):
     """The laws of ``model`` for the torque loop: (laws, feedforward, computed_torque, base, loop).
 
     A closed-loop robot: its :class:`.closed_loop.ClosedLoop` on the ``actuated`` joints (the branch of
@@ -256,7 +256,8 @@ def laws_of(model, actuated, mode, friction_smoothing, kp, kd, timeout_ns, old_b
     with a :class:`.base_state.BaseState` (judged stale after ``timeout_ns`` [ns]; ``old_base``'s state
     carries over for the same base); else the laws of :mod:`.compensation`, computed by ``dynamics`` (the
     model's CompiledModel: the compiled backend, :mod:`.backend`) or the library (None). ``kp``, ``kd``: (n,)
-    gains of the computed torque."""
+    gains of the computed torque; ``tracking_friction``: a fixed-base tree's feedforward and computed torque
+    add the friction laws (:func:`.compensation.feedforward`)."""
     from . import base_compensation
     from .base_state import BaseState
     from .closed_loop import ClosedLoop
@@ -268,9 +269,10 @@ def laws_of(model, actuated, mode, friction_smoothing, kp, kd, timeout_ns, old_b
         return (loop, loop.feedforward, lambda q, qd, *desired: loop.computed_torque(q, qd, *desired, kp, kd),
                 None, loop)
     if model.root_joint is None:
+        s = friction_smoothing if tracking_friction else None
         return (Compensation(model, mode, friction_smoothing, dynamics),
-                lambda q, qd, q_d, qd_d, qdd_d: feedforward(model, q_d, qd_d, qdd_d, dynamics),
-                lambda q, qd, *desired: computed_torque(model, q, qd, *desired, kp, kd, dynamics), None, None)
+                lambda q, qd, q_d, qd_d, qdd_d: feedforward(model, q_d, qd_d, qdd_d, s, dynamics),
+                lambda q, qd, *desired: computed_torque(model, q, qd, *desired, kp, kd, s, dynamics), None, None)
     base = BaseState(model, timeout_ns)
     if old_base is not None and (old_base.frame, old_base.model.root_joint) == (base.frame, model.root_joint):
         base.update_from(old_base)      # same base (a payload, a new description of the robot)

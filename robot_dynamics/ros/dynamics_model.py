@@ -61,7 +61,7 @@ class PipelineBuilder:
         kp, kd = gains(p.kp, names, cmd_joints), gains(p.kd, names, cmd_joints)
         laws, ff, ct, base, loop = laws_of(model, names, p.mode, p.friction_smoothing, kp, kd,
                                            self.watchdog.timeout_ns, old and old.base, old and old.loop,
-                                           self._compiled(model))
+                                           tracking_friction=p.tracking_friction, dynamics=self._compiled(model))
         terms = profiles.CommandTerms(profiles.parse_state(p.robot_compensates_gravity) == profiles.TRUE,
                                       profiles.parse_state(p.robot_compensates_friction) == profiles.TRUE, len(names))
         impedance = self._build_impedance(model, names, cmd_joints, base is not None or loop is not None)

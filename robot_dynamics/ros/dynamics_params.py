@@ -13,7 +13,8 @@ from . import params as P
 NODE_PARAMS = (
     P.Param('mode', GRAVITY_CORIOLIS,
             'Torque law. gravity: g(q); gravity_coriolis: g(q) + C(q, qd) qd; '
-            'gravity_coriolis_friction: + friction compensation from the URDF <dynamics>; '
+            'gravity_coriolis_friction: + friction compensation, each joint\'s friction law (the URDF <dynamics> '
+            'or actuators_file); '
             'feedforward: M(q_d) qdd_d + C(q_d, qd_d) qd_d + g(q_d) of the reference on '
             '~/trajectory or ~/reference; computed_torque: M(q)(qdd_d + Kd e_d + Kp e) + h(q, qd). '
             'Without a reference the last two command gravity_coriolis compensation. '
@@ -126,7 +127,11 @@ NODE_PARAMS = (
     P.Param('external_wrench_link', '', 'Link whose external wrench is estimated from the external torque '
             '(least squares, pinv(J^T) r) and published on ~/external_wrench, at the link origin in link '
             'axes. Empty: none. Needs observer_gains.'),
-    P.Param('observer_friction', False, 'Subtract the URDF <dynamics> friction (with friction_smoothing) from '
+    P.Param('tracking_friction', False, 'feedforward and computed_torque add the friction laws (with '
+            'friction_smoothing): feedforward at the desired velocity qd_d, computed_torque at the measured qd. '
+            'Fixed-base trees only (ignored with loops or a moving base). false: no friction in these modes.'),
+    P.Param('observer_friction', False, 'Subtract the friction laws (URDF <dynamics> or actuators_file; with '
+            'friction_smoothing) from '
             'the measured efforts before the observer, so that joint friction is not taken for external torque.'),
     P.Param('identify_max_duration', 60.0, 'Longest collection [s] ~/identify_payload accepts.',
             check=P.positive),

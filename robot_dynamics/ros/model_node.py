@@ -85,6 +85,13 @@ MODEL_PARAMS = (
             'package://<package>/<path> in a package\'s share directory. Read once at start-up and applied to '
             'every description; a file that cannot be read or does not fit leaves the node without a model, '
             'with an ERROR status naming the file and the loop. Empty: none.'),
+    P.Param('actuators_file', '', 'YAML file of the joints\' actuators: armature (or rotor_inertia and gear_ratio) '
+            'and friction law (docs/ACTUATORS.md): a path (relative: to the working directory) or '
+            'package://<package>/<path>. Read once at start-up and applied to every description (a URDF through '
+            'rd.load_urdf(..., actuators=), an MJCF through model.with_actuators, over its own armature and '
+            'friction). A file that cannot be read or parsed leaves the node without a model, with an ERROR '
+            'status naming the file; one that names a joint a description lacks rejects that description. '
+            'Empty: none (the description\'s own).'),
     P.Param('actuated_joints', [], 'Joints with motors of a closed-loop robot (loops_file): the torques, '
             'commands and efforts are for them only, and the passive joints are computed from them (a joint '
             'state may name only the actuated joints). Empty: every joint.',
@@ -135,6 +142,8 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
         self.payloads = {}            # link -> (mass, com (3,), inertia (3, 3))
         self.loops = None             # the parsed loops_file (a tuple of rd.Loop), or None
         self.loops_error = ''         # why loops_file could not be read, or ''
+        self.actuators = None         # the parsed actuators_file ({joint: {...}}), or None
+        self.actuators_error = ''     # why actuators_file could not be read, or ''
         self._service_loop = None     # the services' ClosedLoop of the current model
         self._clock = self.get_clock()
 
@@ -162,7 +171,9 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
         from_topic = not (self.p.robot_description or self.p.urdf_path)
         if self.p.loops_file:
             self._read_loops(self.p.loops_file)
-        if self.loops_error:
+        if self.p.actuators_file:
+            self._read_actuators(self.p.actuators_file)
+        if self.loops_error or self.actuators_error:
             self.model_source = 'parameter robot_description' if self.p.robot_description else (
                 'file %s' % self.p.urdf_path if self.p.urdf_path else 'topic %s' % self.resolve_topic_name(
                     self.p.robot_description_topic))
@@ -248,6 +259,20 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
             self.model_status, self.model_error = 'error', self.loops_error
             self.get_logger().error(self.loops_error + '; no model until the node is restarted with a usable file')
 
+    def _read_actuators(self, path):
+        """Read and parse ``actuators_file`` as :meth:`_read_loops` does ``loops_file``."""
+        from ..model.actuators import parse_actuators
+        try:
+            with open(resolve_path(path), 'rb') as f:
+                text = f.read(1 << 20).decode('utf-8', 'replace')
+            self.actuators = parse_actuators(text + '\n')
+        except (OSError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            self.actuators_error = "parameter 'actuators_file' %r: %s" % (path, reason)
+            self.model_status, self.model_error = 'error', self.actuators_error
+            self.get_logger().error(self.actuators_error + '; no model until the node is restarted with a '
+                                    'usable file')
+
     def _on_description(self, msg):
         self._set_description(msg.data, fatal=False)
 
@@ -257,11 +282,12 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
         # network (a FIFO path would block the node, any other path would
         # probe the file system). ``path``: the urdf_path file the text was read
         # from (an MJCF is compiled from it, for its <include> and asset files).
-        if self.loops_error:
+        if self.loops_error or self.actuators_error:
             self.descriptions_rejected += 1
             return
         try:
-            base = load_description(xml, gravity=tuple(self.p.gravity), loops=self.loops, path=path)
+            base = load_description(xml, gravity=tuple(self.p.gravity), loops=self.loops, path=path,
+                                    actuators=self.actuators)
         except (ValueError, OSError) as exc:
             text = 'robot description rejected (%s): %s' % (self.model_source, exc)
             if self.loops and self._tree_loads(xml, path):           # the loops' fault: an error status, no exit
@@ -370,6 +396,8 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
                   ('descriptions_rejected', self.descriptions_rejected)]
         if self.p.loops_file:
             values.append(('loops_file', self.p.loops_file))
+        if self.p.actuators_file:
+            values.append(('actuators_file', self.p.actuators_file))
         if self.model is not None and self.model.loops:
             values += [('loops', ', '.join(l.name for l in self.model.loops)),
                        ('actuated_joints', ', '.join(self.actuated(self.model)))]

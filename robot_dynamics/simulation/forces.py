@@ -7,7 +7,7 @@ passes their link wrenches to :func:`robot_dynamics.aba` as ``f_ext``:
 
     qdd = aba(q, qd, sum_m tau_m(t, q, qd, command), f_ext = sum_m W_m(t, q, qd))
 
-Built-in models: :class:`JointFriction` (URDF ``<dynamics damping friction>``),
+Built-in models: :class:`JointFriction` (each joint's friction law),
 :class:`PositionLimits` (spring-damper stops at the URDF position limits) and
 :class:`ExternalWrenches` (wrenches on links). Velocity limits act on the
 velocities after each step (``constraints.py``); effort limits clamp the
@@ -17,11 +17,13 @@ from typing import NamedTuple, Optional, Protocol, runtime_checkable
 
 import numpy as np
 
+from ..algorithms.aba import aba
 from ..algorithms.kernels import jit
 from ..algorithms.crba import mass_matrix
-from ..analysis.friction import friction_torques
+from ..analysis.friction import LawTable, friction_torques, law_table
 from ..algorithms.kinematics import link_pose
 from ..errors import InputError
+from .stiction import COULOMB, VISCOUS, candidates, hold, law_rows, law_rows_band, law_torque
 
 
 @runtime_checkable
@@ -80,12 +82,18 @@ class JointInertia:
 
 
 class FrictionCoefficients(NamedTuple):
-    """What :class:`JointFriction` applies: ``tau = -(damping qd + friction tanh(qd / smoothing))``
-    (``sgn`` for ``smoothing = 0``); ``damping``, ``friction`` (nq,), ``active``: any nonzero."""
+    """What :class:`JointFriction` applies: ``tau = -tau_f(qd)``, each joint's
+    law; ``damping``, ``friction`` (nq,) their viscous and Coulomb parts
+    (``tau = -(damping qd + friction tanh(qd / smoothing))`` for those
+    laws; ``sgn`` for ``smoothing = 0``), ``active``: any nonzero;
+    ``laws``: the (LROWS, nq) table of :mod:`.stiction` (every law,
+    the stick band); ``stiction``: the stick-slip switch is on."""
     damping: np.ndarray
     friction: np.ndarray
     smoothing: float
     active: bool
+    laws: Optional[np.ndarray] = None
+    stiction: bool = False
 
 
 class StopCoefficients(NamedTuple):
@@ -110,41 +118,77 @@ def _coefficients(model, value, default, name):
 
 
 class JointFriction:
-    """Viscous damping and Coulomb friction in the joints (URDF ``<dynamics>``).
+    """Each joint's friction law (``model.friction_laws``, docs/ACTUATORS.md),
+    opposing the motion: ``tau = -tau_f(qd)``, :func:`robot_dynamics.friction_torques`.
 
-    ``tau = -(b qd + f_c tanh(qd / smoothing))``: :func:`robot_dynamics.friction_torques`
-    with its smoothing, opposing the motion. The Coulomb term is smoothed
-    (not a stiction band): ``sgn(qd)`` jumps by ``2 f_c`` at ``qd = 0``,
-    which makes fixed-step integrators chatter, and ``tanh`` replaces it by a
-    steep viscous slope ``f_c / smoothing`` below the smoothing velocity. So
-    a joint under a torque below ``f_c`` does not stick: it creeps at
-    ``|qd| < smoothing * atanh(tau / f_c)``, a few ``smoothing``. The slope
-    must stay integrable: ``dt f_c / smoothing`` well below the joint's
-    smallest inertia (0 friction, as in the bundled URDFs, is always fine).
+    Two ways to integrate the jump of ``sign(qd)`` at zero velocity
+    (docs/SIMULATION.md, "Friction and stiction"):
+
+    - smoothing (``stiction=False``): ``sign`` becomes ``tanh(qd /
+      smoothing)`` (a law's own ``smoothing`` first), a steep viscous slope
+      ``f_c / smoothing`` below the smoothing velocity. A joint under a
+      torque below ``f_c`` does not stick: it creeps at ``|qd| < smoothing
+      * atanh(tau / f_c)``, a few ``smoothing``. The slope must stay
+      integrable: ``dt f_c / smoothing`` well below the joint's smallest
+      inertia (0 friction, as in the bundled URDFs, is always fine).
+    - the stick-slip switch (``stiction=True``, :mod:`.stiction`,
+      Karnopp 1985): the laws unsmoothed while the joint slips; a joint
+      within ``stick_velocity`` of rest, or about to cross zero in the
+      step, is held at rest by whatever torque that takes, up to what its
+      law holds at ``+-stick_velocity`` (the static level), and breaks
+      away beyond it. No creep, no chatter. Fixed-base models without mimic
+      joints or loops (the others: smoothing).
 
     Args:
         model: the robot.
         smoothing: velocity scale [rad/s or m/s] of the tanh; 0 gives the
-            discontinuous ``sgn`` (not recommended for integration).
-        damping, friction: (nq,) coefficients [N m s/rad, N m] replacing
-            ``model.damping`` / ``model.friction`` (not for models with mimic joints).
+            discontinuous ``sgn`` (not recommended for integration without
+            the switch). Not used with the switch.
+        damping, friction: (nq,) coefficients [N m s/rad, N m] of a viscous +
+            Coulomb law replacing the model's laws (not for models with
+            mimic joints).
+        stiction: the stick-slip switch; None: on when a joint has a
+            stribeck or sigmoid law (and the model allows it), off
+            otherwise (viscous and Coulomb laws smoothed, as before the laws).
+        stick_velocity: the switch's band [rad/s or m/s], > 0.
     """
 
-    def __init__(self, model, *, smoothing=0.01, damping=None, friction=None):
+    def __init__(self, model, *, smoothing=0.01, damping=None, friction=None, stiction=None, stick_velocity=1e-3):
         if not (np.isfinite(smoothing) and smoothing >= 0):
             raise InputError("smoothing must be a finite velocity >= 0 [rad/s], got %r" % (smoothing,))
+        if not (np.isfinite(stick_velocity) and stick_velocity > 0):
+            raise InputError("stick_velocity must be a finite velocity > 0 [rad/s], got %r" % (stick_velocity,))
         if model.has_mimic and (damping is not None or friction is not None):
             raise InputError("custom damping/friction coefficients are not supported for %r, which has "
                              "mimic joints: its friction comes from the URDF" % model.name)
+        custom = damping is not None or friction is not None
         self.smoothing = float(smoothing)
         self.damping = _coefficients(model, damping, model.damping, "damping")
         self.friction = _coefficients(model, friction, model.friction, "friction")
         self._mimic = model.has_mimic
         self._viscous = bool(np.any(self.damping))
         self._coulomb = bool(np.any(self.friction))
+        table = None if custom or model.has_mimic else law_table(model)
+        self._table = None if table is None else LawTable(model.friction_laws)
+        self.stiction = self._stiction(model, stiction, custom)
+        self.stick_velocity = float(stick_velocity)
+        self._laws = law_rows(self._table, len(model.joint_names), self.stick_velocity)
+        if self._table is None:
+            self._laws[VISCOUS], self._laws[COULOMB] = self.damping, self.friction
+            self._laws = law_rows_band(self._laws)
+        self._s = 0.0 if self.stiction else self.smoothing     # the slipping law's smoothing
+
+    def _stiction(self, model, stiction, custom):
+        allowed = model.root_joint is None and not model.loops and not model.has_mimic
+        if stiction is None:
+            return bool(allowed and self._table is not None and (self._table.stribeck or self._table.sigmoid))
+        if stiction and not allowed:
+            raise InputError("stiction: the stick-slip switch needs a fixed-base model without mimic joints "
+                             "or loops; %r is not one (use stiction=False: the smoothed laws)" % model.name)
+        return bool(stiction)
 
     def coefficients(self):
-        """The friction law as :class:`FrictionCoefficients` (damping, friction, smoothing, active).
+        """The friction laws as :class:`FrictionCoefficients`.
 
         Raises:
             ValueError: the model has mimic joints: its friction acts on each
@@ -154,16 +198,41 @@ class JointFriction:
         if self._mimic:
             raise InputError("the friction of a model with mimic joints acts on each body "
                              "(friction_torques): it has no per-joint coefficients")
-        return FrictionCoefficients(self.damping, self.friction, self.smoothing, self._viscous or self._coulomb)
+        active = self._viscous or self._coulomb or self._table is not None
+        return FrictionCoefficients(self.damping, self.friction, self._s, active, self._laws, self.stiction)
 
     def generalized_force(self, model, t, q, qd, command):
         if self._mimic:                     # the mimic map lives in friction_torques
             return -friction_torques(model, qd, smoothing=self.smoothing)
+        if self._table is not None:
+            return -self._table.torques(qd, self._s)
         if not self._coulomb:               # the common case: viscous only
             return -(self.damping * qd) if self._viscous else None
-        s = self.smoothing                  # same formula as friction_torques, without its checks
+        s = self._s                         # same formula as friction_torques, without its checks
         sign = np.tanh(qd / s) if s > 0 else np.sign(qd)
         return -(self.damping * qd + self.friction * sign)
+
+    def hold(self, model, q, qd, tau, qdd, dt, W=None):
+        """The stick-slip switch on a fixed base: ``qdd`` (nq,), the
+        accelerations under ``tau`` (every force, this friction slipping),
+        with the stick candidates held (:mod:`.stiction`). Returns a new
+        array, or ``qdd`` itself when no joint is a candidate."""
+        n = qd.shape[0]
+        S = np.empty(n, dtype=np.int64)
+        m = candidates(self._laws, qd, qdd, dt, S)
+        if m == 0:
+            return qdd
+        tau = tau.copy()
+        for k in range(m):
+            tau[S[k]] += law_torque(self._laws, S[k], qd[S[k]], self._s)
+        x = aba(model, q, qd, tau, W)
+        C = np.empty((n, n))
+        for k in range(m):
+            tau[S[k]] += 1.0
+            C[:, k] = aba(model, q, qd, tau, W) - x
+            tau[S[k]] -= 1.0
+        hold(self._laws, x, C, S, m, -qd / dt, np.empty(n))
+        return x
 
 
 @jit

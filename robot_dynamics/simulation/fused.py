@@ -7,15 +7,16 @@ whole step (all integrator stages) runs here in one compiled call instead,
 with the same formulas in the same order:
 
     tau = clip(effort + servo * rnea(q, qd, a), -effort_limit, effort_limit)   # JointActuator
-          - (b qd + f_c tanh(qd / s))                                          # JointFriction
+          - tau_f(qd)                                                          # JointFriction: the laws
           + stops(q, qd)                                                       # PositionLimits
-    qdd = aba(q, qd, tau)
+    qdd = aba(q, qd, tau)                     # then the stick-slip switch (stiction.py), if on
 
 with ``a = a0 - Kq q - Kqd qd`` the servo's reference acceleration. The
 plug-ins hand over these coefficients through their public methods
 (:meth:`JointActuator.coefficients`, :meth:`JointFriction.coefficients`,
 :meth:`PositionLimits.coefficients`), which the simulator packs into the
-rows of ``P`` below.
+rows of ``P`` below, and the friction laws in the table ``L`` of
+:mod:`.stiction`.
 
 The fast path applies when the integrator is RK4, semi-implicit Euler or
 linearly implicit Euler (:func:`_implicit_euler`),
@@ -34,18 +35,22 @@ from ..algorithms.crba import _crba
 from ..algorithms.kernels import jit, work, work_size
 from ..algorithms.rnea import _rnea
 from .forces import stop_torques
+from .stiction import LROWS, candidates, hold, law_slope, law_torque  # noqa: F401 (LROWS: L's rows)
 
 # Integration methods of fused_step.
 SEMI_IMPLICIT_EULER, RK4, IMPLICIT_EULER = 0, 1, 2
 
 # Rows of the per-joint parameter array P (nrows, nq).
-(EFFORT, SERVO, A0, KQ, KQD, LO, HI, DAMPING, FRICTION, LOWER, UPPER, STIFF, DAMP_STOP) = range(13)
-NROWS = 13
+(EFFORT, SERVO, A0, KQ, KQD, LO, HI, LOWER, UPPER, STIFF, DAMP_STOP) = range(11)
+NROWS = 11
 
 
 @jit
-def _accel(D, q, qd, P, flags, smoothing, qdd, tau, tmp, a, w):
-    """qdd = aba(q, qd, motor + friction + stop torques); flags = (servo, friction, stops)."""
+def _accel(D, q, qd, dt, P, L, flags, smoothing, qdd, tau, tmp, a, w, S, C, u):
+    """qdd = aba(q, qd, motor + friction + stop torques); flags = (servo,
+    friction, stops, stiction). With stiction, the candidates of
+    :func:`.stiction.candidates` are held by :func:`.stiction.hold` (the
+    columns of M^-1 from ABA, affine in the torque)."""
     n = q.shape[0]
     if flags[0]:
         for i in range(n):
@@ -58,12 +63,26 @@ def _accel(D, q, qd, P, flags, smoothing, qdd, tau, tmp, a, w):
             tau[i] = P[EFFORT, i]
     if flags[1]:
         for i in range(n):
-            sign = np.tanh(qd[i] / smoothing) if smoothing > 0 else np.sign(qd[i])
-            tau[i] = tau[i] + -(P[DAMPING, i] * qd[i] + P[FRICTION, i] * sign)
+            tau[i] = tau[i] - law_torque(L, i, qd[i], smoothing)
     if flags[2] and stop_torques(q, qd, P[LOWER], P[UPPER], P[STIFF], P[DAMP_STOP], tmp):
         for i in range(n):
             tau[i] = tau[i] + tmp[i]
     _aba(D, q, qd, tau, np.empty((0, 6)), qdd, w)
+    if flags[3]:
+        m = candidates(L, qd, qdd, dt, S)
+        if m > 0:
+            for k in range(m):                      # the candidates' friction is solved for
+                tau[S[k]] += law_torque(L, S[k], qd[S[k]], smoothing)
+            _aba(D, q, qd, tau, np.empty((0, 6)), qdd, w)
+            for k in range(m):                      # column k of M^-1
+                tau[S[k]] += 1.0
+                _aba(D, q, qd, tau, np.empty((0, 6)), tmp, w)
+                tau[S[k]] -= 1.0
+                for j in range(n):
+                    C[j, k] = tmp[j] - qdd[j]
+            for j in range(n):
+                a[j] = -qd[j] / dt                  # the held joints stop at the step's end
+            hold(L, qdd, C, S, m, a, u)
 
 
 @jit
@@ -96,7 +115,7 @@ def _solve(A, b):
 
 
 @jit
-def _implicit_euler(D, q, qd, dt, P, flags, smoothing, q_out, qd_out, h, a, rhs, w):
+def _implicit_euler(D, q, qd, dt, P, L, flags, smoothing, q_out, qd_out, h, a, rhs, w, S, C, u):
     """One linearly implicit Euler step (see :class:`.integrators.ImplicitEuler`):
 
         (M + dt Dv + dt^2 Kq) dv = dt (tau - h) - dt^2 Kq qd,
@@ -106,9 +125,11 @@ def _implicit_euler(D, q, qd, dt, P, flags, smoothing, q_out, qd_out, h, a, rhs,
     and Dv = -dtau/dqd, Kq = -dtau/dq the exact derivatives of the built-in
     force models: the servo (computed torque ``M a + h``, ``a = a0 - Kq q -
     Kqd qd``, differentiated with M and h held; zero where the effort limit
-    clips), viscous and smoothed Coulomb friction, and the stops. The
+    clips), the friction laws (their velocity slope) and the stops. The
     derivatives of M and h themselves are left out, as in MuJoCo's
-    ``implicitfast``. False if the step's matrix is singular."""
+    ``implicitfast``. With stiction, the candidates are held on the step's
+    velocity change (:func:`_implicit_hold`). False if the step's matrix is
+    singular."""
     n = q.shape[0]
     M = w.M
     _crba(D, q, M, w.R, w.p, w.IC, 0)
@@ -135,13 +156,8 @@ def _implicit_euler(D, q, qd, dt, P, flags, smoothing, q_out, qd_out, h, a, rhs,
                     M[i, j] += g * M[i, j] * (dt * P[KQD, j] + dt * dt * P[KQ, j])
         dv, kq = 0.0, 0.0                                      # diagonal derivatives
         if flags[1]:
-            if smoothing > 0:
-                th = np.tanh(qd[i] / smoothing)
-                tau -= P[DAMPING, i] * qd[i] + P[FRICTION, i] * th
-                dv += P[DAMPING, i] + P[FRICTION, i] * (1.0 - th * th) / smoothing
-            else:
-                tau -= P[DAMPING, i] * qd[i] + P[FRICTION, i] * np.sign(qd[i])
-                dv += P[DAMPING, i]
+            tau -= law_torque(L, i, qd[i], smoothing)
+            dv += law_slope(L, i, qd[i], smoothing)
         if flags[2]:                                           # the stops of forces.stop_torques
             f = 0.0
             if q[i] > P[UPPER, i]:
@@ -156,7 +172,10 @@ def _implicit_euler(D, q, qd, dt, P, flags, smoothing, q_out, qd_out, h, a, rhs,
                 dv += P[DAMP_STOP, i]
         M[i, i] += dt * dv + dt * dt * kq
         rhs[i] = dt * (tau - h[i]) - dt * dt * (Kqd_i + kq * qd[i])
-    if not _solve(M, rhs):
+    if flags[3]:
+        if not _implicit_hold(M, rhs, qd, dt, L, smoothing, S, C, u):
+            return False
+    elif not _solve(M, rhs):
         return False
     for i in range(n):
         qd_out[i] = qd[i] + rhs[i]
@@ -165,7 +184,42 @@ def _implicit_euler(D, q, qd, dt, P, flags, smoothing, q_out, qd_out, h, a, rhs,
 
 
 @jit
-def fused_step(D, q, qd, dt, P, flags, smoothing, method, steps, q_out, qd_out):
+def _implicit_hold(A, rhs, qd, dt, L, smoothing, S, C, u):
+    """rhs <- dv of the implicit step ``A dv = rhs`` with the stick-slip switch:
+    the candidates (from the slipping dv) lose their slipping friction and
+    its slope, and are held so that ``dv_S = -qd_S`` within their bounds.
+    False if A is singular."""
+    n = qd.shape[0]
+    B, dv = A.copy(), rhs.copy()
+    if not _solve(B, dv):
+        return False
+    m = candidates(L, qd, dv, 1.0, S)
+    if m == 0:
+        rhs[:] = dv
+        return True
+    for k in range(m):
+        i = S[k]
+        rhs[i] += dt * law_torque(L, i, qd[i], smoothing)
+        A[i, i] -= dt * law_slope(L, i, qd[i], smoothing)
+    B[:, :] = A
+    if not _solve(B, rhs):
+        return False
+    e = np.empty(n)
+    for k in range(m):                              # dv's response to a unit friction torque on S[k]
+        B[:, :] = A
+        e[:] = 0.0
+        e[S[k]] = dt
+        if not _solve(B, e):
+            return False
+        C[:, k] = e
+    for j in range(n):
+        dv[j] = -qd[j]
+    hold(L, rhs, C, S, m, dv, u)
+    return True
+
+
+@jit
+def fused_step(D, q, qd, dt, P, L, flags, smoothing, method, steps, q_out, qd_out):
     """``steps`` physics steps of ``method`` (SEMI_IMPLICIT_EULER, RK4 or
     IMPLICIT_EULER) from (q, qd).
 
@@ -178,34 +232,35 @@ def fused_step(D, q, qd, dt, P, flags, smoothing, method, steps, q_out, qd_out):
     tau, tmp, a = np.empty(n), np.empty(n), np.empty(n)
     a1, a2, a3, a4 = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
     qs, v2, v3, v4 = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    S, C, u = np.empty(n, dtype=np.int64), np.empty((n, n)), np.empty(n)
     x, xd = q.copy(), qd.copy()
     h = 0.5 * dt
     s = dt / 6.0
     for k in range(steps):
         if method == IMPLICIT_EULER:
-            if not _implicit_euler(D, x, xd, dt, P, flags, smoothing, q_out, qd_out, tmp, a, tau, w):
+            if not _implicit_euler(D, x, xd, dt, P, L, flags, smoothing, q_out, qd_out, tmp, a, tau, w, S, C, u):
                 q_out[:] = x
                 qd_out[:] = xd
                 return k
         elif method == RK4:                         # same arithmetic as integrators.RK4
-            _accel(D, x, xd, P, flags, smoothing, a1, tau, tmp, a, w)
+            _accel(D, x, xd, dt, P, L, flags, smoothing, a1, tau, tmp, a, w, S, C, u)
             for i in range(n):
                 v2[i] = xd[i] + h * a1[i]
                 qs[i] = x[i] + h * xd[i]
-            _accel(D, qs, v2, P, flags, smoothing, a2, tau, tmp, a, w)
+            _accel(D, qs, v2, dt, P, L, flags, smoothing, a2, tau, tmp, a, w, S, C, u)
             for i in range(n):
                 v3[i] = xd[i] + h * a2[i]
                 qs[i] = x[i] + h * v2[i]
-            _accel(D, qs, v3, P, flags, smoothing, a3, tau, tmp, a, w)
+            _accel(D, qs, v3, dt, P, L, flags, smoothing, a3, tau, tmp, a, w, S, C, u)
             for i in range(n):
                 v4[i] = xd[i] + dt * a3[i]
                 qs[i] = x[i] + dt * v3[i]
-            _accel(D, qs, v4, P, flags, smoothing, a4, tau, tmp, a, w)
+            _accel(D, qs, v4, dt, P, L, flags, smoothing, a4, tau, tmp, a, w, S, C, u)
             for i in range(n):
                 q_out[i] = x[i] + s * (xd[i] + 2.0 * (v2[i] + v3[i]) + v4[i])
                 qd_out[i] = xd[i] + s * (a1[i] + 2.0 * (a2[i] + a3[i]) + a4[i])
         else:                                       # semi-implicit Euler
-            _accel(D, x, xd, P, flags, smoothing, a1, tau, tmp, a, w)
+            _accel(D, x, xd, dt, P, L, flags, smoothing, a1, tau, tmp, a, w, S, C, u)
             for i in range(n):
                 qd_out[i] = xd[i] + dt * a1[i]
                 q_out[i] = x[i] + dt * qd_out[i]

@@ -169,6 +169,7 @@ class Simulator:
         if self._loops:
             self.loop_closure = LoopClosure(model)
             self._kv, self._kp = baumgarte_gains(baumgarte)
+        self._stick = next((f for f in self.forces if isinstance(f, JointFriction) and f.stiction), None)
         self._fast_key, self._fast = None, None
         self._fusable = self._built_in_only()
         self.reset(q0, qd0)
@@ -347,7 +348,9 @@ class Simulator:
             if W is not None:
                 tau = tau + (gravity_torques(self.model, q) - rnea(self.model, q, self._zero, self._zero, W))
             return loop_forward(self.model, q, qd, tau, self._kv, self._kp, forces=False)[0]
-        return aba(self.model, q, qd, self._zero if tau is None else tau, W)
+        tau = self._zero if tau is None else tau
+        qdd = aba(self.model, q, qd, tau, W)
+        return qdd if self._stick is None else self._stick.hold(self.model, q, qd, tau, qdd, self.dt, W)
 
     def step(self, n=1):
         """Advance ``n`` physics steps of ``dt``; returns the new :class:`SimState`.
@@ -438,28 +441,29 @@ class Simulator:
         return self._fast
 
     def _fused_parameters(self):
-        """(P, flags, smoothing, method) of :func:`.fused.fused_step`: the plug-ins'
-        coefficients in the rows of P; the force rows are filled once, the
-        actuator rows for each new command."""
+        """(P, L, flags, smoothing, method) of :func:`.fused.fused_step`: the
+        plug-ins' coefficients in the rows of P, the friction laws in L; the
+        force rows are filled once, the actuator rows for each new command."""
         if self._fast is None:
             P = np.zeros((F.NROWS, self.model.nq))
-            smoothing, friction, stops = 0.0, False, False
+            L = np.zeros((F.LROWS, self.model.nq))
+            smoothing, friction, stops, stiction = 0.0, False, False, False
             for f in self.forces:
                 c = f.coefficients()
                 if isinstance(f, JointFriction):
-                    P[F.DAMPING], P[F.FRICTION], smoothing, friction = c.damping, c.friction, c.smoothing, c.active
+                    L, smoothing, friction, stiction = c.laws, c.smoothing, c.active, c.stiction
                 else:
                     P[F.LOWER], P[F.UPPER], P[F.STIFF], P[F.DAMP_STOP] = c.lower, c.upper, c.stiffness, c.damping
                     stops = c.active
-            flags = np.array([False, friction, stops])
+            flags = np.array([False, friction, stops, stiction])
         else:
-            P, flags, smoothing, _ = self._fast
+            P, L, flags, smoothing, _ = self._fast
             P, flags = P.copy(), flags.copy()
         a = self.actuator.coefficients(self._command)
         P[F.EFFORT], P[F.SERVO], P[F.A0], P[F.KQ], P[F.KQD] = a.effort, a.servo, a.a0, a.Kq, a.Kqd
         P[F.LO], P[F.HI] = a.lower, a.upper
         flags[0] = a.servoed
-        return P, flags, float(smoothing), _METHODS[type(self.integrator)]
+        return P, L, flags, float(smoothing), _METHODS[type(self.integrator)]
 
     def _culprit(self, t):
         """Name the first force model with a non-finite output at the current state, if any."""

@@ -20,7 +20,7 @@ TOLERANCE = 1e-6
 
 def motor_torques(model, q, qd, qdd):
     """(..., nq) torques [N m | N] the motors give along (q, qd, qdd): the
-    inverse dynamics plus the URDF's viscous and Coulomb friction, if any."""
+    inverse dynamics (armature included) plus each joint's friction law, if any."""
     tau = rnea(model, q, qd, qdd)
     if has_friction(model):
         tau = tau + friction_torques(model, qd)
@@ -28,8 +28,10 @@ def motor_torques(model, q, qd, qdd):
 
 
 def has_friction(model):
-    """True when a joint of the URDF has ``<dynamics damping>`` or ``friction`` > 0."""
-    return bool(np.any(model.body_damping != 0.0) or np.any(model.body_friction != 0.0))
+    """True when a joint has friction: URDF ``<dynamics damping>`` or ``friction`` > 0, or a stribeck or
+    sigmoid law (docs/ACTUATORS.md), whose torque the viscous and Coulomb columns do not hold."""
+    return bool(np.any(model.body_damping != 0.0) or np.any(model.body_friction != 0.0)
+                or any(law.law in ("stribeck", "sigmoid") for law in model.friction_laws))
 
 
 def fixed_base(model, what):

@@ -82,6 +82,21 @@ def friction_coefficients(model):
     return np.abs(G).T @ model.body_friction, (G ** 2).T @ model.body_damping
 
 
+def law_margins(model, vel):
+    """(nq,) torque [N m | N] the limits give up for the friction laws that are not Coulomb + viscous
+    (docs/RETIMING.md): a stribeck law's static excess ``static - coulomb`` (its Coulomb and viscous parts
+    are in :func:`friction_coefficients`), a sigmoid law's largest torque over ``|qd| <= vel``
+    (monotonic in qd: at one end)."""
+    from ..analysis.friction import friction_law_torque
+    margin = np.zeros(model.nq)
+    for j, law in enumerate(model.friction_laws):
+        if law.law == "stribeck":
+            margin[j] = max(law["static"] - law["coulomb"], 0.0)
+        elif law.law == "sigmoid":
+            margin[j] = float(np.max(np.abs(friction_law_torque(law, np.array([-vel[j], vel[j]])))))
+    return margin
+
+
 class TimedTrajectory:
     """A retimed trajectory: samples at the grid points, and any time through :meth:`sample`.
 
@@ -226,7 +241,7 @@ def retime(model, waypoints, *, velocity_limits=None, acceleration_limits=None, 
         constraints.append(tc.JointAccelerationConstraint(np.c_[-a, a], tc.DiscretizationType.Interpolation))
     finite = np.isfinite(effort)
     if np.any(finite):
-        limit = np.where(finite, effort - viscous * vel, UNLIMITED)
+        limit = np.where(finite, effort - viscous * vel - law_margins(model, vel), UNLIMITED)
         constraints.append(torque_constraint(model, limit))
     algorithm = toppra.algorithm.TOPPRA(constraints, path, gridpoints=grid, solver_wrapper="seidel",
                                         parametrizer="ParametrizeConstAccel")

@@ -33,9 +33,9 @@ def test_the_laws_on_compiled_code_equal_the_library(panda):
             for part in ("gravity", "coriolis", "friction"):
                 np.testing.assert_allclose(getattr(comp, part), getattr(lib, part), rtol=0, atol=1e-10)
     q, qd, q_d, qd_d, qdd_d = rng.uniform(-1, 1, (5, 7))
-    np.testing.assert_allclose(feedforward(model, q_d, qd_d, qdd_d, fast), feedforward(model, q_d, qd_d, qdd_d),
+    np.testing.assert_allclose(feedforward(model, q_d, qd_d, qdd_d, dynamics=fast), feedforward(model, q_d, qd_d, qdd_d),
                                rtol=0, atol=1e-10)
-    np.testing.assert_allclose(computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd, fast),
+    np.testing.assert_allclose(computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd, dynamics=fast),
                                computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd), rtol=0, atol=1e-9)
     laws, ff, ct, base, loop = laws_of(model, model.joint_names, "computed_torque", 0.0, kp, kd, 10**8,
                                        dynamics=fast)
