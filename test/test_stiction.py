@@ -14,6 +14,10 @@ READY = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
 STRIBECK = {"law": "stribeck", "static": 1.0, "coulomb": 0.6, "stribeck_velocity": 0.05, "viscous": 0.1}
 SIGMOID = {"law": "sigmoid", "phi1": 2.0, "phi2": 1.0e5, "phi3": 0.0}     # a step of +-1 N m at 0
 INTEGRATORS = ("rk4", "semi_implicit_euler", "implicit_euler", "explicit_euler")
+# (integrator, plug_in): every integrator on the plug-in path, and on the compiled step where it has one
+# (explicit Euler has none).
+PATHS = [pytest.param(i, p, id="%s-%s" % (i, "plug_in" if p else "compiled"))
+         for i in INTEGRATORS for p in (False, True) if p or i != "explicit_euler"]
 
 
 class Nothing:
@@ -40,14 +44,11 @@ def _run(model, integrator, tau, steps=1000, plug_in=False, q0=READY, qd0=None):
     return np.array(Q), np.array(QD), sim
 
 
-@pytest.mark.parametrize("plug_in", (False, True), ids=("compiled", "plug_in"))
-@pytest.mark.parametrize("integrator", INTEGRATORS)
+@pytest.mark.parametrize("integrator, plug_in", PATHS)
 @pytest.mark.parametrize("law", (STRIBECK, SIGMOID), ids=("stribeck", "sigmoid"))
 def test_stuck_below_the_static_level_and_breaks_away_above(law, integrator, plug_in):
     """Joint 1 (vertical axis, no gravity torque) pushed by 0.9 N m against a
     static level of 1 N m stays put (drift < 1e-9 rad over 1 s); at 1.2 N m it moves."""
-    if integrator == "explicit_euler" and not plug_in:
-        pytest.skip("explicit Euler has no compiled path")
     model = _arm(law)
     Q, QD, sim = _run(model, integrator, np.r_[0.9, np.zeros(6)], plug_in=plug_in)
     assert sim.forces[0].stiction and sim._fusable == (not plug_in and integrator != "explicit_euler")
@@ -131,13 +132,10 @@ def test_the_smoothed_laws_without_the_switch_are_friction_torques():
         JointFriction(model, stick_velocity=0.0)
 
 
-@pytest.mark.parametrize("plug_in", (False, True), ids=("compiled", "plug_in"))
-@pytest.mark.parametrize("integrator", INTEGRATORS)
+@pytest.mark.parametrize("integrator, plug_in", PATHS)
 def test_every_integrator_takes_the_armature(integrator, plug_in):
     """One step from rest with no force model: qd1 = dt qdd with qdd =
     aba(model with armature) (RK4: its four stages by hand), not the plain model's."""
-    if integrator == "explicit_euler" and not plug_in:
-        pytest.skip("explicit Euler has no compiled path")
     plain = rd.load_urdf(PANDA)
     model = plain.with_actuators({n: {"armature": 0.2} for n in plain.joint_names})
     tau = np.array([3.0, -2.0, 1.0, 4.0, -1.0, 0.5, 0.8])
