@@ -22,11 +22,11 @@ header.frame_id; this process receives the target's ~/compensation_torque
 the input's stamp) and takes the latency of each message as receipt time
 minus its stamp (through DDS twice and the target's callback once); the
 target's CPU share is read from /proc/<pid>/stat over the measured window.
-dynamics_node's command (Float64MultiArray, which has no stamp) goes, as on a
-robot, to another process: a stand-in of the controller manager that counts
-it. (Until 2026-11-27 this process subscribed to the command too; its
-command callback then ran before each torque's and added its own time to
-the torque's measured latency: see docs/PERFORMANCE.md.)
+This process also subscribes to dynamics_node's command (Float64MultiArray,
+which has no stamp) and counts it. ``--command-process`` gives the command
+to a process of its own instead, a stand-in of the controller manager: on
+this 2-core machine that fourth process cost more than it took off the
+receiver (docs/PERFORMANCE.md, 2026-11-27).
 
 A round measures the pair; ``--rounds N`` measures N rounds, alternating
 which goes first. A round in which the relay or dynamics_node lost a
@@ -138,8 +138,8 @@ def _command_counter(topic, count, stop, domain_env):
 
 
 class Receiver:
-    """This process's node: the target's ~/compensation_torque, with receipt times; dynamics_node's command
-    counted by another process (:func:`_command_counter`), or, with ``--command-in-receiver``, here."""
+    """This process's node: the target's ~/compensation_torque, with receipt times, and dynamics_node's command
+    (counted; with ``--command-process`` another process counts it, :func:`_command_counter`)."""
 
     def __init__(self, n_max):
         import rclpy
@@ -297,9 +297,9 @@ def run(args):
                       args=(NS, args.rate, args.warmup, args.duration, phases, results, domain_env))
     pub.start()
     relay_cmd = [sys.executable, str(ROOT / 'bench' / 'ros_relay.py'), '--reliability', args.reliability]
-    command_topic = NS + '/commands' if args.command_in_receiver and not args.no_command_subscriber else None
+    command_topic = NS + '/commands' if not args.command_process and not args.no_command_subscriber else None
     commands, stop_counter, counter = None, ctx.Event(), None
-    if not args.no_command_subscriber and not args.command_in_receiver:
+    if not args.no_command_subscriber and args.command_process:
         commands = ctx.Value('q', 0)
         counter = ctx.Process(target=_command_counter, args=(NS + '/commands', commands, stop_counter, domain_env))
         counter.start()
@@ -386,9 +386,8 @@ def main(argv=None):
                         help="the node's joint_states subscription QoS (best_effort)")
     parser.add_argument('--no-command-subscriber', action='store_true',
                         help='nobody subscribes to the Float64MultiArray command (the node still publishes it)')
-    parser.add_argument('--command-in-receiver', action='store_true',
-                        help='subscribe to the command in the measuring process, as the bench did until '
-                             '2026-11-27, instead of a controller stand-in process')
+    parser.add_argument('--command-process', action='store_true',
+                        help='a controller stand-in process subscribes to the command, instead of this one')
     parser.add_argument('--diagnostic-torque-rate', type=float, default=None,
                         help="dynamics_node's diagnostic_torque_rate [Hz] (default: the node's default; "
                              "-1: every joint state, as before the parameter; 0: off)")
