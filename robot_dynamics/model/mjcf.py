@@ -182,7 +182,7 @@ class _Tree:
             name=jname, type=kind, parent=parent_link, child=child, axis=tuple(axis / np.linalg.norm(axis)),
             origin=placement, lower=lower, upper=upper, effort=self._effort(j), velocity=np.inf,
             damping=float(m.dof_damping[dof]), friction=float(m.dof_frictionloss[dof]),
-            index=_m.ROOT_NQ[self._kind()] + len(self.body_joint) - self._root_nv())
+            index=_m.ROOT_NQ[self.kind()] + len(self.body_joint) - self.root_nv())
         parent_body = self.body_of[parent_link]
         row = np.zeros(P.NCOL)
         row[P.PARENT] = parent_body
@@ -220,11 +220,11 @@ class _Tree:
             self.body_joint.append(jname)
         self._new_link(name, len(self.rows) - 1, np.eye(4))
 
-    def _kind(self):
+    def kind(self):
         return None if self.root is None else "floating"
 
-    def _root_nv(self):
-        return _m.ROOT_NV[self._kind()]
+    def root_nv(self):
+        return _m.ROOT_NV[self.kind()]
 
     def _fixed(self, name, parent_link, T):
         self.joints["%s__weld" % name] = _m.Joint(name="%s__weld" % name, type="fixed", parent=parent_link,
@@ -271,7 +271,7 @@ def _build(mujoco, m):
         b = tree.body_of[name]
         if b >= 0 and (mass != 0.0 or np.any(Ic)):
             _m.add_body_inertia(data[b], tree.pose_in_body[name], mass, mass * c, inertia_about_origin(mass, c, Ic))
-    nvr = tree._root_nv()
+    nvr = tree.root_nv()
     names = tree.body_joint[nvr:]
     gravity = np.zeros(3) if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY else m.opt.gravity
     model = _m.Model(name=_model_name(m), base_link="world", link_names=tree.links, joints=tree.joints,
@@ -279,7 +279,7 @@ def _build(mujoco, m):
                      link_body=[tree.body_of[n] for n in tree.links],
                      link_placement=[tree.pose_in_body[n] for n in tree.links],
                      link_inertials=tuple(zip(*tree.inertials)), gravity=np.array(gravity, dtype=float),
-                     root_joint=tree._kind())
+                     root_joint=tree.kind())
     return _with_armature(model, m, names)
 
 

@@ -171,8 +171,7 @@ class DynamicsNode(PipelineBuilder, ModelNode):
         """The state of the torque pipeline before configure (and after a lifecycle cleanup): none."""
         self.ready = False                  # the pipeline fits the current model
         self.pipeline = None                # control.torque_loop.TorqueLoop of the last model that fitted
-        self.compiled_models = None         # control.backend.CompiledModels (parameter backend: compiled)
-        self._compile_poll = None           # the timer of dynamics_model.PipelineBuilder._on_compiled
+        self.compiled_models = self._compile_poll = None   # backend compiled: CompiledModels, its poll timer
         self._target = None                 # control.impedance_target.ImpedanceTarget (dynamics_model.py)
         self.merger = self.staleness = self.limiter = self.monitor = None
         self.command = self.observer_out = self.identify = self.payload_sync = None   # command_output.CommandOutput
