@@ -48,6 +48,7 @@ NOT_A_ROBOT = {"ur_description/urdf/ur3.urdf"}                    # an empty xac
 NO_MOVING_JOINT = {"hector_description/robots/quadrotor_base.urdf", "iris_description/robots/iris_simple.urdf"}
 N_ERD_GENERATED = 66                                               # example-robot-data 6.0.0: 69 files - 3 above
 RTOL = 1e-12
+MATH = {"sin", "cos", "sqrt", "tanh", "exp"}                       # tanh, exp: the friction laws
 WARNINGS = ("-Wall", "-Wextra", "-Werror", "-std=c99", "-pedantic")
 ALLOCATION = re.compile(r"\b(malloc|calloc|realloc|free|_Znwm|_Znam|_ZdlPv|_ZdaPv)\b")
 MAX_REL = {}                                                       # quantity -> (largest relative error, robot)
@@ -140,6 +141,12 @@ def agree(robot, model, c, n=3, seed=0):
     close(robot, "rnea batch", c.rnea(q, qd, qdd), rd.rnea(model, q, qd, qdd))
     close(robot, "gravity batch", c.gravity_torques(q), rd.gravity_torques(model, q), floor=floor)
     close(robot, "mass batch", c.mass_matrix(q), rd.mass_matrix(model, q))
+    qd[0, ::2] = 0.0                                      # sign(0) = 0, where Coulomb friction switches
+    for smoothing in (0.0, 0.05):
+        close(robot, "friction", c.friction_torques(qd[0], smoothing=smoothing),
+              rd.friction_torques(model, qd[0], smoothing=smoothing))
+        close(robot, "friction batch", c.friction_torques(qd, smoothing=smoothing),
+              rd.friction_torques(model, qd, smoothing=smoothing))
 
 
 # --------------------------------------------------------------------------
@@ -184,7 +191,61 @@ def test_objects_allocate_nothing_and_call_only_math(local):
         undefined = set(subprocess.run(["nm", "-u", str(o)], capture_output=True, text=True, check=True)
                         .stdout.split()) - {"U"}
         assert not {u for u in undefined if ALLOCATION.search(u)}, (o.name, undefined)
-        assert undefined <= {"sin", "cos", "sqrt"}, (o.name, undefined)
+        assert undefined <= MATH, (o.name, undefined)
+
+
+# --------------------------------------------------------------------------
+# the friction laws (docs/ACTUATORS.md) in NAME_friction_torques
+
+LAWS = ({"law": "viscous", "viscous": 0.4},
+        {"law": "coulomb", "coulomb": 0.3, "viscous": 0.1},
+        {"law": "coulomb", "coulomb": 0.5, "viscous": 0.0, "smoothing": 0.02},
+        {"law": "stribeck", "static": 1.0, "coulomb": 0.6, "stribeck_velocity": 0.1, "viscous": 0.2},
+        {"law": "stribeck", "static": 0.8, "coulomb": 0.8, "stribeck_velocity": 0.3, "viscous": 0.0},
+        {"law": "sigmoid", "phi1": 0.5, "phi2": 4.0, "phi3": 0.25},
+        {"law": "viscous", "viscous": 0.0})
+
+
+def with_laws(model, seed):
+    """``model`` with each joint's law drawn from LAWS (every law at least once on 7+ joints)."""
+    rng = np.random.default_rng(seed)
+    names = model.body_joint[model.root_nv:]
+    picks = [LAWS[k % len(LAWS)] for k in rng.permutation(len(names))]
+    return model.with_actuators({name: {"friction": law} for name, law in zip(names, picks)})
+
+
+def test_every_friction_law_equals_the_library_and_a_hand_value(tmp_path):
+    models = {"laws_panda": with_laws(load(BUNDLED_PATH["panda_arm"]), 0),
+              "laws_mimic": with_laws(load(random_urdf(3, n_links=9, mimic=True, p_massless=0.0)), 1),
+              "laws_floating": with_laws(load(BUNDLED_PATH["panda_arm"], "floating"), 2),
+              "laws_planar_mimic": with_laws(load(random_urdf(3, n_links=12, mimic=True, p_massless=0.0), "planar"), 3)}
+    assert models["laws_mimic"].has_mimic
+    compiled, objects = build(models, tmp_path)                    # -Wall -Wextra -Werror -std=c99 -pedantic
+    for o in objects:
+        undefined = set(subprocess.run(["nm", "-u", str(o)], capture_output=True, text=True, check=True)
+                        .stdout.split()) - {"U"}
+        assert undefined <= MATH, (o.name, undefined)
+    for name, model in models.items():
+        laws = {model.actuators[j].friction.law for j in model.body_joint[model.root_nv:]}   # mimic joints too
+        assert laws == {"viscous", "coulomb", "stribeck", "sigmoid"}, name
+        agree(name, model, compiled[name], n=5, seed=4)
+        _, qd, _, _ = states(model, 200, 5)
+        qd[::3] *= 0.05                                            # inside the Stribeck dip and the smoothing
+        for smoothing in (0.0, 0.05):
+            close(name, "friction laws", compiled[name].friction_torques(qd, smoothing=smoothing),
+                  rd.friction_torques(model, qd, smoothing=smoothing))
+        if model.root_nv:                                          # the root's coordinates have none
+            assert np.all(compiled[name].friction_torques(qd)[:, :model.root_nv] == 0.0)
+    # By hand (Armstrong-Helouvry's law at v = vs = 0.1 rad/s): (0.6 + 0.4 / e) + 0.2 * 0.1.
+    one = models["laws_panda"].with_actuators({"panda_joint1": {"friction": LAWS[3]}})
+    c = build({"laws_one": one}, tmp_path / "one")[0]["laws_one"]
+    qd = np.zeros(7)
+    qd[0] = 0.1
+    assert abs(c.friction_torques(qd)[0] - (0.6 + 0.4 / np.e + 0.02)) < 1e-15
+    with pytest.raises(rd.InputError, match="smoothing"):
+        c.friction_torques(qd, smoothing=-1.0)
+    with pytest.raises(rd.InputError, match="qd"):
+        c.friction_torques(np.r_[qd[:6], np.nan])
 
 
 def test_panda_code_is_unrolled_folded_and_documented():

@@ -114,8 +114,8 @@ class CompiledModel:
     filled and returned. Non-finite inputs raise InputError naming the
     entry, and so does a floating base's quaternion that is not unit
     within the library's tolerance; a singular mass matrix in ``aba``
-    raises SingularityError. No function includes friction or damping (as
-    ``rd.rnea``).
+    raises SingularityError. No function but ``friction_torques`` includes
+    friction (as ``rd.rnea``).
     """
 
     def __init__(self, model, path, prefix="rd_model", module=None):
@@ -133,6 +133,9 @@ class CompiledModel:
             fb = getattr(self._lib, "%s_%s_batch" % (prefix, name))
             fb.argtypes, fb.restype = [ctypes.c_int] + [ctypes.c_void_p] * nargs, None
             self._one[name], self._batch[name] = f, fb
+        self._friction = getattr(self._lib, "%s_friction_torques_batch" % prefix)
+        self._friction.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_double, ctypes.c_void_p]
+        self._friction.restype = None
 
     def rnea(self, q, qd, qdd, *, out=None):
         """Inverse dynamics tau = M(q) qdd + C(q, qd) qd + g(q) [N m | N] (rd.rnea without f_ext)."""
@@ -177,6 +180,18 @@ class CompiledModel:
             if self._fast.aba(q, qd, tau, res) == 0:
                 return res
         return self._call("aba", dict(q=q, qd=qd, tau=tau), out)
+
+    def friction_torques(self, qd, *, smoothing=0.0, out=None):
+        """Each joint's friction law at ``qd`` (``rd.friction_torques``): (nv,) or (B, nv) [N m | N],
+        along the motion; ``smoothing`` [rad/s | m/s] >= 0 as there."""
+        if not (isinstance(smoothing, (int, float, np.floating)) and np.isfinite(smoothing) and smoothing >= 0):
+            raise InputError("smoothing must be a finite velocity >= 0 [rad/s], got %r" % (smoothing,))
+        shape, (QD,) = checks.batch(self.model, qd=qd)
+        if not _finite(QD):
+            checks.raise_not_finite(qd=qd)
+        res = self._output(out, shape + (self.nv,))
+        self._friction(QD.shape[0], _address(QD), float(smoothing), _address(res))
+        return res
 
     def _call(self, name, inputs, out, matrix=False):
         n, arrays = self.nv, tuple(inputs.values())
@@ -277,7 +292,8 @@ def compile(model, folder=None):
 
     Returns:
         A :class:`CompiledModel` with ``rnea``, ``gravity_torques``,
-        ``coriolis``, ``nonlinear_effects``, ``mass_matrix`` and ``aba``.
+        ``coriolis``, ``nonlinear_effects``, ``mass_matrix``, ``aba`` and
+        ``friction_torques``.
 
     Raises:
         InputError: a model without moving joints.

@@ -9,10 +9,10 @@ import datetime
 import re
 from pathlib import Path
 
-import numpy as np
-
 from . import algorithms as A
 from .expr import Emitter
+from .literals import c_double, c_string, comment_text
+from . import friction
 from ..errors import InputError
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -59,34 +59,6 @@ def check_model(model):
     """Refuse what the generator does not cover yet, naming it."""
     if len(model.joint_names) == 0:
         raise InputError("codegen needs a model with at least one moving joint: %r has none" % (model.name,))
-
-
-def c_string(text):
-    """``text`` as a C string literal: printable ASCII kept, quotes, backslashes
-    and '?' (trigraphs) escaped, every other byte of its UTF-8 an octal escape."""
-    out = []
-    for b in text.encode("utf-8"):
-        ch = chr(b)
-        if ch in '"\\?':
-            out.append("\\" + ch)
-        elif 32 <= b < 127:
-            out.append(ch)
-        else:
-            out.append("\\%03o" % b)
-    return '"%s"' % "".join(out)
-
-
-def comment_text(text):
-    """``text`` made safe inside a /* */ comment: only letters, digits, ``_.,:/+-`` and spaces."""
-    return re.sub(r"[^A-Za-z0-9_.,:/+\- ]", "_", str(text))
-
-
-def c_double(x):
-    """A double literal C reads back exactly (HUGE_VAL for infinity)."""
-    x = float(x)
-    if np.isinf(x):
-        return "HUGE_VAL" if x > 0 else "-HUGE_VAL"
-    return repr(x)
 
 
 def generate(model, prefix, source=None, date=None):
@@ -183,8 +155,9 @@ def _header(model, prefix, origin):
         " *",
         *_root_lines(model, P),
         " * The rotors' reflected inertia (model.armature, docs/ACTUATORS.md) is in rnea, mass_matrix, aba.",
-        " * Friction and damping: NO function includes them (%s_damping, %s_friction hold the" % (P, P),
-        " * URDF <dynamics> values for the caller to add: tau_f = damping qd + friction sign(qd)).",
+        " * Friction: %s_friction_torques(qd, smoothing, tau) gives each joint's law (docs/ACTUATORS.md);" % P,
+        " * no other function includes it (as rd.rnea): add it to a feedforward to compensate it.",
+        " * %s_damping and %s_friction hold the URDF <dynamics damping friction> values." % (P, P),
         " * Every function is re-entrant and thread-safe: no allocation, no global mutable state.",
         " * NAME_batch(n, ...): n states, row-major (state k at q + k * NQ, qd, qdd, tau at + k * NV,",
         " * M at M + k * NV * NV).",
@@ -204,6 +177,7 @@ def _header(model, prefix, origin):
     ]
     for (name, args, what, _), decl in zip(FUNCTIONS, _declarations(P)):
         lines += ["/* %s */" % what, decl]
+    lines += friction.declarations(P)
     lines += ["", "/* The same for n states (row-major blocks). */"] + _declarations(P)[len(FUNCTIONS):]
     lines += ["", "#ifdef __cplusplus", "}", "#endif", "#endif", ""]
     return "\n".join(lines)
@@ -241,7 +215,7 @@ def _source(model, P, origin, bodies):
                   % (P, name, P, P, origin),
                   "void %s_%s_batch(int n, %s)" % (P, name, args), "{",
                   "    int k;", "    for (k = 0; k < n; ++k)", "        %s_%s(%s);" % (P, name, call), "}", ""]
-    return "\n".join(lines)
+    return "\n".join(lines + friction.source(model, P, origin))
 
 
 def write(model, prefix, folder, source=None, date=None):
