@@ -30,7 +30,7 @@ effort controller switches the hardware to torque control: do it yourself
 (ros2 control set_controller_state / switch_controllers, docs/ROBOTS.md).
 
 Arguments: robot, urdf (a URDF file instead of the robot_description topic),
-params_file, command_topic and joints (empty: the profile's, else
+actuators_file (docs/ACTUATORS.md), backend (library or compiled), params_file, command_topic and joints (empty: the profile's, else
 params_file's), robot_compensates_gravity and robot_compensates_friction
 (empty: the profile's), publish_command, joint_states_topic (empty: the
 profile's), use_sim_time, spawn_controllers, spawn_broadcaster,
@@ -167,6 +167,10 @@ def launch_setup(context, *args, **kwargs):
             overrides[name] = arg(name)
     if arg('urdf'):
         overrides['urdf_path'] = arg('urdf')
+    if arg('actuators_file'):
+        overrides['actuators_file'] = arg('actuators_file')
+    if arg('backend'):
+        overrides['backend'] = arg('backend')
     if arg('controller_manager') and arg('own_controller') == 'true':
         overrides['controller_manager'] = arg('controller_manager')
     if _names(arg('joints')):
@@ -205,6 +209,14 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'urdf', default_value='',
             description='URDF file of the arm. Empty: the model comes from the robot_description topic.'),
+        DeclareLaunchArgument(
+            'actuators_file', default_value='',
+            description="YAML of the joints' actuators (armature, gear ratio, friction law; docs/ACTUATORS.md) "
+                        'for dynamics_node and dynamics_services. Empty: the parameter file\'s (none).'),
+        DeclareLaunchArgument(
+            'backend', default_value='', choices=['', 'library', 'compiled'],
+            description="dynamics_node's backend: library, or compiled (C generated for the model and "
+                        "compiled with cc, docs/CODEGEN.md). Empty: the parameter file's (library)."),
         DeclareLaunchArgument(
             'params_file',
             default_value=PathJoinSubstitution(

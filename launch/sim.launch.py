@@ -38,6 +38,9 @@ publishes every joint at 250 Hz (the closed-loop step and compensation
 cost 0.3-0.7 ms each: docs/LOOPS.md), RViz's fixed frame is base_link.
 For another closed-loop robot: urdf:=..., loops_file:=... and
 actuated_joints:=a,b,c with a params_file that fits it.
+actuators_file:=arm.actuators.yaml gives both robot_dynamics nodes the
+joints' armature and friction laws (docs/ACTUATORS.md): the simulated arm
+has them, and dynamics_node's model knows them.
 
 robot_state_publisher, rviz2 and xacro are optional dependencies of the
 package (a headless robot computer needs none of them, and rviz2 brings Qt):
@@ -121,6 +124,8 @@ def launch_setup(context, *args, **kwargs):
         ours['loops_file'] = loops
     if arg('actuated_joints'):
         ours['actuated_joints'] = ours['joints'] = arg('actuated_joints').split(',')
+    if arg('actuators_file'):       # the simulated arm and the compensation: the same armature and friction
+        ours['actuators_file'] = arg('actuators_file')
     mode = arg('mode')
     simulator = dict(robot['simulator'])
     if mode in IMPEDANCE_MODES:
@@ -155,6 +160,11 @@ def generate_launch_description():
         return PathJoinSubstitution([FindPackageShare('robot_dynamics')] + list(parts))
 
     return LaunchDescription([
+        DeclareLaunchArgument(
+            'actuators_file', default_value='',
+            description="YAML of the joints' actuators (armature, gear ratio, friction law; docs/ACTUATORS.md), "
+                        'for the simulator and dynamics_node alike. Empty: the URDF\'s <dynamics> and '
+                        '<transmission> only.'),
         DeclareLaunchArgument(
             'robot', default_value='panda', choices=sorted(ROBOTS),
             description='The bundled robot: panda (urdf/panda_arm.urdf), or palletiser (the closed-loop example '

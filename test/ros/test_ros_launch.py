@@ -69,6 +69,15 @@ def test_launch_files_declare_the_documented_arguments(standins):
     assert {'urdf', 'params_file'} <= set(declared)
     assert [n.kwargs['executable'] for n in nodes] == ['dynamics_services']
     assert 'dynamics_services' in SCRIPTS
+    # actuators_file:= and backend:= reach dynamics_node and dynamics_services; unset, the parameter file's.
+    assert not {'actuators_file', 'backend'} & set(overrides)
+    _, nodes, _ = L.evaluate(LAUNCH / 'gravity_compensation.launch.py',
+                             {'actuators_file': '/tmp/arm.actuators.yaml', 'backend': 'compiled'}, SHARES)
+    assert nodes[0].kwargs['parameters'][1]['actuators_file'] == '/tmp/arm.actuators.yaml'
+    assert nodes[0].kwargs['parameters'][1]['backend'] == 'compiled'
+    assert nodes[1].kwargs['parameters'][0]['actuators_file'] == '/tmp/arm.actuators.yaml'
+    with pytest.raises(AssertionError):
+        L.evaluate(LAUNCH / 'gravity_compensation.launch.py', {'backend': 'gpu'}, SHARES)
     with pytest.raises(AssertionError):
         L.evaluate(LAUNCH / 'gravity_compensation.launch.py', {'publish_command': 'maybe'}, SHARES)
     with pytest.raises(AssertionError):

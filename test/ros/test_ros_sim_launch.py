@@ -116,6 +116,13 @@ def test_sim_launch_arguments(standins):
     assert params_of(by['robot_state_publisher'], context)[1]['use_sim_time'] is True
     with pytest.raises(AssertionError):
         L.evaluate(LAUNCH, {'gravity_compensation': 'yes'}, SHARES)
+    assert 'actuators_file' not in dyn and 'actuators_file' not in params_of(by['simulator_node'], context)[1]
+    # actuators_file:= reaches the simulator, dynamics_node and dynamics_services alike.
+    _, nodes, context = L.evaluate(LAUNCH, {'rviz': 'false', 'gravity_compensation': 'true',
+                                            'actuators_file': '/tmp/arm.actuators.yaml'}, SHARES)
+    for node in nodes:
+        if node.kwargs['package'] == 'robot_dynamics':
+            assert params_of(node, context)[1]['actuators_file'] == '/tmp/arm.actuators.yaml', node.kwargs
 
 
 def test_sim_launch_mode_starts_dynamics_node_in_that_mode(standins):
