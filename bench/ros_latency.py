@@ -306,6 +306,8 @@ def run(args):
                       args=(NS, args.rate, args.warmup, args.duration, phases, results, domain_env))
     pub.start()
     relay_cmd = [sys.executable, str(ROOT / 'bench' / 'ros_relay.py'), '--reliability', args.reliability]
+    if args.relay_command:
+        relay_cmd.append('--command')
     command_topic = NS + '/commands' if not args.command_process and not args.no_command_subscriber else None
     commands, stop_counter, counter = None, ctx.Event(), None
     if not args.no_command_subscriber and args.command_process:
@@ -321,7 +323,8 @@ def run(args):
                 figures = {}
                 for label in order:
                     if label == 'relay':
-                        figures[label] = measure(label, relay_cmd, None, RELAY, receiver, phases, results, args)
+                        figures[label] = measure(label, relay_cmd, None, RELAY, receiver, phases, results, args,
+                                                 command_topic=command_topic if args.relay_command else None)
                     else:
                         figures[label] = measure(label, 'dynamics_node', params, NODE, receiver, phases, results,
                                                  args, command_topic=command_topic, commands=commands)
@@ -398,6 +401,10 @@ def main(argv=None):
                         help='nobody subscribes to the Float64MultiArray command (the node still publishes it)')
     parser.add_argument('--command-process', action='store_true',
                         help='a controller stand-in process subscribes to the command, instead of this one')
+    parser.add_argument('--relay-command', action='store_true',
+                        help='the relay also publishes a command before each message, as dynamics_node does '
+                             '(ros_relay.py --command; this process subscribes to it): a baseline with the '
+                             "node's I/O, for the record; the targets are on the bare relay")
     parser.add_argument('--diagnostic-torque-rate', type=float, default=None,
                         help="dynamics_node's diagnostic_torque_rate [Hz] (default: the node's default; "
                              "-1: every joint state, as before the parameter; 0: off)")

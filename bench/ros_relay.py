@@ -6,7 +6,10 @@ Subscribes ``joint_states`` (relative; best-effort or reliable as
 ``--reliability`` says, depth 100: dynamics_node's subscription) and
 publishes each message as received, header included, on
 ``~/compensation_torque`` (reliable, depth 10, no QoS-event callbacks:
-dynamics_node's torque publishers). Nothing else: no model, no
+dynamics_node's torque publishers). ``--command`` also publishes, before
+each relayed message, its positions as a std_msgs/Float64MultiArray on
+``commands`` (reliable, depth 10: dynamics_node's command, sent first as
+dynamics_node sends it): the node's I/O without its work. Nothing else: no model, no
 computation, no timers, no parameters of its own. It spins the executor
 dynamics_node spins (rclpy's EventsExecutor, or the SingleThreadedExecutor
 with ``ROBOT_DYNAMICS_EXECUTOR=single``, as robot_dynamics.ros.model_node
@@ -47,6 +50,8 @@ def main(argv=None):
     argv = sys.argv if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--reliability', default='best_effort', choices=('best_effort', 'reliable'))
+    parser.add_argument('--command', action='store_true',
+                        help='also publish a Float64MultiArray command on commands before each relayed message')
     args = parser.parse_args(rclpy.utilities.remove_ros_args(argv)[1:])
     rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node('bench_relay')
@@ -54,8 +59,19 @@ def main(argv=None):
                                 event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
     reliability = (ReliabilityPolicy.BEST_EFFORT if args.reliability == 'best_effort'
                    else ReliabilityPolicy.RELIABLE)
-    node.create_subscription(JointState, 'joint_states', pub.publish,
-                             QoSProfile(depth=100, reliability=reliability))
+    relay = pub.publish
+    if args.command:
+        from std_msgs.msg import Float64MultiArray
+        command_pub = node.create_publisher(Float64MultiArray, 'commands',
+                                            QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE),
+                                            event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
+        command = Float64MultiArray()
+
+        def relay(msg):
+            command.data = msg.position
+            command_pub.publish(command)
+            pub.publish(msg)
+    node.create_subscription(JointState, 'joint_states', relay, QoSProfile(depth=100, reliability=reliability))
     executor = make_executor()
     executor.add_node(node)
     stop = []
