@@ -29,7 +29,8 @@ from .forces import (ExternalWrenches, ForceModel, FrictionCoefficients, JointFr
                      StopCoefficients)
 from .integrators import INTEGRATORS, RK4, ExplicitEuler, ImplicitEuler, Integrator, SemiImplicitEuler, get_integrator
 from .result import ProgressBar, SimulationResult
-from .simulator import SimState, SimulationError, Simulator, default_constraints, default_forces, simulate
+from .simulator import SimState, SimulationError, Simulator, default_constraints, default_forces
+from .run import simulate
 
 __all__ = [
     "Simulator", "simulate", "SimulationResult", "SimulationError", "SimState",

@@ -32,8 +32,6 @@ its kernels on one thread. ``actuated`` names the joints with motors: the
 commands are for them only, the passive joints get no motor torque (the
 force models, friction and stops, act on every joint).
 """
-import sys
-import time
 from typing import NamedTuple
 
 import numpy as np
@@ -48,10 +46,9 @@ from ..constraints.closure import one_thread
 from ..constraints.dynamics import _gains as baumgarte_gains, forward as loop_forward
 from .commands import Command, JointActuator
 from .constraints import LoopClosure, VelocityLimits
-from . import fused as F
 from .forces import ExternalWrenches, ForceModel, JointFriction, PositionLimits
-from .integrators import RK4, ImplicitEuler, SemiImplicitEuler, get_integrator, lie_step
-from .result import ProgressBar, SimulationResult
+from .fused_path import FusedPath
+from .integrators import RK4, SemiImplicitEuler, get_integrator, lie_step
 from ..errors import InputError, SimulationError
 
 
@@ -170,8 +167,7 @@ class Simulator:
             self.loop_closure = LoopClosure(model)
             self._kv, self._kp = baumgarte_gains(baumgarte)
         self._stick = next((f for f in self.forces if isinstance(f, JointFriction) and f.stiction), None)
-        self._fast_key, self._fast = None, None
-        self._fusable = self._built_in_only()
+        self._fused = FusedPath(model, self.integrator, self.actuator, self.forces)
         self.reset(q0, qd0)
 
     def _actuated(self, actuated):
@@ -383,9 +379,7 @@ class Simulator:
     def _advance_fused(self, n, fast):
         """``n`` steps in one compiled call; on a non-finite state, keep the
         last finite one and raise as :meth:`_advance` does."""
-        q, qd = np.empty_like(self._q), np.empty_like(self._qd)
-        done = F.fused_step(self.model.packed, self._q, self._qd, self.dt, *fast, n, q, qd)
-        self._q, self._qd = q, qd
+        self._q, self._qd, done = self._fused.advance(self._q, self._qd, self.dt, fast, n)
         self._k += done
         if done != n:
             raise SimulationError("step at t = %.6f s would give a non-finite state (the dynamics are too "
@@ -401,8 +395,8 @@ class Simulator:
             elif fast is None:
                 q, qd = self.integrator.step(self._accel, t, self._q, self._qd, self.dt)
             else:
-                q, qd = np.empty_like(self._q), np.empty_like(self._qd)
-                if F.fused_step(self.model.packed, self._q, self._qd, self.dt, *fast, 1, q, qd) != 1:
+                q, qd, done = self._fused.advance(self._q, self._qd, self.dt, fast, 1)
+                if done != 1:
                     q[0] = np.nan                      # reported below, state kept
             for c in self.constraints:
                 q, qd = c.apply(self.model, t + self.dt, q, qd)
@@ -419,51 +413,12 @@ class Simulator:
         self._q, self._qd = q, qd
         self._k += 1
 
-    # --- the compiled fast path (fused.py) -----------------------------------
-
-    def _built_in_only(self):
-        """True if integrator, actuator and force models are the built-in ones
-        that :mod:`.fused` implements (see its docstring)."""
-        kinds = [type(f) for f in self.forces]
-        return (not self.model.has_mimic and self.model.root_joint is None and not self.model.loops
-                and type(self.integrator) in (RK4, SemiImplicitEuler, ImplicitEuler)
-                and type(self.actuator) is JointActuator
-                and len(set(kinds)) == len(kinds)
-                and kinds in ([], [JointFriction], [PositionLimits], [JointFriction, PositionLimits]))
-
     def _fast_path(self):
         """Arguments of :func:`.fused.fused_step` for the current command, or None
         (a plug-in is not built in, or a wrench is applied)."""
-        if not self._fusable or not self.wrenches.is_empty():
+        if not self._fused.usable or not self.wrenches.is_empty():
             return None
-        if self._fast_key is not self._command:
-            self._fast_key, self._fast = self._command, self._fused_parameters()
-        return self._fast
-
-    def _fused_parameters(self):
-        """(P, L, flags, smoothing, method) of :func:`.fused.fused_step`: the
-        plug-ins' coefficients in the rows of P, the friction laws in L; the
-        force rows are filled once, the actuator rows for each new command."""
-        if self._fast is None:
-            P = np.zeros((F.NROWS, self.model.nq))
-            L = np.zeros((F.LROWS, self.model.nq))
-            smoothing, friction, stops, stiction = 0.0, False, False, False
-            for f in self.forces:
-                c = f.coefficients()
-                if isinstance(f, JointFriction):
-                    L, smoothing, friction, stiction = c.laws, c.smoothing, c.active, c.stiction
-                else:
-                    P[F.LOWER], P[F.UPPER], P[F.STIFF], P[F.DAMP_STOP] = c.lower, c.upper, c.stiffness, c.damping
-                    stops = c.active
-            flags = np.array([False, friction, stops, stiction])
-        else:
-            P, L, flags, smoothing, _ = self._fast
-            P, flags = P.copy(), flags.copy()
-        a = self.actuator.coefficients(self._command)
-        P[F.EFFORT], P[F.SERVO], P[F.A0], P[F.KQ], P[F.KQD] = a.effort, a.servo, a.a0, a.Kq, a.Kqd
-        P[F.LO], P[F.HI] = a.lower, a.upper
-        flags[0] = a.servoed
-        return P, L, flags, float(smoothing), _METHODS[type(self.integrator)]
+        return self._fused.arguments(self._command)
 
     def _culprit(self, t):
         """Name the first force model with a non-finite output at the current state, if any."""
@@ -481,88 +436,3 @@ def _owner(method):
     """Class name of a bound method's object (the force model), else the callable's name."""
     owner = getattr(method, "__self__", None)
     return type(owner).__name__ if owner is not None else getattr(method, "__qualname__", repr(method))
-
-
-_METHODS = {SemiImplicitEuler: F.SEMI_IMPLICIT_EULER, RK4: F.RK4, ImplicitEuler: F.IMPLICIT_EULER}
-
-
-def simulate(model, q0, qd0=None, *, duration, dt=1e-3, integrator="rk4", tau=None, f_ext=None,
-             forces=None, constraints=None, actuator=None, record_every=1, progress=None, actuated=None,
-             baumgarte=(0.0, 0.0)):
-    """Simulate the arm for ``duration`` seconds and record its trajectory.
-
-    Args:
-        model: the robot.
-        q0, qd0: (nq,) initial state (qd0 default zeros).
-        duration: simulated time [s]; ``round(duration / dt)`` steps.
-        dt: physics step [s].
-        integrator: ``'rk4'``, ``'semi_implicit_euler'``, ``'explicit_euler'`` or an
-            :class:`~robot_dynamics.simulation.Integrator` object.
-        tau: joint effort commands [N m or N]: None (zero), an (nq,) array
-            (constant) or a callable ``tau(t, q, qd) -> (nq,)`` evaluated
-            once per step at its start and held over the step (a controller
-            running at the physics rate). Clamped to the effort limits. With
-            ``actuated``: one value per actuated joint, in its order.
-        f_ext: constant external wrenches on links, ``{link: (6,)}`` in the
-            link frames (the convention of :func:`robot_dynamics.aba`).
-        forces, constraints, actuator: as for :class:`Simulator`; None gives
-            the URDF's damping, friction, position stops and velocity limits,
-            ``[]`` none of them.
-        record_every: keep every n-th step (the last one is always kept).
-        progress: show a text progress bar on stderr: True, False, or None
-            (shown for runs of 50,000 steps or more when stderr is a terminal).
-        actuated, baumgarte: as for :class:`Simulator` (a model with loops
-            starts on them, ``q0`` closed keeping the actuated joints).
-
-    Returns:
-        :class:`~robot_dynamics.simulation.SimulationResult` (t, q, qd, tau, energy).
-
-    Raises:
-        ValueError: bad arguments or a bad command from ``tau``.
-        SimulationError: the state would become non-finite.
-    """
-    if not (np.isfinite(duration) and duration >= 0):
-        raise InputError("duration must be a finite time >= 0 [s], got %r" % (duration,))
-    if int(record_every) != record_every or record_every < 1:
-        raise InputError("record_every must be an integer >= 1, got %r" % (record_every,))
-    sim = Simulator(model, dt=dt, integrator=integrator, forces=forces, constraints=constraints,
-                    actuator=actuator, q0=q0, qd0=qd0, actuated=actuated, baumgarte=baumgarte)
-    for link, w in (f_ext or {}).items():
-        sim.apply_wrench(link, w, "link")
-    control = tau if callable(tau) else None
-    if tau is not None and control is None:
-        sim.set_command(tau)
-    steps = int(round(duration / sim.dt))
-    keep = list(range(0, steps + 1, int(record_every)))
-    if keep[-1] != steps:
-        keep.append(steps)
-    n = len(keep)
-    T, Q, QD, TAU = np.empty(n), np.empty((n, model.nq)), np.empty((n, model.nq)), np.empty((n, model.nq))
-    if progress is None:
-        progress = steps >= 50_000 and sys.stderr.isatty()
-    bar = ProgressBar(steps) if progress else None
-    start = time.perf_counter()
-    j = 0
-    try:
-        for k in range(steps + 1):
-            if control is not None:
-                try:
-                    sim.set_command(control(sim.time, sim.q, sim.qd))
-                except ValueError as err:
-                    raise InputError("tau(t = %.6f s): %s" % (sim.time, err)) from None
-            if k == keep[j]:
-                T[j], Q[j], QD[j], TAU[j] = sim.time, sim.q, sim.qd, sim.effort
-                j += 1
-            if k == steps:
-                break
-            sim.step()
-            if bar is not None and k % 1000 == 0:
-                bar.update(k, sim.time)
-    finally:
-        if bar is not None:
-            bar.update(steps, sim.time)
-            bar.close()
-    wall = time.perf_counter() - start
-    energy = kinetic_energy(model, Q, QD) + potential_energy(model, Q)
-    return SimulationResult(T, Q, QD, TAU, np.atleast_1d(energy), tuple(model.joint_names), sim.dt,
-                            sim.integrator.name, wall)
