@@ -259,7 +259,10 @@ def test_panda_code_is_unrolled_folded_and_documented():
                  "void panda_aba(const double *q, const double *qd, const double *tau, double *qdd);",
                  "void panda_rnea_batch(int n, const double *q, const double *qd, const double *qdd, double *tau);",
                  "#define panda_NJ 7", "extern const char *const panda_joint_names[panda_NJ];",
-                 "extern const double panda_effort_limit[panda_NJ];", "NO function includes them"):
+                 "extern const double panda_effort_limit[panda_NJ];",
+                 "void panda_friction_torques(const double *qd, double smoothing, double *tau);",
+                 "panda_friction_torques(qd, smoothing, tau) gives each joint's law",
+                 "no other function includes it"):
         assert decl in header, decl
     assert "#include <math.h>" in source and source.count("#include") == 2
     for banned in ("malloc", "static double", "while", "goto"):
@@ -624,7 +627,7 @@ def test_the_realtime_cpp_example_checks_every_function_from_cpp(tmp_path):
             g = rd.gravity_torques(model, q[k])
             row = [q[k], qd[k], qdd[k], rd.rnea(model, q[k], qd[k], qdd[k]), g,
                    rd.nonlinear_effects(model, q[k], qd[k]) - g, rd.mass_matrix(model, q[k]).ravel(), tau[k],
-                   rd.aba(model, q[k], qd[k], tau[k])]
+                   rd.aba(model, q[k], qd[k], tau[k]), rd.friction_torques(model, qd[k])]
             f.write(" ".join(repr(float(x)) for part in row for x in part) + "\n")
     steps = [[find_compiler(), "-O2", "-std=c99", *WARNINGS[:3], "-c", "panda.c", "-o", "panda.o"],
              [gxx, "-O2", "-std=c++17", "-Wall", "-Werror", "check_panda.cpp", "panda.o", "-lm", "-o", "check"]]

@@ -573,7 +573,7 @@ def _run_both(model, q0, integrator, drive, steps, forces=None):
     out = []
     for fused in (True, False):
         sim = Simulator(model, integrator=integrator, q0=q0, forces=forces)
-        sim._fusable = sim._fusable and fused
+        sim._fused.usable = sim._fused.usable and fused
         used = sim._fast_path() is not None
         for k in range(steps):
             drive(sim, k)
@@ -685,7 +685,7 @@ def test_implicit_euler_on_a_damped_rotor_is_backward_euler(fused):
     model = rd.load_urdf(ROTOR % I)
     sim = Simulator(model, dt=dt, integrator="implicit_euler", q0=[0.0], qd0=[3.0],
                     forces=[JointFriction(model, damping=b, friction=0.0)], constraints=[])
-    sim._fusable = sim._fusable and fused
+    sim._fused.usable = sim._fused.usable and fused
     assert (sim._fast_path() is not None) == fused
     r, q = 1.0 / (1.0 + dt * b / I), 0.0
     for k in range(1, 21):
@@ -746,7 +746,7 @@ def test_implicit_euler_fused_and_plug_in_paths_agree_to_first_order_with_fricti
         out = []
         for fused in (True, False):
             sim = Simulator(model, dt=dt, integrator="implicit_euler", q0=q0, forces=forces(), constraints=[])
-            sim._fusable = sim._fusable and fused
+            sim._fused.usable = sim._fused.usable and fused
             assert (sim._fast_path() is not None) == fused
             sim.step(int(round(0.2 / dt)))
             assert np.abs(sim.q - reference.q).max() < 1e-3

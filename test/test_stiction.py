@@ -51,7 +51,7 @@ def test_stuck_below_the_static_level_and_breaks_away_above(law, integrator, plu
     static level of 1 N m stays put (drift < 1e-9 rad over 1 s); at 1.2 N m it moves."""
     model = _arm(law)
     Q, QD, sim = _run(model, integrator, np.r_[0.9, np.zeros(6)], plug_in=plug_in)
-    assert sim.forces[0].stiction and sim._fusable == (not plug_in and integrator != "explicit_euler")
+    assert sim.forces[0].stiction and sim._fused.usable == (not plug_in and integrator != "explicit_euler")
     assert np.abs(Q - READY).max() < 1e-9 and np.abs(QD).max() < 1e-9
     Q, QD, _ = _run(model, integrator, np.r_[1.2, np.zeros(6)], plug_in=plug_in)
     assert Q[-1, 0] - READY[0] > 0.01 and np.all(QD[-1, 0] > 0.0)

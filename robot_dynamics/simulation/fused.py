@@ -35,7 +35,7 @@ from ..algorithms.crba import _crba
 from ..algorithms.kernels import jit, work, work_size
 from ..algorithms.rnea import _rnea
 from .forces import stop_torques
-from .stiction import LROWS, candidates, hold, law_slope, law_torque  # noqa: F401 (LROWS: L's rows)
+from .stiction import LROWS, candidates, hold, law_slope, law_torque, solve  # noqa: F401 (LROWS: L's rows)
 
 # Integration methods of fused_step.
 SEMI_IMPLICIT_EULER, RK4, IMPLICIT_EULER = 0, 1, 2
@@ -83,35 +83,6 @@ def _accel(D, q, qd, dt, P, L, flags, smoothing, qdd, tau, tmp, a, w, S, C, u):
             for j in range(n):
                 a[j] = -qd[j] / dt                  # the held joints stop at the step's end
             hold(L, qdd, C, S, m, a, u)
-
-
-@jit
-def _solve(A, b):
-    """b <- A^-1 b by Gaussian elimination with partial pivoting (A overwritten).
-    False if A is singular."""
-    n = A.shape[0]
-    for k in range(n):
-        piv, big = k, abs(A[k, k])
-        for r in range(k + 1, n):
-            if abs(A[r, k]) > big:
-                piv, big = r, abs(A[r, k])
-        if not big > 0.0:
-            return False
-        if piv != k:
-            for c in range(n):
-                A[k, c], A[piv, c] = A[piv, c], A[k, c]
-            b[k], b[piv] = b[piv], b[k]
-        for r in range(k + 1, n):
-            m = A[r, k] / A[k, k]
-            for c in range(k + 1, n):
-                A[r, c] -= m * A[k, c]
-            b[r] -= m * b[k]
-    for k in range(n - 1, -1, -1):
-        s = b[k]
-        for c in range(k + 1, n):
-            s -= A[k, c] * b[c]
-        b[k] = s / A[k, k]
-    return True
 
 
 @jit
@@ -175,7 +146,7 @@ def _implicit_euler(D, q, qd, dt, P, L, flags, smoothing, q_out, qd_out, h, a, r
     if flags[3]:
         if not _implicit_hold(M, rhs, qd, dt, L, smoothing, S, C, u):
             return False
-    elif not _solve(M, rhs):
+    elif not solve(M, rhs):
         return False
     for i in range(n):
         qd_out[i] = qd[i] + rhs[i]
@@ -191,7 +162,7 @@ def _implicit_hold(A, rhs, qd, dt, L, smoothing, S, C, u):
     False if A is singular."""
     n = qd.shape[0]
     B, dv = A.copy(), rhs.copy()
-    if not _solve(B, dv):
+    if not solve(B, dv):
         return False
     m = candidates(L, qd, dv, 1.0, S)
     if m == 0:
@@ -202,14 +173,14 @@ def _implicit_hold(A, rhs, qd, dt, L, smoothing, S, C, u):
         rhs[i] += dt * law_torque(L, i, qd[i], smoothing)
         A[i, i] -= dt * law_slope(L, i, qd[i], smoothing)
     B[:, :] = A
-    if not _solve(B, rhs):
+    if not solve(B, rhs):
         return False
     e = np.empty(n)
     for k in range(m):                              # dv's response to a unit friction torque on S[k]
         B[:, :] = A
         e[:] = 0.0
         e[S[k]] = dt
-        if not _solve(B, e):
+        if not solve(B, e):
             return False
         C[:, k] = e
     for j in range(n):

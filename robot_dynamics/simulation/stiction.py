@@ -147,7 +147,7 @@ def hold(L, x, C, S, m, target, u):
                     b[a] -= C[i, k] * u[k]
             for c in range(r):
                 A[a, c] = C[i, idx[c]]
-        if not _solve_small(A, b):
+        if not solve(A, b):
             break
         worst, excess = -1, 0.0
         for a in range(r):
@@ -169,8 +169,9 @@ def hold(L, x, C, S, m, target, u):
 
 
 @jit
-def _solve_small(A, b):
-    """b <- A^-1 b, Gaussian elimination with partial pivoting; False if singular."""
+def solve(A, b):
+    """b <- A^-1 b, Gaussian elimination with partial pivoting (A overwritten); False if
+    singular. Small systems: the stick set here, the implicit Euler step in :mod:`.fused`."""
     n = A.shape[0]
     for k in range(n):
         piv, big = k, abs(A[k, k])
