@@ -267,7 +267,7 @@ def test_panda_code_is_unrolled_folded_and_documented():
     assert "#include <math.h>" in source and source.count("#include") == 2
     for banned in ("malloc", "static double", "while", "goto"):
         assert banned not in source, banned
-    assert source.count("for (") == 5                         # the five batches' loops only
+    assert source.count("for (") == 6                         # the batches' loops only (five, and friction's)
     assert source.count("urdf/panda_arm.urdf") >= 5 and "generated 2026-11-27" in source
     assert "Table 5.1" in source and "Table 6.2" in source and "Table 7.1" in source
     # no product with an exact 0 or 1; joint 1 turns about z, the axis of gravity,

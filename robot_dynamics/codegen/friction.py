@@ -74,10 +74,11 @@ def _body(model, P):
         lines.append("    v = %s;" % " + ".join(_scaled(G[i, j], "qd[%d]" % j) for j in columns))
         lines.append("    f = %s;" % term)
         lines += ["    tau[%d] += %s;" % (j, _scaled(G[i, j], "f")) for j in columns]
-    head = ["    int k;"] + (["    double v, f;"] if lines else ["    (void)qd;"])
+    head = ["    double v, f;"] if lines else ["    (void)qd;"]
     if "smoothing" not in "\n".join(lines):
         head.append("    (void)smoothing;")
-    return "\n".join(head + ["    for (k = 0; k < %s_NV; ++k)" % P, "        tau[k] = 0.0;"] + lines)
+    zero = ["    tau[%d] = 0.0;" % j for j in range(model.nv)]          # straight-line, as every function
+    return "\n".join(head + zero + lines)
 
 
 def _law(P, law, p):
