@@ -1,4 +1,4 @@
-"""``NAME_friction``: each joint's friction law (docs/ACTUATORS.md) as C, its
+"""``NAME_friction_torques``: each joint's friction law (docs/ACTUATORS.md) as C, its
 coefficients folded, the terms that are zero left out.
 
 The laws are those of :mod:`robot_dynamics.analysis.friction` (the torque
