@@ -10,6 +10,7 @@ from ..errors import UsageError
 
 
 def floats(text, n, what):
+    """``n`` finite comma-separated numbers of option ``what`` as an (n,) array; UsageError otherwise."""
     try:
         vals = [float(v) for v in text.split(",")]
     except ValueError:
@@ -20,6 +21,7 @@ def floats(text, n, what):
 
 
 def value(text, joint, model, what):
+    """One joint value [rad | m] of option ``what``; ``deg`` converts a revolute joint's angle."""
     t = text.strip()
     scale = 1.0
     if t.endswith("deg"):
@@ -77,6 +79,7 @@ def table(header, rows, first):
 
 
 def matrix(M, names):
+    """M (n, n) as aligned rows, each headed by its joint's name."""
     w = max(len(n) for n in names)
     scale = float(np.max(np.abs(M)))
     out = []
