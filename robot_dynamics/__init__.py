@@ -116,6 +116,8 @@ __all__ = [
     "excitation_trajectory", "ExcitationTrajectory",
     "loop_residual", "loop_jacobian", "loop_wrenches", "assemble", "mobility", "constrained_forward_dynamics",
     "constrained_inverse_dynamics", "impact",
-    "Simulator", "simulate", "JointImpedance", "CartesianImpedance", "codegen", "compile",
+    "Simulator", "simulate", "JointImpedance", "CartesianImpedance", "codegen",
     "check_trajectory", "TrajectoryCheck", "retime", "TimedTrajectory",
 ]
+# rd.compile (codegen.compile) is public but not in __all__: ``from robot_dynamics import *`` would
+# shadow Python's builtin compile().

@@ -114,3 +114,13 @@ def test_load_urdf_checks_loops_one_way_and_the_model_alias_warns():
         rd.load_urdf(str(PANDA), loops=[dict(name="x", kind="point", parent="panda_link2", child="nowhere")],
                      check_assembly=False)
     assert not hasattr(rd.model, "no_such_name")
+
+
+def test_a_star_import_shadows_no_builtin():
+    """``from robot_dynamics import *`` keeps Python's builtins: rd.compile is public, not in __all__."""
+    import builtins
+    assert not set(rd.__all__) & set(dir(builtins)), set(rd.__all__) & set(dir(builtins))
+    assert callable(rd.compile) and rd.compile.__module__ == "robot_dynamics.codegen.compiled"
+    namespace = {}
+    exec("from robot_dynamics import *", namespace)          # noqa: S102
+    assert "compile" not in namespace and "rnea" in namespace
