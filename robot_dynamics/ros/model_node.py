@@ -170,9 +170,12 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
         # The model: parameter, file, or topic; the loops from their file, once.
         from_topic = not (self.p.robot_description or self.p.urdf_path)
         if self.p.loops_file:
-            self._read_loops(self.p.loops_file)
+            from ..model.loops import parse_loops
+            self.loops, self.loops_error = self._read_file('loops_file', parse_loops)
         if self.p.actuators_file:
-            self._read_actuators(self.p.actuators_file)
+            from ..model.actuators import parse_actuators
+            self.actuators, self.actuators_error = self._read_file('actuators_file',
+                                                                   lambda text: parse_actuators(text + '\n'))
         if self.loops_error or self.actuators_error:
             self.model_source = 'parameter robot_description' if self.p.robot_description else (
                 'file %s' % self.p.urdf_path if self.p.urdf_path else 'topic %s' % self.resolve_topic_name(
@@ -245,33 +248,14 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
         """Log how ``future`` of :meth:`final_stop` ended (done, or not answered within STOP_WAIT)."""
 
     # --- model ------------------------------------------------------------------
-    def _read_loops(self, path):
-        """Read and parse ``loops_file`` (a path or package://pkg/path); on failure set ``loops_error``
-        and the error status (the node stays up without a model)."""
-        from ..model.loops import parse_loops
-        try:
-            with open(resolve_path(path), 'rb') as f:
-                text = f.read(1 << 20).decode('utf-8', 'replace')
-            self.loops = parse_loops(text)
-        except (OSError, ValueError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-            self.loops_error = "parameter 'loops_file' %r: %s" % (path, reason)
-            self.model_status, self.model_error = 'error', self.loops_error
-            self.get_logger().error(self.loops_error + '; no model until the node is restarted with a usable file')
-
-    def _read_actuators(self, path):
-        """Read and parse ``actuators_file`` as :meth:`_read_loops` does ``loops_file``."""
-        from ..model.actuators import parse_actuators
-        try:
-            with open(resolve_path(path), 'rb') as f:
-                text = f.read(1 << 20).decode('utf-8', 'replace')
-            self.actuators = parse_actuators(text + '\n')
-        except (OSError, ValueError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-            self.actuators_error = "parameter 'actuators_file' %r: %s" % (path, reason)
-            self.model_status, self.model_error = 'error', self.actuators_error
-            self.get_logger().error(self.actuators_error + '; no model until the node is restarted with a '
-                                    'usable file')
+    def _read_file(self, parameter, parse):
+        """``parse`` of the file the parameter ``parameter`` names, and '' (or None and why not: then
+        the error status, and the node stays up without a model)."""
+        value, error = read_model_file(parameter, getattr(self.p, parameter), parse)
+        if error:
+            self.model_status, self.model_error = 'error', error
+            self.get_logger().error(error + '; no model until the node is restarted with a usable file')
+        return value, error
 
     def _on_description(self, msg):
         self._set_description(msg.data, fatal=False)
@@ -411,6 +395,18 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
         array.header.stamp = self._clock.now().to_msg()
         array.status = [status]
         self._diag_pub.publish(array)
+
+
+def read_model_file(parameter, path, parse):
+    """(``parse`` of the text of ``path``, '') or (None, why not, naming ``parameter``): a path or
+    package://pkg/path, at most 1 MiB read."""
+    try:
+        with open(resolve_path(path), 'rb') as f:
+            text = f.read(1 << 20).decode('utf-8', 'replace')
+        return parse(text), ''
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        return None, 'parameter %r %r: %s' % (parameter, path, reason)
 
 
 def resolve_path(path):
