@@ -1,7 +1,7 @@
 """The friction laws of docs/ACTUATORS.md for identification: torque, parameter
 derivatives, and the split of each law into linear and nonlinear parameters.
 
-The formulas are those of :data:`robot_dynamics.model.actuators.LAWS`, with
+The formulas (written once, in :mod:`robot_dynamics.model.friction`), with
 ``v`` the joint velocity [rad/s or m/s] and ``sigma(x) = 1 / (1 + e^-x)``:
 
 - viscous:  ``viscous v``
@@ -19,20 +19,11 @@ import numpy as np
 
 from ..errors import InputError
 from ..model.actuators import LAWS, FrictionLaw
+from ..model.friction import friction_law_gradient, friction_law_torque, sigma as sigmoid
 
 NONLINEAR = {"stribeck": ("stribeck_velocity",), "sigmoid": ("phi2", "phi3")}
 LINEAR = {"stribeck": ("static", "coulomb", "viscous"), "sigmoid": ("phi1",)}
 COLUMNS = {"viscous": ("fv",), "coulomb": ("fv", "fc"), "stribeck": (), "sigmoid": ()}   # linear-regressor columns kept
-
-
-def sigmoid(x):
-    """``1 / (1 + e^-x)`` without overflow."""
-    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(x, dtype=float)))
-
-
-def _sigmoid_slope(x):
-    s = sigmoid(x)
-    return s * (1.0 - s)
 
 
 def law_parameters(law):
@@ -51,48 +42,16 @@ def make_law(law, values):
 
 
 def torque(law, v):
-    """Friction torque (..., ) [N m or N] of a :class:`FrictionLaw` at velocities v (...,)."""
-    p, v = law.params, np.asarray(v, dtype=float)
-    if law.law == "viscous":
-        return p["viscous"] * v
-    if law.law == "coulomb":
-        s = p.get("smoothing", 0.0)
-        return p["coulomb"] * (np.tanh(v / s) if s > 0 else np.sign(v)) + p.get("viscous", 0.0) * v
-    if law.law == "stribeck":
-        e = np.exp(-(v / p["stribeck_velocity"]) ** 2)
-        return (p["coulomb"] + (p["static"] - p["coulomb"]) * e) * np.sign(v) + p["viscous"] * v
-    if law.law == "sigmoid":
-        return p["phi1"] * (sigmoid(p["phi2"] * (v + p["phi3"])) - sigmoid(p["phi2"] * p["phi3"]))
-    raise InputError("unknown friction law %r (known: %s)" % (law.law, ", ".join(LAWS)))
+    """Friction torque (..., ) [N m or N] of a :class:`FrictionLaw` at velocities v (...,)
+    (:func:`robot_dynamics.friction_law_torque`)."""
+    return friction_law_torque(law, v)
 
 
 def gradient(law, v):
-    """(..., k) derivatives of :func:`torque` with respect to the law's k
-    parameters, in ``law.parameters`` order. The coulomb law's smoothing
-    derivative is 0 where smoothing is 0 (the sign function does not move)."""
-    p, v = law.params, np.asarray(v, dtype=float)
-    if law.law == "viscous":
-        cols = {"viscous": v}
-    elif law.law == "coulomb":
-        s = p.get("smoothing", 0.0)
-        if s > 0:
-            t = np.tanh(v / s)
-            cols = {"coulomb": t, "viscous": v, "smoothing": -p["coulomb"] * (1.0 - t * t) * v / (s * s)}
-        else:
-            cols = {"coulomb": np.sign(v), "viscous": v, "smoothing": np.zeros_like(v)}
-    elif law.law == "stribeck":
-        vs, sg = p["stribeck_velocity"], np.sign(v)
-        e = np.exp(-(v / vs) ** 2)
-        cols = {"static": e * sg, "coulomb": (1.0 - e) * sg, "viscous": v,
-                "stribeck_velocity": (p["static"] - p["coulomb"]) * sg * e * 2.0 * v * v / vs ** 3}
-    elif law.law == "sigmoid":
-        a, b = p["phi2"] * (v + p["phi3"]), p["phi2"] * p["phi3"]
-        da, db = _sigmoid_slope(a), _sigmoid_slope(b)
-        cols = {"phi1": sigmoid(a) - sigmoid(b), "phi2": p["phi1"] * (da * (v + p["phi3"]) - db * p["phi3"]),
-                "phi3": p["phi1"] * p["phi2"] * (da - db)}
-    else:
-        raise InputError("unknown friction law %r (known: %s)" % (law.law, ", ".join(LAWS)))
-    return np.stack([np.broadcast_to(cols[k], v.shape) for k, _ in law.parameters], axis=-1)
+    """(..., k) derivatives of :func:`torque` with respect to the law's k parameters, in
+    ``law.parameters`` order (:func:`robot_dynamics.friction_law_gradient`). The coulomb law's
+    smoothing derivative is 0 where smoothing is 0 (the sign function does not move)."""
+    return friction_law_gradient(law, v)[1]
 
 
 def linear_columns(law, nonlinear, v):
