@@ -3,23 +3,12 @@
 A joint's law (``model.friction_laws``, :mod:`robot_dynamics.model.actuators`)
 gives the friction torque ``tau_f(v)`` that opposes the joint velocity
 ``v``; the result is what a controller adds to compensate it, and a
-simulator subtracts it from the applied torque:
-
-- ``viscous``:  ``viscous v``
-- ``coulomb``:  ``coulomb sgn_s(v) + viscous v`` (Schilling, *Fundamentals
-  of Robotics*, eq. 6-3-3: the URDF ``<dynamics damping friction>``)
-- ``stribeck``: ``(coulomb + (static - coulomb) exp(-(v / stribeck_velocity)^2)) sgn_s(v) + viscous v``
-  (Armstrong-Helouvry, Dupont, Canudas de Wit, Automatica 30(7), 1994)
-- ``sigmoid``:  ``phi1 / (1 + exp(-phi2 (v + phi3))) - phi1 / (1 + exp(-phi2 phi3))``
-  (Gaz et al., IEEE RA-L 2019)
-
-``sgn_s(v) = tanh(v / s)`` with ``s`` the law's own ``smoothing`` when it
-gives one > 0, else the ``smoothing`` of the call; ``sign(v)`` when both
-are 0. The sigmoid is continuous already and ignores ``s``.
+simulator subtracts it from the applied torque. The laws (viscous, coulomb, stribeck, sigmoid) and their
+smoothed sign ``sgn_s`` are written once, in :mod:`robot_dynamics.model.friction`.
 
 :func:`friction_law_torque` and :func:`friction_law_gradient` evaluate one
 law (and its derivatives with respect to its parameters, for a nonlinear
-least-squares fit; written once, in :mod:`robot_dynamics.model.friction`);
+least-squares fit);
 :func:`friction_torques` evaluates every joint of a model, mimic joints
 mapped onto the joint they follow.
 """

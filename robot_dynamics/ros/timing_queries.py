@@ -123,13 +123,17 @@ class TimingQueries:
     """The handlers of ~/retime_trajectory and ~/check_trajectory. The node provides ``model`` and
     ``_no_model`` (:class:`.queries.Queries`)."""
 
+    def _tree(self, response, service):
+        """(the model, None) when it is a fixed-base tree; else (None, ``response`` refused, saying why)."""
+        if self.model is None:
+            return None, self._no_model(response)
+        problem = tree_problem(self.model, service)
+        return (None, fail(response, problem)) if problem else (self.model, None)
+
     def _srv_retime(self, request, response):
-        model = self.model
-        if model is None:
-            return self._no_model(response)
-        problem = tree_problem(model, '~/retime_trajectory')
-        if problem:
-            return fail(response, problem)
+        model, refusal = self._tree(response, '~/retime_trajectory')
+        if refusal is not None:
+            return refusal
         names = list(request.waypoints.joint_names)
         try:
             W = waypoints_of(model, request.waypoints)
@@ -162,12 +166,9 @@ class TimingQueries:
         return t, q, qd, qdd, motor_torques(model, q, qd, qdd)
 
     def _srv_check_trajectory(self, request, response):
-        model = self.model
-        if model is None:
-            return self._no_model(response)
-        problem = tree_problem(model, '~/check_trajectory')
-        if problem:
-            return fail(response, problem)
+        model, refusal = self._tree(response, '~/check_trajectory')
+        if refusal is not None:
+            return refusal
         try:
             t, Q, QD, QDD = trajectory_arrays(model.joint_names, request.trajectory)
             acc = per_joint(model, list(request.trajectory.joint_names), request.acceleration_limits,
