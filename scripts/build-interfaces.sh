@@ -6,7 +6,8 @@
 #   PACKAGE   build only these (default: all of them, in this order):
 #     robot_dynamics_interfaces  robot_dynamics_interfaces/  the nodes' own types
 #     controller_manager_msgs    wheel_interfaces/controller_manager_msgs/
-#                                ros2_control's SwitchController alone, which the
+#                                ros2_control's SwitchController and
+#                                ControllerManagerActivity alone, which the
 #                                wheels lack (wheel_interfaces/README.md)
 # Called by scripts/setup-venv.sh after the requirements are installed; the
 # ROS 2 wheels in requirements.txt (ament_cmake, rosidl generators) provide
@@ -34,7 +35,7 @@ declare -A folder=(
 )
 declare -A modules=(
     [robot_dynamics_interfaces]="robot_dynamics_interfaces.srv robot_dynamics_interfaces.msg"
-    [controller_manager_msgs]="controller_manager_msgs.srv"
+    [controller_manager_msgs]="controller_manager_msgs.srv controller_manager_msgs.msg"
 )
 all=(robot_dynamics_interfaces controller_manager_msgs)
 
@@ -43,7 +44,7 @@ wanted=()
 for arg in "$@"; do
     case "$arg" in
         --force) force=1 ;;
-        -h|--help) sed -n '2,22s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -h|--help) sed -n '2,23s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         -*) echo "build-interfaces.sh: unknown option '$arg' (expected --force or a package name)" >&2; exit 2 ;;
         *)
             [ -n "${folder[$arg]+x}" ] || {
