@@ -40,7 +40,7 @@ class _Layout:
 
     __slots__ = ('n', 'src', 'dst', 'identity', 'error')
 
-    def __init__(self, names, index):
+    def __init__(self, names, index, nq):
         self.n = len(names)
         self.error = None
         seen = set()
@@ -55,8 +55,9 @@ class _Layout:
                 dst.append(i)
         self.src = np.array(src, dtype=np.intp)
         self.dst = np.array(dst, dtype=np.intp)
-        # The common case: exactly the model's joints in model order.
-        self.identity = (len(index) == self.n and src == dst and len(dst) == self.n)
+        # The common case: exactly the model's joints in model order (never with held joints, which no
+        # message sets: ``index`` lacks them).
+        self.identity = (nq == self.n and src == dst and len(dst) == self.n)
 
 
 def _as_float_array(x):
@@ -86,13 +87,15 @@ class JointStateMerger:
         efforts_ready: True once every model joint has a known effort.
 
     A message's velocities may be empty: the joints it names then get zero
-    velocity. Names the model does not have are ignored.
+    velocity. Names the model does not have are ignored, and so are held
+    joints (:meth:`hold`).
     """
 
     def __init__(self, joint_names):
         self.joint_names = tuple(joint_names)
         self.nq = len(self.joint_names)
         self._index = {name: i for i, name in enumerate(self.joint_names)}
+        self.held = {}                       # model index -> position held (hold())
         self.q = np.zeros(self.nq)
         self.qd = np.zeros(self.nq)
         self.known = np.zeros(self.nq, dtype=bool)
@@ -102,6 +105,7 @@ class JointStateMerger:
         self.effort_known = np.zeros(self.nq, dtype=bool)
         self.efforts_ready = self.nq == 0
         self._used = None                    # layout of the last message update() accepted
+        self._stream_index = self._index     # the joints messages set: all but the held ones
         self._layouts = {}
         self._last_names = None
         self._last_layout = None
@@ -111,7 +115,7 @@ class JointStateMerger:
         return [n for n, k in zip(self.joint_names, self.known) if not k]
 
     def reset(self):
-        """Forget every received value (e.g. after a timeout)."""
+        """Forget every received value (e.g. after a timeout); held joints keep their positions."""
         self.q[:] = 0.0
         self.qd[:] = 0.0
         self.known[:] = False
@@ -119,18 +123,55 @@ class JointStateMerger:
         self.effort[:] = 0.0
         self.effort_known[:] = False
         self.efforts_ready = self.nq == 0
+        self._apply_held()
+
+    def hold(self, positions):
+        """Hold joints at fixed positions, at rest, whatever the messages say of them.
+
+        Args:
+            positions: {joint name: position [rad or m]}; names the model does not have are left out.
+
+        Returns:
+            the names of ``positions`` that are not joints of the merger (sorted).
+
+        A held joint is known from now on (and after :meth:`reset`), with zero velocity and effort; a message
+        that names it does not change it. Each call replaces the held joints of the last one.
+        """
+        unknown = sorted(n for n in positions if n not in self._index)
+        for name in positions:
+            if name in self._index and not math.isfinite(positions[name]):
+                raise JointMapError('held position of %s is not finite: %r' % (name, positions[name]))
+        held = {self._index[n]: float(x) for n, x in positions.items() if n in self._index}
+        if held == self.held:
+            return unknown
+        for i in self.held:                 # joints held no more: unknown until a message sets them
+            if i not in held:
+                self.known[i] = self.effort_known[i] = False
+        self.held = held
+        self._stream_index = {n: i for n, i in self._index.items() if i not in held}
+        self._layouts.clear()
+        self._last_names = self._last_layout = self._used = None
+        self._apply_held()
+        return unknown
+
+    def _apply_held(self):
+        for i, x in self.held.items():
+            self.q[i], self.qd[i], self.effort[i] = x, 0.0, 0.0
+            self.known[i] = self.effort_known[i] = True
+        self.ready = bool(self.known.all())
+        self.efforts_ready = bool(self.effort_known.all())
 
     def _layout(self, names):
         if names is self._last_names or names == self._last_names:
             return self._last_layout
         key = tuple(names)
         if len(key) > _MAX_CACHED_NAMES:
-            return _Layout(key, self._index)
+            return _Layout(key, self._stream_index, self.nq)
         layout = self._layouts.get(key)
         if layout is None:
             if len(self._layouts) >= _MAX_LAYOUTS:
                 self._layouts.clear()
-            layout = self._layouts[key] = _Layout(key, self._index)
+            layout = self._layouts[key] = _Layout(key, self._stream_index, self.nq)
         # A tuple (cdr.JointStateReader's, one object per list) is kept as it is; a list may change later.
         self._last_names = key if type(names) is tuple else list(key)
         self._last_layout = layout

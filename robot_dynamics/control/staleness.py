@@ -18,6 +18,8 @@ import numpy as np
 
 #: Stamp of a joint never received.
 NEVER = np.iinfo(np.int64).min // 2
+#: Stamp of a held joint (JointStateMerger.hold): never old.
+HELD = np.iinfo(np.int64).max // 4
 
 
 class JointStaleness:
@@ -32,6 +34,21 @@ class JointStaleness:
         self.joint_names = tuple(joint_names)
         self.limit_ns = int(limit_ns)
         self.stamp = np.full(len(self.joint_names), NEVER, dtype=np.int64)
+        self.limit = np.full(len(self.joint_names), self.limit_ns, dtype=np.int64)   # per joint [ns]
+        self.main = np.ones(len(self.joint_names), dtype=bool)   # judged by limit_ns (the main stream's)
+        self.labels = {self.limit_ns: 'joint_timeout'}           # limit [ns] -> its parameter, for the text
+
+    def set_limit(self, index, limit_ns, label):
+        """Joints ``index`` are judged by ``limit_ns`` [ns], the parameter ``label`` (e.g. the joints of a
+        slower topic, extra_joint_state_timeout); they are then left out of :meth:`all_stale`."""
+        self.limit[index] = int(limit_ns)
+        self.main[index] = False
+        self.labels[int(limit_ns)] = label
+
+    def hold(self, index):
+        """Joints ``index`` are held at a fixed position (no message sets them): never stale."""
+        self.stamp[index] = HELD
+        self.main[index] = False
 
     def touch(self, index, now_ns):
         """Joints ``index`` (indices, or ``slice(None)`` for all) were received at ``now_ns``."""
@@ -51,25 +68,29 @@ class JointStaleness:
         return k, now_ns - int(self.stamp[k])
 
     def stale(self, now_ns):
-        """None while every joint's latest position is at most ``limit_ns`` old; else a text naming
-        the oldest joint and its age."""
-        k = int(np.argmin(self.stamp))
+        """None while every joint's latest position is at most its limit old; else a text naming
+        the joint furthest over its limit and its age."""
+        k = int(np.argmax(now_ns - self.stamp - self.limit))
         age = now_ns - int(self.stamp[k])
-        if age <= self.limit_ns:
+        if age <= self.limit[k]:
             return None
         return self.describe(k, age)
 
     def all_stale(self, now_ns):
-        """True when every joint's latest position is older than the limit (no joint is being received)."""
-        return now_ns - int(self.stamp.max()) > self.limit_ns
+        """True when every joint of the main stream (all but those of :meth:`set_limit` and :meth:`hold`)
+        has its latest position older than the limit (none is being received)."""
+        stamps = self.stamp[self.main] if not self.main.all() else self.stamp
+        return stamps.size > 0 and now_ns - int(stamps.max()) > self.limit_ns
 
     def describe(self, k, age_ns):
         """'joint panda_joint1: latest position 0.123 s old, more than joint_timeout (0.050 s)'."""
         if self.stamp[k] == NEVER:
             return 'joint %s: no position received' % self.joint_names[k]
         stale = [self.joint_names[i] for i in np.flatnonzero(self.stamp == self.stamp[k])]
-        return ('joint%s %s: latest position %.3f s old, more than joint_timeout (%.3f s)'
-                % ('s' if len(stale) > 1 else '', ', '.join(stale), age_ns * 1e-9, self.limit_ns * 1e-9))
+        limit = int(self.limit[k])
+        return ('joint%s %s: latest position %.3f s old, more than %s (%.3f s)'
+                % ('s' if len(stale) > 1 else '', ', '.join(stale), age_ns * 1e-9,
+                   self.labels.get(limit, 'joint_timeout'), limit * 1e-9))
 
 
 def state_age_problem(stamp_ns, now_ns, limit_ns):

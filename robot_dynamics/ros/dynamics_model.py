@@ -54,6 +54,8 @@ class PipelineBuilder:
             self.staleness = JointStaleness(names, self.watchdog.joint_timeout_ns)
             if self.identify is not None:
                 self.identify.abort('the model\'s joints changed while collecting joint states')
+        if self.joint_inputs is not None:
+            self.joint_inputs.attach(self.merger, self.staleness)     # held_joints
         passive = tuple(n for n in model.joint_names if n not in names)
         problem = self._build_monitor(model, names, cmd_joints)
         if problem:

@@ -131,7 +131,7 @@ from ..control.joint_map import JointMapError
 from ..control.payload_fit import parallel_is_exclusive
 from ..control.staleness import InputRate
 from ..control.statistics import Statistics
-from ..control.torque_loop import NoTorque
+from ..control.torque_loop import WAITING, NoTorque
 from ..control.trajectory import TrajectorySampler
 from ..control.watchdog import HOLD, Watchdog
 from . import params as P
@@ -142,6 +142,7 @@ from .dynamics_model import PipelineBuilder
 from .dynamics_params import NODE_PARAMS, observer_on, parameter_changes, validate
 from .identify_service import IdentifyService
 from .impedance_inputs import TargetInputs
+from .joint_inputs import JointInputs
 from .model_node import ModelNode, run, warm_up_model, warm_up_moving_base
 from .observer_outputs import ObserverOutputs
 from .payload_sync import PayloadSync
@@ -175,6 +176,7 @@ class DynamicsNode(PipelineBuilder, ModelNode):
         self._target = None                 # control.impedance_target.ImpedanceTarget (dynamics_model.py)
         self.merger = self.staleness = self.limiter = self.monitor = None
         self.command = self.observer_out = self.identify = self.payload_sync = None   # command_output.CommandOutput
+        self.joint_inputs = None            # joint_inputs.JointInputs: extra joint-state topics, held joints
         self.cmd_joints = []
         self.stats = Statistics(time.monotonic())
         self.watchdog = Watchdog(1, 1, 'zero')
@@ -219,6 +221,7 @@ class DynamicsNode(PipelineBuilder, ModelNode):
         if self.observer_on:
             self.observer_out = ObserverOutputs(self, wrench=bool(p.external_wrench_link),
                                                 collision=bool(p.collision_thresholds), events=QUIET)
+        self.joint_inputs = JointInputs(self)
 
     def create_inputs(self):
         p = self.p
@@ -238,6 +241,7 @@ class DynamicsNode(PipelineBuilder, ModelNode):
         self.create_subscription(JointTrajectory, '~/reference', lambda data: self._on_reference(data, True), 10,
                                  event_callbacks=quiet, raw=True)
         TargetInputs(self)                  # ~/target_pose, ~/target_joints of the impedance modes
+        self.joint_inputs.subscribe()       # extra_joint_state_topics
         if p.base_state_topic:
             self.create_subscription(Odometry, p.base_state_topic, self._on_base_state,
                                      QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT))
@@ -340,6 +344,8 @@ class DynamicsNode(PipelineBuilder, ModelNode):
                             self._now_ns())
         if type(out) is NoTorque:
             stats.refused(out)
+            if out is WAITING:
+                return self.joint_inputs.waiting(self._now_ns())
             return self._warn(out.reason) if out.reason else None
         if self.watchdog.resume():
             self.get_logger().info('joint_states resumed: publishing again')
@@ -414,7 +420,7 @@ class DynamicsNode(PipelineBuilder, ModelNode):
         else:
             what = 'publishing stops; a forward_command_controller keeps its last command'
         if action.action != 'hold' and self.merger is not None:
-            self.merger.reset()          # a stale position is never used again
+            self.merger.reset()          # a stale position is never used again (held joints stay held)
             if self.base is not None:
                 self.base.forget()       # nor a stale base state
         if action.stale is not None:

@@ -169,6 +169,23 @@ NODE_PARAMS = (
     P.Param('controller_name', 'effort_controller', 'The effort controller that reads command_topic; '
             'deactivated on a clean stop when controller_manager is set.',
             check=lambda v: None if v else 'must not be empty'),
+    P.Param('extra_joint_state_topics', [], 'More sensor_msgs/JointState topics (best effort: accepts every '
+            'publisher) whose joints are merged by name into the state of joint_states: the joints the main stream '
+            'lacks, e.g. a Franka gripper\'s fingers on franka_gripper/joint_states while franka/joint_states '
+            'carries the 7 arm joints. Their messages give no torque by themselves (one command per joint_states '
+            'message); their joints go stale after extra_joint_state_timeout. Relative: in the node\'s '
+            'namespace. Empty: none.', ptype=Parameter.Type.STRING_ARRAY),
+    P.Param('extra_joint_state_timeout', 0.5, 'Largest age [s] of the latest position of a joint set by an extra '
+            'joint-state topic (by its reception): an older one gives no torque and on_timeout applies, as for '
+            'joint_timeout. Longer than joint_timeout because a gripper publishes slowly (franka_gripper: '
+            'state_publish_rate 15 Hz in franka_gripper/config/franka_gripper_node.yaml, jazzy).',
+            check=P.positive),
+    P.Param('held_joints', [], 'Model joints held at fixed positions (held_positions), at rest, for joints no '
+            'topic carries (e.g. the fingers of a gripper without a driver); a message naming one does not change '
+            'it, and it is never stale. Names the model lacks are warned about and ignored. Empty: none.',
+            ptype=Parameter.Type.STRING_ARRAY),
+    P.Param('held_positions', [], 'Positions [rad or m] of held_joints, one per entry, in its order.',
+            check=P.finite_values, ptype=Parameter.Type.DOUBLE_ARRAY),
     P.Param('services_node', '', 'The dynamics_services node that serves this node\'s read-only services '
             '(the launch files start it beside this node, under this node\'s service names): its payloads are '
             'kept at this node\'s (payload_sync.py). Relative: in this node\'s namespace. Empty: none.'),
@@ -195,6 +212,10 @@ def validate(p, warn):
         warn('mode computed_torque with no kp/kd gains: pure feedforward plus compensation of the measured '
              'state')
     _impedance(p)
+    if len(p.held_joints) != len(p.held_positions) or len(set(p.held_joints)) != len(p.held_joints):
+        raise P.ParameterError("parameters 'held_joints' (%d) and 'held_positions' (%d) must name each held joint "
+                               "once and give one position per held joint, in its order"
+                               % (len(p.held_joints), len(p.held_positions)))
     if len(set(p.joints)) != len(p.joints):
         raise P.ParameterError("parameter 'joints' names a joint more than once: %s" % p.joints)
     # Never command a term the robot compensates itself (profiles.py, docs/ROBOTS.md).

@@ -153,3 +153,10 @@ def positive_values(value):
     if not all(math.isfinite(x) and x > 0 for x in value):
         return 'must hold finite values > 0'
     return None
+
+
+def finite_values(value):
+    import math
+    if not all(math.isfinite(x) for x in value):
+        return 'must hold finite values'
+    return None

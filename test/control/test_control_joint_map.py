@@ -132,3 +132,94 @@ def test_reorder_indices():
         reorder_indices(NAMES, ['j1', 'gripper'])
     with pytest.raises(JointMapError, match='j1 more than once'):
         reorder_indices(NAMES, ['j1', 'j1'])
+
+
+# --- joints the main stream lacks: held joints and extra topics (control/joint_sources.py) -----------------
+
+ARM7 = tuple('fr3_joint%d' % k for k in range(1, 8))
+WITH_FINGER = ARM7 + ('fr3_finger_joint1',)     # fr3_finger_joint2 mimics joint1: not a model joint
+
+
+def test_a_held_joint_is_known_at_its_position_and_no_message_changes_it():
+    m = JointStateMerger(NAMES)
+    assert m.hold({'j4': 0.04, 'not_a_joint': 1.0}) == ['not_a_joint']
+    assert m.missing() == ['j1', 'j2', 'j3']
+    # The three others in model order complete the state; it is not taken for a whole message (identity).
+    assert m.update(['j1', 'j2', 'j3'], d([1, 2, 3]), d([4, 5, 6]))
+    np.testing.assert_array_equal(m.q, [1, 2, 3, 0.04])
+    np.testing.assert_array_equal(m.qd, [4, 5, 6, 0])
+    assert list(m.last_indices()) == [0, 1, 2]
+    m.update(list(NAMES), d([7, 8, 9, 10]), d([1, 1, 1, 1]))
+    np.testing.assert_array_equal(m.q, [7, 8, 9, 0.04])       # the message's j4 is not taken
+    assert m.qd[3] == 0.0
+    m.reset()                                                # a timeout forgets the rest, not the held joint
+    assert m.missing() == ['j1', 'j2', 'j3'] and m.q[3] == 0.04 and m.known[3]
+
+
+def test_holding_the_same_joints_again_keeps_the_state_and_a_joint_held_no_more_is_unknown():
+    m = JointStateMerger(NAMES)
+    m.hold({'j4': 0.0})
+    m.update(['j1', 'j2', 'j3'], d([1, 2, 3]))
+    m.hold({'j4': 0.0})                                      # a new model of the same joints (a payload)
+    assert m.ready
+    m.hold({})
+    assert not m.ready and m.missing() == ['j4']
+    with pytest.raises(JointMapError, match='j4'):
+        m.hold({'j4': float('nan')})
+
+
+def test_a_held_last_joint_and_an_arm_message_in_order_is_no_identity():
+    """7 arm joints in model order, the 8th held: the message sets 7 of 8 (an identity layout would write 7 values
+    into the 8 of q)."""
+    m = JointStateMerger(WITH_FINGER)
+    m.hold({'fr3_finger_joint1': 0.02})
+    assert m.update(list(ARM7), d(range(7)))
+    np.testing.assert_array_equal(m.q, list(range(7)) + [0.02])
+
+
+def test_the_extra_topic_completes_the_state_and_its_joints_get_the_longer_limit():
+    from robot_dynamics.control.joint_sources import JointSources
+    from robot_dynamics.control.staleness import JointStaleness
+    ms = 1_000_000
+    m, s = JointStateMerger(WITH_FINGER), JointStaleness(WITH_FINGER, 100 * ms)
+    sources = JointSources({}, ['franka_gripper/joint_states'], 500 * ms)
+    sources.attach(m, s)
+    assert not m.update(list(ARM7), d(range(7)))
+    s.touch_merged(m, 0)
+    fingers = ['fr3_finger_joint1', 'fr3_finger_joint2']
+    assert sources.merge(m, s, fingers, d([0.03, 0.03]), d([0, 0]), d([0, 0]), 0) is None
+    assert m.ready and m.q[7] == 0.03
+    assert m.update(list(ARM7), d(range(7)))
+    s.touch_merged(m, 300 * ms)
+    assert s.stale(300 * ms) is None                          # the finger 0.3 s old: within its 0.5 s
+    m.update(list(ARM7), d(range(7)))
+    s.touch_merged(m, 550 * ms)
+    text = s.stale(600 * ms)                                  # the finger 0.6 s old, the arm 0.05 s
+    assert 'fr3_finger_joint1' in text and 'extra_joint_state_timeout (0.500 s)' in text, text
+    # The arm silent for 0.2 s while the gripper keeps coming: every main-stream joint is stale.
+    sources.merge(m, s, fingers, d([0.03, 0.03]), (), (), 700 * ms)
+    assert s.all_stale(751 * ms) and 'joint_timeout (0.100 s)' in s.stale(751 * ms)
+    assert 'appears twice' in sources.merge(m, s, fingers * 2, d([0] * 4), (), (), 0)
+
+
+def test_missing_joints_give_one_warning_naming_them_and_the_parameters():
+    from robot_dynamics.control.joint_sources import MISSING_GRACE_NS, JointSources
+    m = JointStateMerger(WITH_FINGER)
+    sources = JointSources({}, [], 500_000_000)
+    m.update(list(ARM7), d(range(7)))
+    texts = [sources.waiting(m, t, '/franka/joint_states') for t in range(0, 3 * MISSING_GRACE_NS, 1_000_000)]
+    said = [t for t in texts if t]
+    assert len(said) == 1 and texts.index(said[0]) == MISSING_GRACE_NS // 1_000_000
+    for word in ('fr3_finger_joint1', 'extra_joint_state_topics', 'held_joints', 'held_positions',
+                 '/franka/joint_states'):
+        assert word in said[0], said[0]
+    assert 'fr3_joint1' not in said[0]
+
+
+def test_held_positions_parameters_are_checked():
+    from robot_dynamics.control.joint_sources import held_positions
+    assert held_positions(['a', 'b'], [0.0, 0.5]) == {'a': 0.0, 'b': 0.5}
+    with pytest.raises(ValueError, match="1 values for the 2 joints"):
+        held_positions(['a', 'b'], [0.0])
+    with pytest.raises(ValueError, match='more than once'):
+        held_positions(['a', 'a'], [0.0, 0.0])
