@@ -26,25 +26,37 @@ what the model holds. The mapping (docs/MJCF.md):
   effort limit ``jnt_actfrcrange`` or the tightest ``forcerange x gear`` of
   the motors that drive the joint (else none), ``opt.gravity`` the gravity.
 
+- an equality constraint between two joints that is exactly a mimic
+  coupling (``polycoef`` ``c0 c1 0 0 0``, c1 != 0) is a mimic joint: its
+  body moves with the source's coordinate, as a URDF ``<mimic>``;
+- an actuator's ``armature`` and ``damping`` (MuJoCo 4) on a joint add
+  ``gear^2`` times themselves to the joint's.
+
 Refused, naming the joint: ball joints, a free joint below the world's
-children. Warned: joint stiffness (springs are not modelled).
+children. Every other element that moves the dynamics is refused or warned
+about by name in :mod:`robot_dynamics.model.mjcf_checks` (equalities that
+are no mimic, tendons, flexes, gravcomp, springs, contact pairs, actuator
+dynamics: the table in docs/MJCF.md). Mesh files are found, and missing
+ones skipped on request, by :mod:`robot_dynamics.model.mjcf_meshes`.
 """
+import dataclasses
 import os
-import warnings
 
 import numpy as np
 
+from . import mjcf_checks as checks
 from . import model as _m
 from . import packed as P
+from .mjcf_meshes import compile_file
 from .inertia import inertia_about_origin
 from .spatial import axis_angle, homogeneous
-from ..errors import URDFError, URDFWarning
+from ..errors import URDFError
 
 MAX_BYTES = 16 * 1024 * 1024
 INSTALL = "pip install mujoco (or: rosdep key python3-mujoco-pip; docs/INSTALL.md)"
 
 
-def load_mjcf(source, *, max_bytes=MAX_BYTES):
+def load_mjcf(source, *, max_bytes=MAX_BYTES, skip_missing_meshes=False):
     """A Model from an MJCF file path or MJCF XML text (see the module docstring).
 
     Args:
@@ -52,17 +64,27 @@ def load_mjcf(source, *, max_bytes=MAX_BYTES):
             ``<include>`` and asset files are found relative to it, as MuJoCo
             does), or the XML text (then it may reference no files).
         max_bytes: a larger file is refused (16 MiB by default).
+        skip_missing_meshes: leave out the geoms whose mesh files are
+            missing, with a URDFWarning naming them, when no body takes its
+            inertia from them (docs/MJCF.md, "Missing mesh files"); by
+            default a missing mesh file is refused by its path.
 
     Returns:
         Model; armature, damping and friction as MuJoCo has them.
 
     Raises:
         URDFError: MuJoCo is not installed, cannot compile the MJCF (its
-            message is kept), or the model has a joint this package does not
-            model (named).
+            message is kept), a mesh file is missing (its path, as the
+            user's path leads to it), or the model has an element this
+            package does not model (named: docs/MJCF.md's table).
+
+    Warns:
+        URDFWarning: an element MuJoCo simulates and the model leaves out
+            (named: docs/MJCF.md's table).
     """
     mujoco = _import_mujoco()
-    compiled = _compile(mujoco, source, max_bytes)
+    compiled = _compile(mujoco, source, max_bytes, skip_missing_meshes)
+    checks.check(mujoco, compiled)
     return _build(mujoco, compiled)
 
 
@@ -75,7 +97,7 @@ def _import_mujoco():
     return mujoco
 
 
-def _compile(mujoco, source, max_bytes):
+def _compile(mujoco, source, max_bytes, skip_missing_meshes):
     text = source.decode("utf-8") if isinstance(source, (bytes, bytearray)) else os.fspath(source)
     try:
         if text.lstrip().startswith("<"):
@@ -88,7 +110,7 @@ def _compile(mujoco, source, max_bytes):
             raise URDFError("cannot read MJCF file %r: %s" % (text, exc.strerror or exc)) from None
         if size > max_bytes:
             raise URDFError("MJCF file %r is larger than max_bytes=%d bytes" % (text, max_bytes))
-        return mujoco.MjModel.from_xml_path(text)
+        return compile_file(mujoco, text, skip_missing_meshes)
     except ValueError as exc:
         raise URDFError("MuJoCo cannot compile the MJCF: %s" % exc) from None
 
@@ -166,14 +188,8 @@ class _Tree:
         if jtype == mj.mjtJoint.mjJNT_FREE:
             raise URDFError("joint %r is a free joint below the world's children: only the root may be free"
                             % jname)
-        if m.jnt_stiffness[j] != 0.0:
-            warnings.warn("MJCF joint %r has stiffness %g: joint springs are not modelled, the model "
-                          "leaves them out" % (jname, m.jnt_stiffness[j]), URDFWarning, stacklevel=4)
         dof = int(m.jnt_dofadr[j])
-        poly = getattr(m, "dof_dampingpoly", None)         # MuJoCo 4: damping's polynomial terms
-        if poly is not None and np.any(poly[dof] != 0.0):
-            warnings.warn("MJCF joint %r has nonlinear damping terms %s: only the linear damping %g is "
-                          "modelled" % (jname, list(poly[dof]), m.dof_damping[dof]), URDFWarning, stacklevel=4)
+        armature, damping = checks.actuator_rotor(mj, m, j)
         limited = bool(m.jnt_limited[j])
         lower, upper = (float(m.jnt_range[j, 0]), float(m.jnt_range[j, 1])) if limited else (-np.inf, np.inf)
         kind = "prismatic" if jtype == mj.mjtJoint.mjJNT_SLIDE else ("revolute" if limited else "continuous")
@@ -181,7 +197,7 @@ class _Tree:
         self.joints[jname] = _m.Joint(
             name=jname, type=kind, parent=parent_link, child=child, axis=tuple(axis / np.linalg.norm(axis)),
             origin=placement, lower=lower, upper=upper, effort=self._effort(j), velocity=np.inf,
-            damping=float(m.dof_damping[dof]), friction=float(m.dof_frictionloss[dof]),
+            damping=float(m.dof_damping[dof]) + damping, friction=float(m.dof_frictionloss[dof]),
             index=_m.ROOT_NQ[self.kind()] + len(self.body_joint) - self.root_nv())
         parent_body = self.body_of[parent_link]
         row = np.zeros(P.NCOL)
@@ -194,6 +210,7 @@ class _Tree:
         row[P.POS0:P.POS0 + 3] = X[:3, 3]
         row[P.QMUL] = 1.0
         row[P.DAMPING], row[P.FRICTION] = self.joints[jname].damping, self.joints[jname].friction
+        row[P.ARMATURE] = float(m.dof_armature[dof]) + armature
         self.rows.append(row)
         self.body_joint.append(jname)
         self._new_link(child, len(self.body_joint) - 1, np.eye(4))
@@ -263,6 +280,7 @@ def _build(mujoco, m):
     tree = _Tree(mujoco, m)
     for b in range(1, m.nbody):
         tree.add_body(b)
+    names = _couple(tree, checks.joint_couplings(mujoco, m))
     nb = len(tree.rows)
     data = np.zeros((nb + 1, P.NCOL))
     if nb:
@@ -271,8 +289,6 @@ def _build(mujoco, m):
         b = tree.body_of[name]
         if b >= 0 and (mass != 0.0 or np.any(Ic)):
             _m.add_body_inertia(data[b], tree.pose_in_body[name], mass, mass * c, inertia_about_origin(mass, c, Ic))
-    nvr = tree.root_nv()
-    names = tree.body_joint[nvr:]
     gravity = np.zeros(3) if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY else m.opt.gravity
     model = _m.Model(name=_model_name(m), base_link="world", link_names=tree.links, joints=tree.joints,
                      joint_names=names, packed=data, body_joint=tree.body_joint,
@@ -280,15 +296,28 @@ def _build(mujoco, m):
                      link_placement=[tree.pose_in_body[n] for n in tree.links],
                      link_inertials=tuple(zip(*tree.inertials)), gravity=np.array(gravity, dtype=float),
                      root_joint=tree.kind())
-    return _with_armature(model, m, names)
+    return model
 
 
-def _with_armature(model, m, names):
-    dofs = [int(m.jnt_dofadr[m.joint(n).id]) for n in names]
-    armature = {n: {"armature": float(m.dof_armature[d])} for n, d in zip(names, dofs) if m.dof_armature[d] != 0.0}
-    if not armature:
-        return model
-    return model.with_actuators(armature)
+def _couple(tree, mimics):
+    """The independent joints' names, after the coupled joints' bodies are moved by
+    their sources' coordinates (``{joint: (source, multiplier, offset)}``, as a
+    URDF ``<mimic>``: q_joint = multiplier q_source + offset)."""
+    from .urdf import _resolve_mimics
+    nvr = tree.root_nv()
+    moving = tree.body_joint[nvr:]
+    for jname, mimic in mimics.items():
+        tree.joints[jname] = dataclasses.replace(tree.joints[jname], mimic=mimic)
+    resolved = _resolve_mimics(tree.joints, moving)
+    independent = [n for n in moving if resolved[n][0] == n]
+    q_index = {n: i for i, n in enumerate(independent)}
+    for b, jname in enumerate(moving, start=nvr):
+        source, multiplier, offset = resolved[jname]
+        row = tree.rows[b]
+        row[P.QIDX], row[P.QMUL], row[P.QOFF] = nvr + q_index[source], multiplier, offset
+        index = _m.ROOT_NQ[tree.kind()] + q_index[jname] if jname in q_index else None
+        tree.joints[jname] = dataclasses.replace(tree.joints[jname], index=index)
+    return independent
 
 
 def _model_name(m):
