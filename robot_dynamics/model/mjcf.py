@@ -111,6 +111,8 @@ def _compile(mujoco, source, max_bytes, skip_missing_meshes):
         if size > max_bytes:
             raise URDFError("MJCF file %r is larger than max_bytes=%d bytes" % (text, max_bytes))
         return compile_file(mujoco, text, skip_missing_meshes)
+    except URDFError:
+        raise
     except ValueError as exc:
         raise URDFError("MuJoCo cannot compile the MJCF: %s" % exc) from None
 

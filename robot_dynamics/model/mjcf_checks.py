@@ -65,11 +65,18 @@ def _warn(message):
 def _equality(mujoco, m, e):
     """``"equality 'name' (weld between bodies 'a' and 'b')"``: what a message calls equality e."""
     kind = mujoco.mjtEq(int(m.eq_type[e])).name[len("mjEQ_"):].lower()
-    objtype = mujoco.mjtObj(int(m.eq_objtype[e])).name[len("mjOBJ_"):]
+    objtype = _EQ_OBJECTS.get(kind) or mujoco.mjtObj(int(m.eq_objtype[e])).name[len("mjOBJ_"):]
+    if objtype == "UNKNOWN":
+        objtype = "BODY"                       # connect and weld name bodies unless they name sites
     objects = [name(mujoco, m, objtype, i) for i in (m.eq_obj1id[e], m.eq_obj2id[e]) if i >= 0]
     between = " and ".join("%r" % o for o in objects)
     return "MJCF equality %r (%s on %s %s)" % (
         name(mujoco, m, "EQUALITY", e), kind, objtype.lower() + ("s" if len(objects) > 1 else ""), between)
+
+
+# What each kind of equality constrains (connect and weld: eq_objtype says body or site).
+_EQ_OBJECTS = {"joint": "JOINT", "tendon": "TENDON", "flex": "FLEX", "flexvert": "FLEX", "flexstrain": "FLEX",
+               "distance": "GEOM"}
 
 
 def _refuse_equalities(mujoco, m):
@@ -98,13 +105,13 @@ def _refuse_equalities(mujoco, m):
 
 def _mimic_problem(m, e):
     c = m.eq_data[e, :5]
+    shown = "'%s'" % " ".join("%g" % x for x in c)
     if m.eq_obj2id[e] < 0:
-        return "it holds joint 1 at a constant, polycoef %s (a locked joint: make it a body without joint)" \
-            % list(c)
+        return "it holds joint 1 at a constant, polycoef %s (a locked joint: make it a body without joint)" % shown
     if np.any(c[2:] != 0.0):
-        return "its polycoef %s has terms of degree 2 and more" % list(c)
+        return "its polycoef %s has terms of degree 2 and more" % shown
     if c[1] == 0.0:
-        return "its polycoef %s has c1 = 0 (joint 1 held at a constant)" % list(c)
+        return "its polycoef %s has c1 = 0 (joint 1 held at a constant)" % shown
     return None
 
 

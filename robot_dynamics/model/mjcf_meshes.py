@@ -8,7 +8,9 @@ a file it never opened). This module parses the file with MuJoCo's
 (the file if absolute; else under ``meshdir``, itself under the model
 file's folder unless absolute), and names a missing one by the path the
 user would write: the model file's folder as the user gave it, then
-``meshdir``, then the file.
+``meshdir``, then the file as the XML writes it (MuJoCo 4 puts the folder
+of the included file before a missing file's name; that folder is taken
+off again).
 
 With ``skip_missing_meshes``, a geom whose mesh file is missing is deleted
 with its mesh when its body's inertia does not come from its geoms (an
@@ -19,6 +21,7 @@ inertia would come from a missing mesh is refused by name.
 """
 import os
 import warnings
+from xml.etree import ElementTree
 
 from ..errors import URDFError, URDFWarning
 
@@ -46,13 +49,38 @@ def _missing_meshes(spec, path):
     """[(mesh, the path as the user would write it)] of the meshes whose file is absent."""
     meshdir = spec.meshdir or ""
     folder = os.path.dirname(path)
+    prefixes = sorted(_include_folders(path), key=len, reverse=True)
     out = []
     for mesh in spec.meshes:
         if not mesh.file:
             continue                                  # vertices given in the XML
-        shown = os.path.normpath(os.path.join(folder, meshdir, mesh.file))
+        written = next((mesh.file[len(p):] for p in prefixes if mesh.file.startswith(p)), mesh.file)
+        shown = os.path.normpath(os.path.join(folder, meshdir, written))
         if not os.path.isfile(shown):
             out.append((mesh, shown))
+    return out
+
+
+def _include_folders(path):
+    """The folders of the files the MJCF ``path`` includes, each as MuJoCo 4
+    writes it before a missing mesh file of that file (``<top folder>/<folder of
+    the include>/``); includes are relative to the top file's folder."""
+    folder = os.path.dirname(path)
+    out, todo, seen = set(), [path], set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            root = ElementTree.parse(name).getroot()
+        except (OSError, ElementTree.ParseError):
+            continue                                  # MuJoCo's parser has said what is wrong with it
+        for element in root.iter("include"):
+            included = os.path.join(folder, element.get("file") or "")
+            if os.path.dirname(included):
+                out.add(os.path.dirname(included) + "/")
+            todo.append(included)
     return out
 
 
@@ -71,7 +99,7 @@ def _skip(mujoco, spec, missing):
     if geoms:
         warnings.warn("MJCF: %d geom(s) left out, their mesh files missing (their bodies' inertias are explicit): %s"
                       % (len(geoms), ", ".join("%s in body %r" % (_geom(g), g.parent.name) for g in geoms)),
-                      URDFWarning, stacklevel=4)
+                      URDFWarning, stacklevel=5)
 
 
 def _geom(geom):
