@@ -1,4 +1,4 @@
-"""command_watchdog: deactivates the effort controller when the torque commands stop.
+"""command_watchdog: keeps the effort controller inactive while the torque commands are absent.
 
 A ``forward_command_controller`` re-applies its last command for as long as
 it is active. dynamics_node, on a clean stop, sends a zero command and can
@@ -8,7 +8,12 @@ This small node, started beside it by ``gravity_compensation.launch.py``,
 watches the command topic and, when no command came for
 ``command_timeout``, asks ``<controller_manager>/switch_controller`` to
 deactivate the controller (strictness BEST_EFFORT: one already inactive is
-no error) and logs why and what the manager answered.
+no error) and logs why and what the manager answered. While the commands
+stay away it holds the line: it reads the controllers' states from
+``<controller_manager>/activity`` and deactivates the controller again as
+soon as someone activates it (UR's ``controller_stopper`` does when the
+robot program runs again), and it retries a refused or failed deactivation
+until the manager reports the controller inactive.
 
     ros2 run robot_dynamics command_watchdog --ros-args \\
         -p command_topic:=effort_controller/commands -p controller_name:=effort_controller
@@ -24,21 +29,26 @@ Parameters (read once at start):
 - ``controller_name`` (``effort_controller``): the controller to deactivate.
 - ``command_timeout`` (0.1 s, > 0): the longest gap between two commands.
 
-Behaviour: the watchdog arms at the first command (before it nothing is
-applied, so nothing is done). When the commands stop for ``command_timeout``
-it sends one deactivation and logs an error naming the topic, the gap and
-the reason (dynamics_node stopped, crashed or hung), then the manager's
-answer. If the service is not available it says so and tries again every
-``command_timeout`` while the commands stay away; a request left unanswered
-for :data:`ANSWER_WAIT` is sent again. When commands come again it re-arms
-and warns that the controller stays inactive until someone activates it
-(``ros2 control switch_controllers --activate ...``). The gap is checked
-after every message and at least every :data:`POLL_PERIOD` (or a tenth of
-the timeout, if shorter), on the monotonic clock, so a deactivation follows
-the last command after ``command_timeout`` plus at most that period plus
-the service round trip. docs/NODES.md gives the figures measured.
+Behaviour (the decisions are :class:`robot_dynamics.control.controller_guard.ControllerGuard`'s): the
+watchdog arms at the first command (before it nothing is applied, so nothing is done). When the commands
+stop for ``command_timeout`` it sends one deactivation and logs an error naming the topic, the gap and
+the reason (dynamics_node stopped, crashed or hung), then the manager's answer. A refusal (``ok =
+false``), a failed call or no answer within 1 s is retried after 50 ms, doubling up to 1 s, until the
+manager answers ok or reports the controller inactive; the third failure in a row is logged as FATAL and
+turns the /diagnostics status to ERROR. If the service is not available it says so and tries again
+every ``command_timeout``. While the commands stay away, a report of the controller becoming active
+sends the deactivation at once, and the log says that the manager does not say who activated it. When
+commands come again it re-arms and warns that the controller stays inactive until someone activates it
+(``ros2 control switch_controllers --activate ...``). The gap is checked after every message and at
+least every :data:`POLL_PERIOD` (or a tenth of the timeout, if shorter), on the monotonic clock.
+docs/NODES.md gives the figures measured.
 
-Light on purpose: rclpy, std_msgs and :mod:`.controller_switch` only; no
+Publishes diagnostic_msgs/DiagnosticArray on ``/diagnostics`` every :data:`DIAGNOSTICS_PERIOD` and at
+every change, status ``<node>: <controller_name>``: OK while not armed or while commands flow, WARN while
+they are absent (the controller inactive, or being deactivated), ERROR once the deactivation failed three
+times in a row and the controller is not known inactive.
+
+Light on purpose: rclpy, std_msgs, diagnostic_msgs and :mod:`.controller_switch` only; no
 model, no dynamics. SIGINT or SIGTERM end it cleanly (exit 0); a bad
 parameter ends it with status 2 and the reason.
 """
@@ -46,14 +56,17 @@ import math
 import time
 
 import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.node import Node
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float64MultiArray
 
+from ..control.controller_guard import ANSWER_WAIT, ESCALATE_AFTER, ControllerGuard, describe_state
 from ..errors import ParameterError
-from .controller_switch import ControllerSwitch, SwitchUnavailable
+from .controller_switch import (ControllerSwitch, SwitchUnavailable, activity_qos, activity_type,
+                                controller_state)
 
 #: Parameter defaults.
 DEFAULTS = {
@@ -66,11 +79,14 @@ DEFAULTS = {
 #: [s] longest time between two checks of the gap when no message comes.
 POLL_PERIOD = 0.005
 
-#: [s] a deactivation request unanswered this long is sent again (Fast DDS can drop a response).
-ANSWER_WAIT = 1.0
+#: [s] period of the /diagnostics status (also published at every change of its level or message).
+DIAGNOSTICS_PERIOD = 1.0
 
 #: QoS of the command subscription: reliable and volatile, as forward_command_controller subscribes.
 COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+
+#: DiagnosticStatus levels by ControllerGuard.summary's level (0, 1, 2).
+_LEVELS = (DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR)
 
 
 def check_timeout(value):
@@ -108,84 +124,148 @@ class CommandWatchdog(Node):
             raise ParameterError(str(exc)) from None
         self.controller = values['controller_name']
         self.service = self.resolve_service_name(self.switch.service_name)
+        self.guard = ControllerGuard(self.timeout)
+        self.pending = None           # the Future of the deactivation request in flight
         self.subscription = self.create_subscription(Float64MultiArray, values['command_topic'],
                                                      self._on_command, COMMAND_QOS)
         self.topic = self.subscription.topic_name
-        self.last_command = None      # time.monotonic() of the last command; None before the first
-        self.commands = 0
-        self.tripped = False          # the commands stopped and the deactivation was asked for
-        self.pending = None           # the Future of the deactivation request in flight
-        self.sent_at = None           # when it was sent
-        self.next_try = None          # when to try again, the service being unavailable
-        self.deactivations = 0        # answers received
+        self.activity = None
+        activity = activity_type()
+        if activity is not None:
+            self.activity = self.create_subscription(activity, self.switch.activity_topic, self._on_activity,
+                                                     activity_qos())
+        self.activity_name = self.activity.topic_name if self.activity else None
+        self.diagnostics = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self.status_name = '%s: %s' % (self.get_fully_qualified_name().lstrip('/'), self.controller)
+        self.create_timer(DIAGNOSTICS_PERIOD, self.publish_diagnostics)
 
-    # --- commands ---------------------------------------------------------------------
+    @property
+    def commands(self):
+        return self.guard.commands
+
+    # --- events --------------------------------------------------------------------------------------
     def _on_command(self, msg):
-        now = time.monotonic()
-        first = self.last_command is None
-        self.last_command = now
-        self.commands += 1
-        if first:
+        note = self.guard.command(time.monotonic())
+        if note == 'armed':
             self.get_logger().info('first command on %s: armed; %s is deactivated through %s when no command '
-                                   'comes for %.3f s' % (self.topic, self.controller, self.service, self.timeout))
+                                   'comes for %.3f s, and kept inactive while none comes (states from %s)'
+                                   % (self.topic, self.controller, self.service, self.timeout,
+                                      self.activity_name or 'nowhere: this controller_manager_msgs has no '
+                                      'ControllerManagerActivity'))
             if not self.switch.ready():
                 self.get_logger().warn('%s is not available yet: a deactivation would wait for it'
                                        % self.service)
-        elif self.tripped:
-            self.tripped = False
-            self.next_try = None
+        elif note == 'resumed':
             self.get_logger().warn('commands on %s again: watching again; %s stays inactive until someone '
                                    'activates it (ros2 control switch_controllers --activate %s)'
                                    % (self.topic, self.controller, self.controller))
+            self.publish_diagnostics()
 
-    # --- the gap ---------------------------------------------------------------------------
+    def _on_activity(self, msg):
+        state = controller_state(msg, self.controller)
+        if state is None:
+            return
+        now = time.monotonic()
+        note = self.guard.activity(state, now)
+        if note == 'reactivated':
+            self.get_logger().error(
+                '%s became active at %s while no command comes (none on %s for %.3f s): deactivating it again '
+                'through %s. The manager does not say who activated it (UR: the driver\'s controller_stopper '
+                'activates the controllers it stopped when the robot program runs again; else a spawner or a '
+                'user); activation number %d while the commands are absent'
+                % (self.controller, self.activity_name, self.topic, now - self.guard.last_command, self.service,
+                   self.guard.reactivations))
+            self.check(now)
+        elif note == 'confirmed':
+            self.get_logger().info('%s reports %s %s' % (self.activity_name, self.controller, state))
+            self.publish_diagnostics()
+
+    # --- the gap and the answers -----------------------------------------------------------------------
     def check(self, now=None):
-        """Act on the gap since the last command and on the manager's answer; called by :func:`main`."""
+        """Act on the gap since the last command, the manager's answer and the schedule of retries;
+        called by :func:`main` after every event and at least every poll period."""
         now = time.monotonic() if now is None else now
         if self.pending is not None:
             self._check_answer(now)
-        if self.last_command is None:
+        reason = self.guard.due(now)
+        if reason is None:
             return
-        gap = now - self.last_command
-        if gap < self.timeout:
-            return
-        if not self.tripped:
-            self.tripped = True
+        gap = now - self.guard.last_command
+        if reason == 'timeout':
             self.get_logger().error('no command on %s for %.3f s (timeout %.3f s): dynamics_node stopped, '
                                     'crashed or hung; deactivating %s through %s'
                                     % (self.topic, gap, self.timeout, self.controller, self.service))
-            self._request(now, gap)
-        elif self.pending is None and self.next_try is not None and now >= self.next_try:
-            self._request(now, gap)
+        elif reason == 'retry':
+            self.get_logger().warn('deactivating %s again through %s (after %d failures in a row; no command '
+                                   'for %.3f s)' % (self.controller, self.service, self.guard.failures, gap))
+        elif reason == 'still active':
+            self.get_logger().error('%s still reports %s active after the manager answered ok: deactivating it '
+                                    'again' % (self.activity_name, self.controller))
+        self._request(now, gap)
+        if reason == 'timeout':
+            self.publish_diagnostics()
 
     def _request(self, now, gap):
         if not self.switch.ready():
-            self.next_try = now + self.timeout
+            self.guard.unavailable(now)
             self.get_logger().error('%s is not available (no controller_manager?): %s NOT deactivated; trying '
                                     'again every %.3f s while no command comes (none for %.3f s)'
                                     % (self.service, self.controller, self.timeout, gap))
+            self._escalate_if_due()
             return
-        self.next_try = None
         self.pending = self.switch.deactivate()
-        self.sent_at = now
+        self.guard.sent(now)
 
     def _check_answer(self, now):
         future = self.pending
         if future.done():
             self.pending = None
-            self.deactivations += 1
             line = self.switch.describe(future)
-            if self.switch.ok(future):
+            ok = self.switch.ok(future)
+            wait = self.guard.answered(ok, now)
+            if ok:
                 self.get_logger().error('%s, %.3f s after the last command on %s'
-                                        % (line, now - self.last_command, self.topic))
+                                        % (line, now - self.guard.last_command, self.topic))
             else:
-                self.get_logger().error('%s: the controller may still apply the last command' % line)
-        elif now - self.sent_at > ANSWER_WAIT:
+                self.get_logger().error('%s: the controller may still apply the last command%s'
+                                        % (line, '' if wait is None else '; trying again in %.3f s' % wait))
+                self._escalate_if_due()
+            self.publish_diagnostics()
+        elif self.guard.overdue(now):
             self.switch.client.remove_pending_request(future)
             self.pending = None
-            self.get_logger().error('%s did not answer within %.1f s: asking again' % (self.service, ANSWER_WAIT))
-            if self.tripped:
-                self._request(now, now - self.last_command)
+            wait = self.guard.answered(False, now)
+            self.get_logger().error('%s did not answer within %.1f s: asking again%s'
+                                    % (self.service, ANSWER_WAIT, '' if wait is None else ' in %.3f s' % wait))
+            self._escalate_if_due()
+
+    def _escalate_if_due(self):
+        if self.guard.tripped and self.guard.failures == ESCALATE_AFTER:
+            self.get_logger().fatal(
+                '%s could NOT be deactivated: %d failures in a row (state %s). The arm may still get the last '
+                'command: stop it (protective or emergency stop) and look at the controller_manager. Trying '
+                'again, at most every second, until the manager reports it inactive'
+                % (self.controller, self.guard.failures, describe_state(self.guard.state)))
+            self.publish_diagnostics()
+
+    # --- diagnostics ---------------------------------------------------------------------------------
+    def publish_diagnostics(self):
+        """Publish the guard's status on /diagnostics (by the timer, and at every change)."""
+        now = time.monotonic()
+        level, message = self.guard.summary(now)
+        guard = self.guard
+        values = [('controller', self.controller), ('command_topic', self.topic),
+                  ('controller_state', describe_state(guard.state)), ('command_timeout_s', '%.3f' % self.timeout),
+                  ('commands', guard.commands), ('deactivation_requests', guard.requests),
+                  ('failures_in_a_row', guard.failures), ('refused_or_failed', guard.refusals),
+                  ('reactivations_while_absent', guard.reactivations),
+                  ('last_command_age_s', '' if guard.last_command is None else '%.3f' % (now - guard.last_command))]
+        status = DiagnosticStatus(level=_LEVELS[level], name=self.status_name, message=message,
+                                  hardware_id=self.service,
+                                  values=[KeyValue(key=k, value=str(v)) for k, v in values])
+        array = DiagnosticArray(status=[status])
+        array.header.stamp = self.get_clock().now().to_msg()
+        self.diagnostics.publish(array)
 
 
 _DESCRIPTIONS = {

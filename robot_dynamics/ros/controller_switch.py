@@ -1,14 +1,36 @@
-"""Deactivate a ros2_control controller through its controller_manager's ``switch_controller`` service.
+"""Deactivate a ros2_control controller through its controller_manager's ``switch_controller`` service,
+and read the controllers' states from its ``activity`` topic.
 
 The effort controller a torque node feeds re-applies its last command for
 as long as it is active (``forward_command_controller``), or until it is
-deactivated (``effort_controllers/JointGroupEffortController`` then writes
-zero and the hardware leaves its effort mode, as the vendor stack defines).
-:class:`ControllerSwitch` asks ``<manager>/switch_controller``
+deactivated. :class:`ControllerSwitch` asks ``<manager>/switch_controller``
 (``controller_manager_msgs/srv/SwitchController``, ROS 2 Jazzy) to deactivate
 one controller with strictness ``BEST_EFFORT``, so a controller that is
 already inactive is no error. Used by dynamics_node on a clean stop and by
 the ``command_watchdog`` node when commands stop.
+
+What a deactivation does, in Jazzy's order (ros-controls/ros2_control, branch
+jazzy, controller_manager/src/controller_manager.cpp): ``switch_controller_cb``
+first asks the hardware to ``prepare_command_mode_switch`` (a hardware that
+refuses makes the answer ``ok = false``, "Could not switch controllers since
+prepare command mode switch was rejected."); then ``manage_switch``, in the
+control loop (or in the service's thread when the loop is not running),
+calls the hardware's ``perform_command_mode_switch`` FIRST and only then
+deactivates the controllers. So on Franka and UR the robot has left its
+torque mode before ``effort_controllers/JointGroupEffortController``'s
+``on_deactivate`` writes 0 to the effort command interfaces
+(ros-controls/ros2_controllers, branch jazzy,
+effort_controllers/src/joint_group_effort_controller.cpp); that 0 matters to
+a hardware that keeps reading the interface after the switch. A switch not
+done within the request's ``timeout`` (0: the manager's default, 1 s) is
+answered ``ok = false`` ("Switch controller timed out ...") and the
+controller stays active.
+
+:func:`activity_type` and :func:`controller_state` read
+``<manager>/activity`` (``controller_manager_msgs/msg/ControllerManagerActivity``,
+ros2_control 4.28.0 and later on Jazzy), which the manager publishes
+reliable and transient-local (depth 1) after every switch, with every
+controller's lifecycle state.
 
 Light on purpose: rclpy only, no numba, no dynamics, so a watchdog process
 that imports it starts in a fraction of a second. ``controller_manager_msgs``
@@ -47,6 +69,7 @@ class ControllerSwitch:
         self.srv_type = switch_controller_type()
         self.controller = controller
         self.service_name = manager.rstrip('/') + '/switch_controller'
+        self.activity_topic = manager.rstrip('/') + '/activity'
         self.client = node.create_client(self.srv_type, self.service_name)
 
     def ready(self):
@@ -75,3 +98,37 @@ class ControllerSwitch:
         message = getattr(answer, 'message', '')
         return '%s %s by %s%s' % (self.controller, 'deactivated' if answer.ok else 'NOT deactivated',
                                   self.service_name, ' (%s)' % message if message else '')
+
+
+#: Depth of the subscription to ``~/activity`` (the manager publishes reliable, transient local, depth 1).
+ACTIVITY_DEPTH = 10
+
+#: lifecycle_msgs/State primary state ids -> labels (the id decides; the label is rclcpp_lifecycle's).
+STATE_LABELS = {1: 'unconfigured', 2: 'inactive', 3: 'active', 4: 'finalized'}
+
+
+def activity_type():
+    """The ``controller_manager_msgs/msg/ControllerManagerActivity`` class, or None where the installed
+    controller_manager_msgs predates it (ros2_control before 4.28.0)."""
+    try:
+        from controller_manager_msgs.msg import ControllerManagerActivity
+    except ImportError:
+        return None
+    return ControllerManagerActivity
+
+
+def activity_qos():
+    """The QoS that matches the manager's ``~/activity`` publisher."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+    return QoSProfile(depth=ACTIVITY_DEPTH, reliability=ReliabilityPolicy.RELIABLE,
+                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def controller_state(activity, controller):
+    """The lifecycle state label (``active``, ``inactive``, ``unconfigured``, ``finalized``) of
+    ``controller`` in a ControllerManagerActivity message; None if the manager does not list it."""
+    for named in activity.controllers:
+        if named.name == controller:
+            return STATE_LABELS.get(named.state.id, named.state.label)
+    return None

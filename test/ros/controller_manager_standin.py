@@ -1,10 +1,26 @@
-"""A stand-in of ros2_control's controller_manager for the defined-end tests: serves
-``<name>/switch_controller`` with the real Jazzy type (controller_manager_msgs/srv/SwitchController)
-and keeps the states of its controllers; records what happens, with time.monotonic(), as JSON lines.
+"""A stand-in of ros2_control's controller_manager for the defined-end and watchdog tests: serves
+``<name>/switch_controller`` with the real Jazzy type (controller_manager_msgs/srv/SwitchController),
+keeps the states of its controllers and publishes them on ``<name>/activity``
+(controller_manager_msgs/msg/ControllerManagerActivity, reliable, transient local, depth 1, as Jazzy's
+controller_manager does after every switch); records what happens, with time.monotonic(), as JSON lines.
 
     python test/ros/controller_manager_standin.py --record events.jsonl \\
         --controller effort_controller --command-topic effort_controller/commands \\
-        [--controller other:inactive] --ros-args -r __ns:=/arm -r __node:=controller_manager
+        [--controller other:inactive] [--refuse 2] [--reactivate 10 --reactivate-after 0.3] \\
+        [--program-topic io_and_status_controller/robot_program_running --consistent a,b] \\
+        --ros-args -r __ns:=/arm -r __node:=controller_manager
+
+What the tests make it do besides:
+
+- ``--refuse N``: the first N requests that would deactivate a controller are answered ``ok = false``
+  with the Jazzy manager's message for a hardware that rejects the switch, nothing switched;
+- ``--reactivate N --reactivate-after S``: S seconds after the first controller became inactive the
+  stand-in activates it again by itself, N times in all (what UR's controller_stopper does when the
+  robot program runs again), recorded as a state event with ``"by": "standin"``;
+- ``--program-topic T --consistent NAMES``: UR's controller_stopper (Universal_Robots_ROS2_Driver, branch
+  jazzy, ur_robot_driver/src/controller_stopper.cpp) beside the manager: a std_msgs/Bool on T (relative:
+  in the namespace) going false deactivates every active controller not in NAMES and remembers them, going
+  true activates the remembered ones again; its state events say ``"by": "controller_stopper"``.
 
 Each ``--controller NAME[:active|:inactive]`` is a loaded, configured controller (active unless
 ``:inactive``). ``--command-topic`` is the first controller's std_msgs/Float64MultiArray command topic,
@@ -17,7 +33,9 @@ process (CLOCK_MONOTONIC is system-wide on Linux, so a test compares it with its
 - ``{"event": "ready", "t", "controllers": {name: state}, "service": ...}`` once serving;
 - ``{"event": "command", "t", "data": [...], "active": bool}`` for every command;
 - ``{"event": "switch", "t", "activate", "deactivate", "strictness", "ok", "message"}`` per request;
-- ``{"event": "state", "t", "controller", "state"}`` for every state change, written before the answer.
+- ``{"event": "state", "t", "controller", "state", "by"}`` for every state change, written before the
+  answer; ``by`` is ``switch_controller`` (a request), ``standin`` or ``controller_stopper``;
+- ``{"event": "program", "t", "running"}`` for every program-state change (``--program-topic``).
 
 Answers as the Jazzy controller_manager's switch_controller_cb does for these cases (read from
 ros-controls/ros2_control, branch jazzy, controller_manager.cpp): a controller that does not exist is
@@ -38,13 +56,21 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import remove_ros_args
-from std_msgs.msg import Float64MultiArray
+from lifecycle_msgs.msg import State
+from std_msgs.msg import Bool, Float64MultiArray
 
+from controller_manager_msgs.msg import ControllerManagerActivity, NamedLifecycleState
 from controller_manager_msgs.srv import SwitchController
 
 from robot_dynamics.ros.spin import close, make_executor, spin_until_stopped
 
 COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+#: Jazzy's controller_manager.cpp: create_publisher("~/activity", rclcpp::QoS(1).reliable().transient_local()).
+ACTIVITY_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
+#: The Jazzy manager's answer when the hardware rejects the switch (switch_controller_cb).
+REJECTED = 'Could not switch controllers since prepare command mode switch was rejected.'
+STATE_IDS = {'inactive': State.PRIMARY_STATE_INACTIVE, 'active': State.PRIMARY_STATE_ACTIVE}
 
 
 def read_record(path):
@@ -90,24 +116,74 @@ class RecordReader:
 
 
 class StandinManager(Node):
-    def __init__(self, controllers, command_topic, record):
+    def __init__(self, controllers, command_topic, record, refuse=0, reactivate=0, reactivate_after=0.3,
+                 program_topic='', consistent=()):
         super().__init__('controller_manager')
         self.states = dict(controllers)                 # name -> 'active' / 'inactive'
         self.first = next(iter(self.states))
         self.out = open(record, 'a', buffering=1)
+        self.refuse = refuse                            # deactivations still to refuse
+        self.reactivate, self.reactivate_after = reactivate, reactivate_after
+        self.timer = None                               # the pending re-activation
+        self.consistent = set(consistent)
+        self.stopped = []                               # the controller_stopper's stopped controllers
+        self.running = True                             # its robot_running_, true at start (as it sets it)
+        self.activity = self.create_publisher(ControllerManagerActivity, '~/activity', ACTIVITY_QOS)
         self.srv = self.create_service(SwitchController, '~/switch_controller', self._switch)
         self.sub = None
         if command_topic:
             self.sub = self.create_subscription(Float64MultiArray, command_topic, self._command, COMMAND_QOS)
+        self.program = None
+        if program_topic:
+            self.program = self.create_subscription(Bool, program_topic, self._program, 1)
 
     def write(self, **event):
         event.setdefault('t', time.monotonic())
         self.out.write(json.dumps(event) + '\n')
         self.out.flush()
 
+    def publish_activity(self):
+        msg = ControllerManagerActivity()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.controllers = [NamedLifecycleState(name=name, state=State(id=STATE_IDS[state], label=state))
+                           for name, state in self.states.items()]
+        self.activity.publish(msg)
+
     def _command(self, msg):
         self.write(t=time.monotonic(), event='command', data=list(msg.data),
                    active=self.states[self.first] == 'active')
+
+    def _set(self, changes, by):
+        """Switch ``changes`` [(name, state)], record them, then publish the activity (as Jazzy does after a
+        switch, before the answer)."""
+        for name, state in changes:
+            self.states[name] = state
+            self.write(event='state', controller=name, state=state, by=by)
+            self.get_logger().info('%s: %s (%s)' % (name, state, by))
+            if name == self.first and state == 'inactive' and self.reactivate > 0 and self.timer is None:
+                self.timer = self.create_timer(self.reactivate_after, self._reactivate)
+        self.publish_activity()
+
+    def _reactivate(self):
+        self.timer.cancel()
+        self.destroy_timer(self.timer)
+        self.timer = None
+        if self.states[self.first] == 'inactive':
+            self.reactivate -= 1
+            self._set([(self.first, 'active')], 'standin')
+
+    def _program(self, msg):
+        """UR's controller_stopper: robotRunningCallback, findAndStopControllers, startControllers."""
+        if msg.data == self.running:
+            return
+        self.running = msg.data
+        self.write(event='program', running=msg.data)
+        if msg.data:
+            self._set([(n, 'active') for n in self.stopped if self.states.get(n) == 'inactive'],
+                      'controller_stopper')
+        else:
+            self.stopped = [n for n, state in self.states.items() if state == 'active' and n not in self.consistent]
+            self._set([(n, 'inactive') for n in self.stopped], 'controller_stopper')
 
     def _switch(self, request, response):
         t = time.monotonic()
@@ -126,11 +202,12 @@ class StandinManager(Node):
         elif not changes:
             response.ok = True
             response.message = 'After checking the controllers, no controllers need to be activated or deactivated.'
+        elif self.refuse > 0 and any(state == 'inactive' for _, state in changes):
+            self.refuse -= 1
+            response.ok = False
+            response.message = REJECTED
         else:
-            for name, state in changes:
-                self.states[name] = state
-                self.write(event='state', controller=name, state=state)
-                self.get_logger().info('%s: %s' % (name, state))
+            self._set(changes, 'switch_controller')
             response.ok = True
             response.message = ''
         self.write(t=t, event='switch', activate=activate, deactivate=deactivate,
@@ -143,6 +220,12 @@ def main():
     parser.add_argument('--record', required=True, help='the JSON-lines file of events')
     parser.add_argument('--controller', action='append', required=True, help='NAME[:active|:inactive]')
     parser.add_argument('--command-topic', default='', help="the first controller's command topic")
+    parser.add_argument('--refuse', type=int, default=0, help='refuse the first N deactivations (ok = false)')
+    parser.add_argument('--reactivate', type=int, default=0,
+                        help='activate the first controller again by itself, N times, after it became inactive')
+    parser.add_argument('--reactivate-after', type=float, default=0.3, help='[s] after it became inactive')
+    parser.add_argument('--program-topic', default='', help="UR's robot_program_running topic (std_msgs/Bool)")
+    parser.add_argument('--consistent', default='', help="the controller_stopper's consistent_controllers, a,b,c")
     args = parser.parse_args(remove_ros_args(sys.argv)[1:])
     controllers = {}
     for spec in args.controller:
@@ -155,7 +238,11 @@ def main():
     rclpy.init(args=sys.argv, signal_handler_options=SignalHandlerOptions.NO)
     node = executor = None
     try:
-        node = StandinManager(controllers, args.command_topic, args.record)
+        node = StandinManager(controllers, args.command_topic, args.record, refuse=args.refuse,
+                              reactivate=args.reactivate, reactivate_after=args.reactivate_after,
+                              program_topic=args.program_topic,
+                              consistent=[n for n in args.consistent.split(',') if n])
+        node.publish_activity()
         executor = make_executor()
         executor.add_node(node)
         node.write(event='ready', controllers=dict(node.states), service=node.resolve_service_name(node.srv.srv_name),
