@@ -373,7 +373,7 @@ def test_missing_meshes_are_skipped_on_request_when_every_inertia_is_explicit(tm
     write_stl(tmp_path / "assets" / "cover.stl")
     path = tmp_path / "arm.xml"
     path.write_text(MESHED.format(fore_inertial=INERTIAL))
-    model, text = warned(path, "1 geom(s) left out", "'upper_shell' in body 'upper'", skip_missing_meshes=True)
+    model, text = warned(path, "1 geom(s) left out", "body 'upper': geom 'upper_shell'", skip_missing_meshes=True)
     assert "cover" not in text                      # found, kept
     # MuJoCo on the same file with the missing mesh's geom and asset removed by hand:
     xml = MESHED.format(fore_inertial=INERTIAL).replace('<geom name="upper_shell" type="mesh" mesh="shell"/>', "") \
@@ -393,12 +393,12 @@ def test_a_body_whose_inertia_would_come_from_a_missing_mesh_is_refused_by_name(
     path = tmp_path / "arm.xml"
     path.write_text(MESHED.format(fore_inertial=""))
     with pytest.raises(rd.URDFError, match="body 'fore' takes its inertia from geom 'fore_cover', whose mesh "
-                                           "file .*cover.stl is missing"):
+                                           "file '.*cover.stl' is missing"):
         rd.load_mjcf(path, skip_missing_meshes=True)
     # A geom outside the compiler's inertiagrouprange adds no inertia: skipped, fore keeps its capsule's.
     path.write_text(MESHED.format(fore_inertial="")
                     .replace('<compiler meshdir="assets"/>', '<compiler meshdir="assets" inertiagrouprange="0 2"/>')
                     .replace('name="fore_cover"', 'name="fore_cover" group="3"'))
-    with pytest.warns(rd.URDFWarning, match="3 geom.*'fore_cover' in body 'fore'"):
+    with pytest.warns(rd.URDFWarning, match="3 geom.*body 'fore': geom 'fore_cover'"):
         model = rd.load_mjcf(path, skip_missing_meshes=True)
     assert model.link_masses["fore"] == pytest.approx(0.5, rel=1e-12)

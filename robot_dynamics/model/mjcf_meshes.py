@@ -89,7 +89,7 @@ def _skip(mujoco, spec, missing):
     geoms = [g for g in spec.geoms if g.type == mujoco.mjtGeom.mjGEOM_MESH and g.meshname in names]
     for geom in geoms:
         if _inertia_from(mujoco, spec, geom):
-            raise URDFError("MJCF body %r takes its inertia from geom %s, whose mesh file %s is missing: give the "
+            raise URDFError("MJCF body %r takes its inertia from %s, whose mesh file %r is missing: give the "
                             "body an explicit <inertial> or provide the file"
                             % (geom.parent.name, _geom(geom), dict((m.name, s) for m, s in missing)[geom.meshname]))
     for geom in geoms:
@@ -97,13 +97,17 @@ def _skip(mujoco, spec, missing):
     for mesh, _ in missing:
         spec.delete(mesh)
     if geoms:
+        by_body = {}
+        for geom in geoms:
+            by_body.setdefault(geom.parent.name, []).append(_geom(geom))
         warnings.warn("MJCF: %d geom(s) left out, their mesh files missing (their bodies' inertias are explicit): %s"
-                      % (len(geoms), ", ".join("%s in body %r" % (_geom(g), g.parent.name) for g in geoms)),
+                      % (len(geoms), "; ".join("body %r: %s" % (body, ", ".join(labels))
+                                               for body, labels in by_body.items())),
                       URDFWarning, stacklevel=5)
 
 
 def _geom(geom):
-    return "%r" % geom.name if geom.name else "(mesh %r)" % geom.meshname
+    return "geom %r" % geom.name if geom.name else "a geom of mesh %r" % geom.meshname
 
 
 def _inertia_from(mujoco, spec, geom):
