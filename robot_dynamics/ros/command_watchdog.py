@@ -195,6 +195,10 @@ class CommandWatchdog(Node):
             self.get_logger().error('no command on %s for %.3f s (timeout %.3f s): dynamics_node stopped, '
                                     'crashed or hung; deactivating %s through %s'
                                     % (self.topic, gap, self.timeout, self.controller, self.service))
+            if self.guard.state is None:
+                self.get_logger().warn('no state of %s heard from %s: an activation while no command comes '
+                                       'would go unseen (the manager publishes it from ros2_control 4.28.0)'
+                                       % (self.controller, self.activity_name or '<manager>/activity'))
         elif reason == 'retry':
             self.get_logger().warn('deactivating %s again through %s (after %d failures in a row; no command '
                                    'for %.3f s)' % (self.controller, self.service, self.guard.failures, gap))

@@ -78,7 +78,7 @@ def test_a_refused_deactivation_is_retried_until_the_manager_switches(ros, start
     assert all(s['deactivate'] == [CONTROLLER] and s['strictness'] == 1 for s in switches[:3])
     assert off[0] - last <= TIMEOUT + 0.5, 'inactive %.3f s after the last command' % (off[0] - last)
     assert switches[0]['t'] - last >= TIMEOUT - 0.005          # it waited for the timeout first
-    assert wait_for(lambda: 'deactivated by' in guard.read_log(), 5.0), guard.log_tail(20)
+    assert wait_for(lambda: CONTROLLER + ' deactivated by' in guard.read_log(), 5.0), guard.log_tail(20)
     log = guard.read_log()
     assert log.count('NOT deactivated by') == 2 and 'prepare command mode switch was rejected' in log
     assert 'trying again in 0.050 s' in log and 'trying again in 0.100 s' in log
@@ -95,7 +95,7 @@ def test_the_watchdog_escalates_while_the_manager_refuses_and_goes_on_trying(ros
     assert [s['ok'] for s in record.of('switch')[:5]] == [False] * 4 + [True]
     # 50 + 100 + 200 + 400 ms of backoff after the timeout, plus the round trips
     assert TIMEOUT + 0.75 <= off[0] - last <= TIMEOUT + 1.5, off[0] - last
-    assert wait_for(lambda: 'deactivated by' in guard.read_log(), 5.0), guard.log_tail(20)
+    assert wait_for(lambda: CONTROLLER + ' deactivated by' in guard.read_log(), 5.0), guard.log_tail(20)
     log = guard.read_log()
     assert log.count('could NOT be deactivated: 3 failures in a row') == 1, log
     assert '[FATAL]' in log
