@@ -8,14 +8,12 @@ layer up, and the model layer never imports upwards.
 ``load_urdf(..., check_assembly=False)``.
 """
 import os
-import re
 
 from ..errors import URDFError
 from ..model.mjcf import load_mjcf
 from ..model.urdf import MAX_BYTES, read_urdf
+from ..model.xml_root import attribute_present, root_element
 from .assembly import check_assembles
-
-_MJCF_ROOT = re.compile(rb"\s*(<\?xml[^>]*\?>\s*)?(<!--.*?-->\s*)*<mujoco[\s>/]", re.S)
 
 
 def load_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=MAX_BYTES, loops=None,
@@ -85,9 +83,13 @@ def load_urdf(source, *, root_joint=None, gravity=(0.0, 0.0, -9.81), max_bytes=M
 
 
 def is_mjcf(text):
-    """True if the XML text (str or bytes) has MJCF's root element ``<mujoco>``."""
-    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
-    return _MJCF_ROOT.match(data) is not None
+    """True if the XML text (str or bytes) has MJCF's root element ``<mujoco>``; False for any other
+    root and for text that is not XML (:func:`robot_dynamics.model.xml_root.root_element` reads it, in
+    linear time)."""
+    try:
+        return root_element(text) == "mujoco"
+    except URDFError:
+        return False
 
 
 def load_description(source, *, gravity=(0.0, 0.0, -9.81), loops=None, path=None, actuators=None):
@@ -108,11 +110,11 @@ def load_description(source, *, gravity=(0.0, 0.0, -9.81), loops=None, path=None
     Raises:
         URDFError: as :func:`load_urdf` and :func:`robot_dynamics.load_mjcf`.
     """
-    if not is_mjcf(source):
+    if not is_mjcf(source):                 # a text that is no XML gets the URDF loader's reason
         data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
         return load_urdf(data, gravity=gravity, loops=loops, actuators=actuators)
     text = source.decode("utf-8", "replace") if isinstance(source, (bytes, bytearray)) else source
-    if path is None and re.search(r"\bfile\s*=", text):
+    if path is None and attribute_present(text, "file"):
         raise URDFError("an MJCF description given as text may not reference files (it has a file= "
                         "attribute: an <include> or an asset); give the path of the .xml file instead")
     model = load_mjcf(os.fspath(path) if path is not None else text).with_gravity(gravity)

@@ -32,6 +32,9 @@ from .spatial import homogeneous, rpy_to_matrix
 
 MOVING = ("revolute", "continuous", "prismatic")
 MAX_BYTES = 16 * 1024 * 1024      # a URDF is kilobytes; meshes live in other files
+#: libxml2's limits, which lxml keeps on without huge_tree, and the words of its messages that name them.
+PARSER_BOUNDS = "a text, comment or attribute of at most 10,000,000 bytes, elements nested at most 256 deep"
+LIMIT_WORDS = ("XML_PARSE_HUGE", "too big", "Excessive depth", "limit exceeded")
 ROOTS = ("floating", "planar")     # joint types allowed only between the world and the base
 # The elements dynamics reads, by parent; every other child of <robot> and
 # <link> is dropped before parsing. Inside <joint> and <inertial> an unknown
@@ -99,6 +102,9 @@ def _xml(xml_bytes):
             root = None
         if root is not None and all(e.domain_name == "NAMESPACE" for e in lenient.error_log):
             return root
+    if any(word in str(error) for word in LIMIT_WORDS):
+        raise URDFError("URDF is beyond the XML parser's bounds (%s; docs/SECURITY.md): %s"
+                        % (PARSER_BOUNDS, str(error).replace("try XML_PARSE_HUGE", "").strip()))
     raise URDFError("URDF is not well-formed XML: %s" % error)
 
 

@@ -47,6 +47,7 @@ from robot_dynamics_interfaces.srv import (CheckTrajectory, ForwardDynamics, Gra
                                            MassMatrix, RetimeTrajectory, SetPayload, TrajectoryEfforts)
 
 from ..constraints.load import load_description
+from ..model.xml_root import MAX_BYTES as MAX_DESCRIPTION_BYTES
 from ..errors import InputError
 from ..ros import params as P
 from ..control.closed_loop import check_actuated
@@ -139,6 +140,7 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
         self.model_error = ''
         self.model_updates = 0
         self.descriptions_rejected = 0
+        self.description_seconds = None  # (wall, CPU) [s] the last description took to load or be refused
         self.payloads = {}            # link -> (mass, com (3,), inertia (3, 3))
         self.loops = None             # the parsed loops_file (a tuple of rd.Loop), or None
         self.loops_error = ''         # why loops_file could not be read, or ''
@@ -187,7 +189,7 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
             self.model_source = 'file %s' % self.p.urdf_path
             try:
                 with open(self.p.urdf_path, 'rb') as f:
-                    xml = f.read().decode('utf-8')
+                    xml = f.read(MAX_DESCRIPTION_BYTES + 1)     # the loader refuses a longer one
             except OSError as exc:
                 raise P.ParameterError("parameter 'urdf_path': cannot read %r: %s"
                                        % (self.p.urdf_path, exc.strerror or exc)) from None
@@ -266,6 +268,13 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
         # network (a FIFO path would block the node, any other path would
         # probe the file system). ``path``: the urdf_path file the text was read
         # from (an MJCF is compiled from it, for its <include> and asset files).
+        started = time.perf_counter(), time.thread_time()
+        try:
+            self._take_description(xml, fatal, path, started)
+        finally:
+            self.description_seconds = _since(started)
+
+    def _take_description(self, xml, fatal, path, started):
         if self.loops_error or self.actuators_error:
             self.descriptions_rejected += 1
             return
@@ -279,11 +288,12 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
                         % (self.model_source, self.p.loops_file, exc))
                 fatal = False
             if fatal:
-                raise P.ParameterError(text) from None
+                raise P.ParameterError(text + ' (decided in %.3f s, %.3f s of CPU)' % _since(started)) from None
             self.descriptions_rejected += 1
             self.model_error = text
             self.model_status = 'error' if self.model is None else 'error (previous model kept)'
-            self.get_logger().error(text + (' Keeping the previous model.' if self.model else ''))
+            self.get_logger().error(text + (' Keeping the previous model.' if self.model else '')
+                                    + ' (decided in %.3f s, %.3f s of CPU)' % _since(started))
             return
         dropped = [link for link in self.payloads if link not in base.link_names]
         for link in dropped:
@@ -296,8 +306,8 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
         if problem and fatal:
             raise P.ParameterError(problem)
         if not problem:
-            self.get_logger().info('model %r from %s: %d joints (%s), %.2f kg%s%s'
-                                   % (base.name, self.model_source, len(base.joint_names),
+            self.get_logger().info('model %r from %s in %.3f s: %d joints (%s), %.2f kg%s%s'
+                                   % (base.name, self.model_source, _since(started)[0], len(base.joint_names),
                                       ', '.join(base.joint_names), base.total_mass,
                                       '' if base.root_joint is None else ', %s base' % base.root_joint,
                                       '' if not base.loops else ', %d loop(s) from %s (actuated: %s)' % (
@@ -378,6 +388,9 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
         values = [('model_source', self.model_source), ('model_status', self.model_status),
                   ('model_updates', self.model_updates),
                   ('descriptions_rejected', self.descriptions_rejected)]
+        if self.description_seconds is not None:
+            values += [('last_description_seconds', '%.4f' % self.description_seconds[0]),
+                       ('last_description_cpu_seconds', '%.4f' % self.description_seconds[1])]
         if self.p.loops_file:
             values.append(('loops_file', self.p.loops_file))
         if self.p.actuators_file:
@@ -395,6 +408,11 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
         array.header.stamp = self._clock.now().to_msg()
         array.status = [status]
         self._diag_pub.publish(array)
+
+
+def _since(started):
+    """(wall, CPU of this thread) [s] since ``started`` = (time.perf_counter(), time.thread_time())."""
+    return time.perf_counter() - started[0], time.thread_time() - started[1]
 
 
 def read_model_file(parameter, path, parse):

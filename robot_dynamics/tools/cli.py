@@ -20,20 +20,23 @@ from . import cli_identify
 from .cli_values import floats as _floats, joint_vector, matrix as _matrix, table as _table
 
 EXAMPLES = """examples:
-  robot-dynamics info urdf/ur5.urdf
-  robot-dynamics torques urdf/ur5.urdf --q 0,-1.57,1.57,0,0,0 --qd 0.5,0,0,0,0,0
-  robot-dynamics torques urdf/ur5.urdf --q shoulder_lift_joint=-90deg --json
-  robot-dynamics equations urdf/textbook/point_mass_two_link.urdf --gravity 0,-9.81,0
-  robot-dynamics equations urdf/textbook/point_mass_two_link.urdf --gravity 0,-9.81,0 \\
+  robot-dynamics models            # the robots shipped with the package (package://robot_dynamics/NAME)
+  robot-dynamics info package://robot_dynamics/urdf/ur5.urdf
+  robot-dynamics info package://robot_dynamics/urdf/panda_arm.urdf \\
+      --actuators package://robot_dynamics/urdf/examples/panda.actuators.yaml
+  robot-dynamics torques package://robot_dynamics/urdf/ur5.urdf --q 0,-1.57,1.57,0,0,0 --qd 0.5,0,0,0,0,0
+  robot-dynamics torques package://robot_dynamics/urdf/ur5.urdf --q shoulder_lift_joint=-90deg --json
+  robot-dynamics equations package://robot_dynamics/urdf/textbook/point_mass_two_link.urdf --gravity 0,-9.81,0 \\
       --symbols m2=tip.mass,l2=tip_joint.x,g=gravity --latex
-  robot-dynamics report urdf/ur5.urdf --q 0,-1.57,1.57,0,0,0 --point 0,0,0.1
-  robot-dynamics simulate urdf/ur5.urdf --duration 2 --torque 0,0,0,0,0,0 -o run.csv
-  robot-dynamics plot gravity urdf/ur5.urdf -o gravity.png
-  robot-dynamics plot condition urdf/ur5.urdf --joints shoulder_lift_joint,elbow_joint -o cond.png
+  robot-dynamics report package://robot_dynamics/urdf/ur5.urdf --q 0,-1.57,1.57,0,0,0 --point 0,0,0.1
+  robot-dynamics simulate package://robot_dynamics/urdf/ur5.urdf --duration 2 --torque 0,0,0,0,0,0 -o run.csv
+  robot-dynamics plot gravity package://robot_dynamics/urdf/ur5.urdf -o gravity.png
+  robot-dynamics plot condition package://robot_dynamics/urdf/ur5.urdf --joints shoulder_lift_joint,elbow_joint -o cond.png
   robot-dynamics plot trajectory run.csv -o trajectory.png
-  robot-dynamics excite urdf/panda_arm.urdf -o traj.yaml --csv traj.csv --period 10
-  robot-dynamics identify urdf/panda_arm.urdf recording/ --method wls -o params.yaml --plot torques.png
-  robot-dynamics retime urdf/ur5.urdf --waypoints waypoints.yaml -o timed.yaml --plot timed.png
+  robot-dynamics excite package://robot_dynamics/urdf/panda_arm.urdf -o traj.yaml --csv traj.csv --period 10
+  robot-dynamics identify my_arm.urdf recording/ --method wls -o params.yaml --plot torques.png
+  robot-dynamics retime package://robot_dynamics/urdf/ur5.urdf \\
+      --waypoints package://robot_dynamics/urdf/examples/ur5.waypoints.yaml -o timed.yaml --plot timed.png
 
 Joint values (--q, --qd, --qdd, --torque, --q0, --qd0): nq comma-separated
 numbers in joint order, or name=value pairs (joints not named are 0, or
@@ -73,9 +76,10 @@ def _read_model(rd, path, gravity, root_joint=None):
     """The model of a URDF or MJCF file (told apart by the root element); gravity None: an
     MJCF's own, 0, 0, -9.81 for a URDF; root_joint: a URDF's (an MJCF's root is its free joint)."""
     from ..constraints.load import is_mjcf
+    from ..model.xml_root import MAX_BYTES
     try:
         with open(path, "rb") as f:
-            head = f.read(1 << 16)
+            head = f.read(MAX_BYTES + 1)    # the root may stand after any number of comments
     except OSError:
         head = b""                      # load_urdf says what is wrong with the path
     if is_mjcf(head):
@@ -120,7 +124,8 @@ def cmd_info(args, out):
         joints=[dict(name=n, type=model.joints[n].type, lower=_js(model.lower_limit[i]),
                      upper=_js(model.upper_limit[i]), velocity=_js(model.velocity_limit[i]),
                      effort=_js(model.effort_limit[i]), damping=float(model.damping[i]),
-                     friction=float(model.friction[i])) for i, n in enumerate(model.joint_names)],
+                     friction=float(model.friction[i]), **_actuator(model.actuators[n]))
+                for i, n in enumerate(model.joint_names)],
         mimic_joints=[dict(name=j.name, source=j.mimic[0], multiplier=j.mimic[1], offset=j.mimic[2])
                       for j in model.joints.values() if j.mimic is not None],
         links={n: m for n, m in model.link_masses.items()}, total_mass=model.total_mass,
@@ -143,6 +148,8 @@ def cmd_info(args, out):
     for mj in info["mimic_joints"]:
         print("mimic: %s = %g * %s + %g" % (mj["name"], mj["multiplier"], mj["source"], mj["offset"]), file=out)
     print("", file=out)
+    _print_actuators(model, out)
+    print("", file=out)
     w = max(len(n) for n in model.link_names)
     print("%-*s %11s" % (w, "link", "mass [kg]"), file=out)
     for n in model.link_names:
@@ -164,6 +171,51 @@ def cmd_info(args, out):
 
 def _js(x):
     return float(x) if np.isfinite(x) else None
+
+
+def _actuator(a):
+    """The JSON fields of one joint's actuator (robot_dynamics.model.actuators.Actuator)."""
+    return dict(armature=a.armature, gear_ratio=a.gear_ratio, gear_ratio_from=a.gear_ratio_from,
+                rotor_inertia=a.rotor_inertia, friction_law=dict(law=a.friction.law, **a.friction.params))
+
+
+def _print_actuators(model, out):
+    """Each joint's armature, gear ratio and friction law with its parameters (docs/ACTUATORS.md)."""
+    actuators = [model.actuators[n] for n in model.joint_names]
+    rows = [(a.joint, a.armature, a.gear_ratio) for a in actuators]
+    lines = _table(("armature", "gear ratio"), rows, "joint").splitlines()
+    print(lines[0] + "  friction law", file=out)
+    for line, a in zip(lines[1:], actuators):
+        law = a.friction
+        print("%s  %s: %s" % (line, law.law, ", ".join("%s %g" % p for p in law.parameters)), file=out)
+    print("(armature in kg m^2 or kg, reflected to the joint; gear ratio 1 where none is given; friction "
+          "parameters in SI units; set by --actuators YAML: docs/ACTUATORS.md)", file=out)
+
+
+def cmd_models(args, out):
+    """The files shipped with the package, or the absolute path of one (``models NAME``)."""
+    from ..errors import InputError
+    from .bundled import bundled_files, bundled_models, bundled_path, share_directory
+    if args.name:
+        try:
+            print(bundled_path(args.name), file=out)
+        except (FileNotFoundError, InputError) as err:
+            raise UsageError(str(err)) from None
+        return 0
+    models = bundled_models()
+    print("Files shipped with robot_dynamics, in %s:" % share_directory(), file=out)
+    print("", file=out)
+    print("robot descriptions (URDF, MJCF):", file=out)
+    for name in models:
+        print("  " + name, file=out)
+    print("other files:", file=out)
+    for name in bundled_files():
+        if name not in models:
+            print("  " + name, file=out)
+    print("", file=out)
+    print("Give one to a command as package://robot_dynamics/NAME (robot-dynamics info "
+          "package://robot_dynamics/urdf/ur5.urdf); 'robot-dynamics models NAME' prints its path.", file=out)
+    return 0
 
 
 def cmd_torques(args, out):
@@ -397,6 +449,16 @@ def build_parser():
 
     cli_identify.add_commands(command, cmd_excite, cmd_identify)
 
+    c = sub.add_parser("models", help="the robot descriptions and files shipped with the package, or the path of one",
+                       description="The robot descriptions (and their loops, actuators and waypoints files) "
+                                   "shipped with robot_dynamics, wherever it is installed; with NAME, the "
+                                   "absolute path of one. Every command takes them as "
+                                   "package://robot_dynamics/NAME.",
+                       epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("name", metavar="NAME", nargs="?", help="a shipped file: its path in the share folder "
+                   "(urdf/textbook/scara.urdf) or its file name alone (panda_arm.urdf)")
+    c.set_defaults(func=cmd_models)
+
     c = command("codegen", "dependency-free C99 of the robot's dynamics (RNEA, gravity, Coriolis, mass matrix, "
                            "ABA): writes NAME.h and NAME.c (docs/CODEGEN.md)", cmd_codegen)
     codegen_cli.add_arguments(c)
@@ -405,6 +467,24 @@ def build_parser():
                           "(toppra); writes a JointTrajectory YAML (docs/RETIMING.md)", cmd_retime)
     retime_cli.add_arguments(c)
     return p
+
+
+# The arguments that name a file to read: each may be package://PACKAGE/PATH (a ROS package's share
+# folder; robot_dynamics' own files are found without a ROS environment, tools/bundled.py).
+INPUT_FILES = ("urdf", "actuators", "waypoints", "data")
+
+
+def _package_paths(args):
+    """``args`` with each input file given as package://PACKAGE/PATH replaced by its path."""
+    from .bundled import URI_PREFIX, resolve_uri
+    for name in INPUT_FILES:
+        value = getattr(args, name, None)
+        if isinstance(value, str) and value.startswith(URI_PREFIX):
+            try:
+                setattr(args, name, resolve_uri(value))
+            except FileNotFoundError as err:
+                raise UsageError(str(err)) from None
+    return args
 
 
 VECTOR_OPTIONS = ("--acceleration", "--q", "--qd", "--qdd", "--q0", "--qd0", "--torque", "--gravity", "--point", "--wrench")
@@ -430,7 +510,7 @@ def main(argv=None, out=None):
     parser = build_parser()
     args = parser.parse_args(_join_negative_values(sys.argv[1:] if argv is None else list(argv)))
     try:
-        return args.func(args, out)
+        return args.func(_package_paths(args), out)
     except (UsageError, ValueError) as err:        # URDFError, bad values, singular poses...
         print("%s %s: error: %s" % (parser.prog, args.command, " ".join(str(err).split())), file=sys.stderr)
         return 2

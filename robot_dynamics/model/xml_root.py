@@ -1,0 +1,97 @@
+"""What kind of robot description an XML text is, read in linear time: its root element.
+
+A description comes from users and from the network (the ``robot_description``
+topic), so it is read by a real XML parser, never by a regular expression:
+Python's expat (``xml.parsers.expat``), given the whole bounded text in one
+call (fed in pieces, expat scans a token that spans them again with each
+piece: quadratic in a 10 MB attribute), stops at the first start tag. Whatever stands before it (an XML declaration, comments,
+processing instructions, white space) is checked for well-formedness on the
+way, in time linear in its length, and at most ``max_bytes`` of it are read.
+A document type declaration (``<!DOCTYPE``, and so any ``<!ENTITY``) is
+refused as soon as expat meets it, before any entity could be declared or
+expanded.
+
+:func:`root_element` names the root (``"robot"`` for URDF, ``"mujoco"`` for
+MJCF); :func:`attribute_present` looks for an attribute anywhere in the
+document (an MJCF's ``file=``), with the same parser and bounds.
+"""
+import xml.parsers.expat
+
+from ..errors import URDFError
+
+#: A description is refused beyond this size (as ``rd.load_urdf`` and ``rd.load_mjcf`` refuse it).
+MAX_BYTES = 16 * 1024 * 1024
+
+
+class _Stop(Exception):
+    """Raised from an expat handler to end the parse: the answer is known."""
+
+    def __init__(self, value):
+        super().__init__(value)
+        self.value = value
+
+
+def _as_bytes(text):
+    return text.encode("utf-8") if isinstance(text, str) else bytes(text)
+
+
+def _refuse_dtd(*_):
+    raise URDFError("the description contains a DTD (<!DOCTYPE>): refused, a robot description needs none "
+                    "and entities can read files or expand without bound")
+
+
+def _parse(data, max_bytes, on_start):
+    """Feed ``data`` (bytes) to expat, ``on_start(name, attributes)`` on each start tag; the value
+    of the first ``_Stop`` it raises, or None when the document ends without one."""
+    if len(data) > max_bytes:
+        raise URDFError("the description has %d bytes, more than max_bytes=%d (a robot description is "
+                        "kilobytes; meshes belong in separate files)" % (len(data), max_bytes))
+    parser = xml.parsers.expat.ParserCreate()
+    parser.StartDoctypeDeclHandler = _refuse_dtd
+    parser.EntityDeclHandler = _refuse_dtd
+    parser.StartElementHandler = on_start
+    try:
+        parser.Parse(data, True)
+    except _Stop as stop:
+        return stop.value
+    except xml.parsers.expat.ExpatError as exc:
+        raise URDFError("the description is not well-formed XML: %s" % exc) from None
+    return None
+
+
+def root_element(text, *, max_bytes=MAX_BYTES):
+    """The name of the root element of an XML description.
+
+    Args:
+        text: the XML (str or bytes); bytes may carry any encoding expat
+            reads (UTF-8, UTF-16, ISO-8859-1, US-ASCII).
+        max_bytes: a longer text is refused without being parsed.
+
+    Returns:
+        str: the root's tag as written (``"robot"``, ``"mujoco"``, or a
+        prefixed name such as ``"xacro:robot"``).
+
+    Raises:
+        URDFError: the text is longer than ``max_bytes``, has a DTD, is not
+            well-formed before its root, or has no root element.
+    """
+    def on_start(name, _attributes):
+        raise _Stop(name)
+
+    name = _parse(_as_bytes(text), max_bytes, on_start)
+    if name is None:                        # expat raises "no element found" first; kept for safety
+        raise URDFError("the description has no root element")
+    return name
+
+
+def attribute_present(text, attribute, *, max_bytes=MAX_BYTES):
+    """True if any element of the XML ``text`` (str or bytes) has the attribute ``attribute``.
+
+    Raises:
+        URDFError: as :func:`root_element`, for any part of the document.
+    """
+    def on_start(_name, attributes):
+        if attribute in attributes:
+            raise _Stop(True)
+
+    return bool(_parse(_as_bytes(text), max_bytes, on_start))
