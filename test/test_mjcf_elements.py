@@ -136,11 +136,52 @@ def test_a_joint_coupled_twice_is_refused():
     refused(xml, "equality 'two'", "joint 'elbow' a second time", "equality 'one'")
 
 
-@pytest.mark.parametrize("element", ['<connect name="loop" body1="fore" body2="world" anchor="0.2 0 0"/>',
-                                     '<weld name="loop" body1="fore" body2="world"/>'])
-def test_connect_and_weld_are_refused_naming_their_bodies(element):
-    refused(arm(extra="<equality>%s</equality>" % element), "equality 'loop'", "'fore' and 'world'",
-            "kinematic loop", "LOOPS.md")
+FOUR_BAR = """<mujoco model="four_bar">
+  <worldbody>
+    <body name="crank"><joint name="a" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.02" mass="1"/>
+      <body name="coupler" pos="0.2 0 0"><joint name="b" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0 0 0.3" size="0.02" mass="1"/>
+        <body name="rocker" pos="0 0 0.3" euler="0 30 0"><joint name="c" axis="0 1 0"/>
+          <geom type="capsule" fromto="0 0 0 -0.2 0 0" size="0.02" mass="1"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <equality>{equality}</equality>
+</mujoco>"""
+
+
+@pytest.mark.parametrize("equality, kind", [
+    ('<connect name="pin" body1="rocker" body2="world" anchor="-0.2 0 0"/>', "point"),
+    ('<weld name="pin" body1="rocker" body2="world"/>', "weld"),
+])
+def test_connect_and_weld_are_loops_closed_where_mujocos_are(equality, kind):
+    """MuJoCo's compiler places the anchors so that the constraint holds at qpos0 (here q = 0). The
+    loop's position rows p_B - p_A are MuJoCo's equality rows with the opposite sign (MuJoCo's
+    efc_pos is p_A - p_B); the orientation rows of a weld vanish where MuJoCo's do."""
+    xml = FOUR_BAR.format(equality=equality)
+    model = load_quietly(xml)
+    (loop,) = model.loops
+    assert (loop.name, loop.kind, loop.parent, loop.child) == ("pin", kind, "rocker", "world")
+    m = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(m)
+    for q in (np.zeros(3), np.array([0.3, -0.2, 0.5]), np.array([-0.7, 1.1, 0.2])):
+        d.qpos[:] = q
+        mujoco.mj_forward(m, d)
+        residual = rd.loop_residual(model, q)
+        np.testing.assert_allclose(residual[:3], -d.efc_pos[:3], rtol=0, atol=1e-12)
+        assert (np.abs(residual[3:]).max(initial=0) < 1e-12) == (np.abs(d.efc_pos[3:d.nefc]).max(initial=0) < 1e-12)
+    if kind == "point":                         # a four-bar: closed at another crank angle too
+        q = rd.assemble(model, np.array([0.3, -0.3, 0.0]), keep=("a",))
+        d.qpos[:] = q
+        mujoco.mj_forward(m, d)
+        assert q[0] == 0.3 and np.abs(d.efc_pos[:3]).max() < 1e-9
+
+
+def test_a_loop_between_sites_is_refused_by_name():
+    xml = arm(extra='<equality><connect name="pin" site1="hand" site2="tip"/></equality>')
+    refused(xml, "equality 'pin'", "connect", "'hand' and 'tip'", "between sites", "LOOPS.md")
 
 
 def test_a_tendon_equality_is_refused():

@@ -298,7 +298,8 @@ def _build(mujoco, m):
                      link_placement=[tree.pose_in_body[n] for n in tree.links],
                      link_inertials=tuple(zip(*tree.inertials)), gravity=np.array(gravity, dtype=float),
                      root_joint=tree.kind())
-    return model
+    loops = checks.equality_loops(mujoco, m, tree.frame_of)
+    return model.with_loops(loops) if loops else model
 
 
 def _couple(tree, mimics):

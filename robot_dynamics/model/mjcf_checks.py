@@ -10,6 +10,8 @@ Read from the compiled ``mujoco.MjModel`` ``m``:
   around the arm but the arm's own torques do not hold;
 - :func:`joint_couplings` maps the equality constraints that are exactly a
   mimic joint, ``q1 = offset + multiplier q2``, onto the model's coupling;
+- :func:`equality_loops` maps ``connect`` and ``weld`` between bodies onto
+  the closure joints of docs/LOOPS.md (``point`` and ``weld`` loops);
 - :func:`actuator_rotor` is what the actuators that drive a joint add to
   it (MuJoCo 4's actuator ``armature`` and ``damping``, times ``gear^2``).
 
@@ -21,6 +23,8 @@ import warnings
 import numpy as np
 
 from ..errors import URDFError, URDFWarning
+from .loops import Loop
+from .spatial import homogeneous
 
 # Warnings point at the caller of rd.load_mjcf: load_mjcf -> check -> _one_check -> _warn.
 _STACK = 5
@@ -31,7 +35,8 @@ def check(mujoco, m):
 
     Raises:
         URDFError: a flex, an equality constraint that is no mimic coupling
-            (weld, connect, tendon, distance, a joint polynomial), a joint
+            or loop (connect or weld between sites, tendon, distance, a joint
+            polynomial), a joint
             coupled twice, a tendon with a passive force, an actuator
             ``armature``/``damping`` on a transmission that is no joint; the
             message names the element and its bodies or joints.
@@ -87,8 +92,10 @@ def _refuse_equalities(mujoco, m):
         what = _equality(mujoco, m, e)
         kind = int(m.eq_type[e])
         if kind in (mujoco.mjtEq.mjEQ_CONNECT, mujoco.mjtEq.mjEQ_WELD):
-            raise URDFError("%s closes a kinematic loop, which an MJCF model here does not read: remove it "
-                            "and declare the loop with model.with_loops (docs/LOOPS.md)" % what)
+            if int(m.eq_objtype[e]) == mujoco.mjtObj.mjOBJ_SITE:
+                raise URDFError("%s: a loop between sites is not read; name the bodies (body1, body2, anchor) or "
+                                "declare the loop with model.with_loops (docs/LOOPS.md)" % what)
+            continue
         if kind != mujoco.mjtEq.mjEQ_JOINT:
             raise URDFError("%s: only joint equalities that are a mimic coupling (q1 = c0 + c1 q2) are "
                             "modelled" % what)
@@ -132,6 +139,43 @@ def joint_couplings(mujoco, m):
             y0, x0 = float(m.qpos0[m.jnt_qposadr[j1]]), float(m.qpos0[m.jnt_qposadr[j2]])
             out[name(mujoco, m, "JOINT", j1)] = (name(mujoco, m, "JOINT", j2), c1, c0 + y0 - c1 * x0)
     return out
+
+
+def equality_loops(mujoco, m, link_of):
+    """The active ``connect`` and ``weld`` equalities between bodies, as closure
+    joints (:class:`~robot_dynamics.model.loops.Loop`, parent body1, child
+    body2; ``link_of`` maps a MuJoCo body id to its link's name).
+
+    MuJoCo's compiled ``eq_data``: a connect keeps the point ``data[0:3]`` of
+    body1 on the point ``data[3:6]`` of body2 (a ``point`` loop, frames A and
+    B at those points); a weld keeps body2's point ``data[0:3]`` on body1's
+    point ``data[3:6]`` with body2's orientation body1's times the quaternion
+    ``data[6:10]`` (w, x, y, z) (a ``weld`` loop, A rotated by that
+    quaternion). Each loop is named after its equality (``equality<i>``
+    without a name).
+    """
+    out = []
+    for e in range(m.neq):
+        kind = int(m.eq_type[e])
+        if not m.eq_active0[e] or kind not in (mujoco.mjtEq.mjEQ_CONNECT, mujoco.mjtEq.mjEQ_WELD):
+            continue
+        data = np.array(m.eq_data[e], dtype=float)
+        label = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_EQUALITY, e) or "equality%d" % e
+        parent, child = link_of[int(m.eq_obj1id[e])], link_of[int(m.eq_obj2id[e])]
+        if kind == mujoco.mjtEq.mjEQ_CONNECT:
+            out.append(Loop(label, "point", parent, child, homogeneous(np.eye(3), data[0:3]),
+                            homogeneous(np.eye(3), data[3:6])))
+        else:
+            out.append(Loop(label, "weld", parent, child, homogeneous(_quat_matrix(mujoco, data[6:10]), data[3:6]),
+                            homogeneous(np.eye(3), data[0:3])))
+    return out
+
+
+def _quat_matrix(mujoco, q):
+    """(3, 3) rotation of the quaternion q = (w, x, y, z), by MuJoCo's own mju_quat2Mat."""
+    R = np.zeros(9)
+    mujoco.mju_quat2Mat(R, np.asarray(q, dtype=float) / np.linalg.norm(q))
+    return R.reshape(3, 3)
 
 
 def _warn_inactive_equalities(mujoco, m):
