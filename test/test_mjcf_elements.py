@@ -407,6 +407,13 @@ def test_a_missing_mesh_file_is_refused_by_the_path_the_user_gave(tmp_path, monk
         text = refused(os.path.join("robot", top), repr(os.path.join("robot", "assets", "shell.stl")),
                        "mesh 'shell'", "skip_missing_meshes=True")
         assert "assets/robot" not in text and "assets/assets" not in text
+    # An arm file kept in assets/ beside its scene: meshdir is the scene's assets/ (MuJoCo 4.0's own
+    # message says 'assets/assets/shell.stl').
+    (tmp_path / "assets").mkdir()
+    (tmp_path / "assets" / "arm.xml").write_text(MESHED.format(fore_inertial=INERTIAL))
+    (tmp_path / "scene.xml").write_text('<mujoco><include file="assets/arm.xml"/></mujoco>')
+    text = refused("scene.xml", repr(os.path.join("assets", "shell.stl")), "mesh 'shell'")
+    assert "assets/assets" not in text
 
 
 def test_missing_meshes_are_skipped_on_request_when_every_inertia_is_explicit(tmp_path):
