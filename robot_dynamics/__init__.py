@@ -3,7 +3,7 @@
 Quick use::
 
     import numpy as np, robot_dynamics as rd
-    model = rd.load_urdf("urdf/panda_arm.urdf")
+    model = rd.load_urdf(rd.bundled_path("panda_arm.urdf"))   # or a URDF path, or its XML text
     q = model.neutral()
     g = rd.gravity_torques(model, q)                       # (nq,) [N m]
     M = rd.mass_matrix(model, q)                           # (nq, nq)
@@ -13,7 +13,7 @@ Quick use::
 Closed loops (a four-bar, a parallelogram) are a tree plus closure joints
 declared beside the URDF (docs/LOOPS.md)::
 
-    model = rd.load_urdf("urdf/examples/four_bar.urdf", loops="urdf/examples/four_bar.loops.yaml")
+    model = rd.load_urdf(rd.bundled_path("four_bar.urdf"), loops=rd.bundled_path("four_bar.loops.yaml"))
     q = rd.assemble(model, q_guess, keep=["crank_joint"])   # closes every loop
     qdd, lam = rd.constrained_forward_dynamics(model, q, qd, tau)
 
@@ -96,6 +96,7 @@ from .identification.payload import PayloadEstimate, identify_payload  # noqa: E
 from .simulation import Simulator, simulate  # noqa: E402
 from .control.impedance import CartesianImpedance, JointImpedance  # noqa: E402
 from .timing import TimedTrajectory, TrajectoryCheck, check_trajectory, retime  # noqa: E402
+from .tools.bundled import bundled_models, bundled_path  # noqa: E402
 
 __version__ = "0.2.0"
 
@@ -118,6 +119,7 @@ __all__ = [
     "constrained_inverse_dynamics", "impact",
     "Simulator", "simulate", "JointImpedance", "CartesianImpedance", "codegen",
     "check_trajectory", "TrajectoryCheck", "retime", "TimedTrajectory",
+    "bundled_path", "bundled_models",
 ]
 # rd.compile (codegen.compile) is public but not in __all__: ``from robot_dynamics import *`` would
 # shadow Python's builtin compile().
