@@ -153,16 +153,17 @@ class StandinManager(Node):
         self.write(t=time.monotonic(), event='command', data=list(msg.data),
                    active=self.states[self.first] == 'active')
 
-    def _set(self, changes, by):
-        """Switch ``changes`` [(name, state)], record them, then publish the activity (as Jazzy does after a
-        switch, before the answer)."""
+    def _set(self, changes, by, publish=True):
+        """Switch ``changes`` [(name, state)], record them, then (``publish``) publish the activity, as Jazzy
+        does after a switch, before the answer."""
         for name, state in changes:
             self.states[name] = state
             self.write(event='state', controller=name, state=state, by=by)
             self.get_logger().info('%s: %s (%s)' % (name, state, by))
             if name == self.first and state == 'inactive' and self.reactivate > 0 and self.timer is None:
                 self.timer = self.create_timer(self.reactivate_after, self._reactivate)
-        self.publish_activity()
+        if publish:
+            self.publish_activity()
 
     def _reactivate(self):
         self.timer.cancel()
@@ -207,11 +208,13 @@ class StandinManager(Node):
             response.ok = False
             response.message = REJECTED
         else:
-            self._set(changes, 'switch_controller')
+            self._set(changes, 'switch_controller', publish=False)
             response.ok = True
             response.message = ''
         self.write(t=t, event='switch', activate=activate, deactivate=deactivate,
                    strictness=request.strictness, ok=response.ok, message=response.message)
+        if response.ok and changes:
+            self.publish_activity()          # recorded first: the record is whole whatever publishing costs
         return response
 
 
