@@ -23,6 +23,7 @@ import pytest
 import robot_dynamics as rd
 from robot_dynamics.tools import cli, plots
 from robot_dynamics.analysis.report import dynamic_report
+from shipped import install_share
 
 ROOT = Path(__file__).resolve().parents[1]
 UR5 = str(ROOT / "urdf" / "ur5.urdf")
@@ -91,6 +92,30 @@ def test_info_text_lists_joints_masses_and_inertia_warnings():
     assert "joint1" in out and "revolute" in out and "total" in out and "2.75" in out   # 1.9 + 0.85 kg
     assert "Inertia warnings:" in out and "link 'link1'" in out and "link 'tip'" in out
     assert "Inertia warnings: none" in run_ok("info", UR5)
+
+
+def test_info_prints_each_joint_s_armature_gear_ratio_and_friction_law():
+    """The shipped actuators file: panda_joint1's armature is its rotor inertia through the gear,
+    4.0e-5 kg m^2 * 100**2 = 0.4 kg m^2; the others keep the URDF's viscous damping and gear ratio 1."""
+    actuators = ROOT / "urdf" / "examples" / "panda.actuators.yaml"
+    d = json.loads(run_ok("info", PANDA, "--actuators", actuators, "--json"))
+    j1, j2, j3 = d["joints"][:3]
+    assert j1["armature"] == pytest.approx(4.0e-5 * 100 ** 2) and j1["gear_ratio"] == 100.0
+    assert j1["gear_ratio_from"] == "actuators" and j1["rotor_inertia"] == pytest.approx(4.0e-5)
+    assert j1["friction_law"] == {"law": "coulomb", "coulomb": 0.8, "viscous": 0.05, "smoothing": 0.01}
+    assert j2["armature"] == 0.3 and j2["gear_ratio"] == 1.0 and j2["gear_ratio_from"] == "default"
+    assert j2["friction_law"] == {"law": "sigmoid", "phi1": 0.54, "phi2": 5.12, "phi3": 0.04}
+    urdf_damping = float(re.search(r'name="panda_joint3".*?damping="([\d.e-]+)"', Path(PANDA).read_text(), re.S).group(1))
+    assert j3["armature"] == 0.0 and j3["friction_law"] == {"law": "viscous", "viscous": urdf_damping}
+    text = run_ok("info", PANDA, "--actuators", actuators)
+    rows = {line.split()[0]: line for line in text.splitlines() if line.startswith("panda_joint")
+            and ":" in line}
+    assert rows["panda_joint1"].split()[1:4] == ["0.4", "100", "coulomb:"]
+    assert rows["panda_joint1"].endswith("coulomb: coulomb 0.8, viscous 0.05, smoothing 0.01")
+    assert rows["panda_joint2"].split()[1:] == ["0.3", "1", "sigmoid:", "phi1", "0.54,", "phi2", "5.12,", "phi3", "0.04"]
+    assert rows["panda_joint3"].split()[1:] == ["0", "1", "viscous:", "viscous", "%g" % urdf_damping]
+    mjcf = json.loads(run_ok("info", ROOT / "urdf" / "examples" / "two_link.xml", "--json"))    # <default armature>
+    assert [j["armature"] for j in mjcf["joints"]] == [0.05, 0.05]
 
 
 def test_torques_json_equals_the_library():
@@ -308,6 +333,60 @@ def test_module_entry_point_in_a_subprocess(tmp_path):
     assert len(bad.stderr.strip().splitlines()) == 1 and "expected 6" in bad.stderr
 
 
+def test_the_shipped_files_from_an_empty_folder_in_a_subprocess(tmp_path):
+    """The console script, run from an empty folder without a ROS environment: `models` lists the
+    shipped robots and gives a path that holds the checkout's file; a package:// URI is read."""
+    exe = str(Path(sys.executable).parent / "robot-dynamics")
+    env = {k: v for k, v in os.environ.items() if k != "AMENT_PREFIX_PATH"}
+
+    def cli_run(*argv):
+        return subprocess.run([exe, *argv], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    listing = cli_run("models")
+    assert listing.returncode == 0, listing.stderr
+    listed = [line.strip() for line in listing.stdout.splitlines() if line.startswith("  ")]
+    assert {"urdf/panda_arm.urdf", "urdf/ur5.urdf", "urdf/examples/two_link.xml", "urdf/examples/panda.actuators.yaml",
+            "urdf/textbook/scara.urdf", "config/robots/franka.yaml"} <= set(listed)
+    path = cli_run("models", "ur5.urdf")
+    assert path.returncode == 0 and Path(path.stdout.strip()).read_bytes() == Path(UR5).read_bytes()
+    info = cli_run("info", "package://robot_dynamics/urdf/ur5.urdf", "--json")
+    assert info.returncode == 0, info.stderr
+    assert json.loads(info.stdout)["total_mass"] == pytest.approx(rd.load_urdf(UR5).total_mass)
+    assert not list(tmp_path.iterdir())
+
+
+def test_package_uris_wherever_a_file_is_read(tmp_path, monkeypatch):
+    """The description, --actuators and --waypoints as package://robot_dynamics/...: the same
+    results as the checkout's files by path."""
+    monkeypatch.chdir(tmp_path)
+    uri = "package://robot_dynamics/urdf/"
+    q = "0.3,-1.2,1.4,-0.5,0.8,0.1"
+    assert json.loads(run_ok("torques", uri + "ur5.urdf", "--q", q, "--json")) == \
+        json.loads(run_ok("torques", UR5, "--q", q, "--json"))
+    actuators = str(ROOT / "urdf" / "examples" / "panda.actuators.yaml")
+    assert run_ok("info", uri + "panda_arm.urdf", "--actuators", uri + "examples/panda.actuators.yaml") == \
+        run_ok("info", PANDA, "--actuators", actuators)
+    run_ok("retime", uri + "ur5.urdf", "--waypoints", uri + "examples/ur5.waypoints.yaml", "-o", "a.yaml")
+    run_ok("retime", UR5, "--waypoints", ROOT / "urdf" / "examples" / "ur5.waypoints.yaml", "-o", "b.yaml")
+    assert (tmp_path / "a.yaml").read_text() == (tmp_path / "b.yaml").read_text()
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (("info", "package://robot_dynamics/urdf/kuka.urdf"), "no file 'urdf/kuka.urdf' is shipped with robot_dynamics"),
+    (("info", "package://robot_dynamics/ur5.urdf"), "no file 'ur5.urdf' is shipped"),       # a path, as in ROS
+    (("info", "package://no_such_package/urdf/arm.urdf"), "package 'no_such_package' not found"),
+    (("info", UR5, "--actuators", "package://robot_dynamics/x.yaml"), "no file 'x.yaml' is shipped"),
+    (("models", "kuka.urdf"), "no file 'kuka.urdf' is shipped with robot_dynamics"),
+    (("models", "franka.yaml"), "'franka.yaml' is ambiguous: give one of config/controllers/franka.yaml, "
+                                "config/robots/franka.yaml"),
+])
+def test_unknown_shipped_files_give_one_line_and_exit_code_2(argv, expected, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("AMENT_PREFIX_PATH", raising=False)
+    code, out, err = run(*argv)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert err.startswith("robot-dynamics %s: error: " % argv[0]) and expected in err, err
+
+
 def test_negative_first_values_need_no_equals_sign():
     d = json.loads(run_ok("torques", TWO_LINK, "--gravity", "0,-9.81,0", "--q", "-1.2,0.5", "--qd", "-0.3,0",
                           "--json"))
@@ -347,6 +426,10 @@ def _positive(*values):
     assert all(float(v) > 0 for v in values), values
 
 
+def _absolute(path, *_):
+    assert path.startswith("/"), path
+
+
 def _condition(value, start=None):
     assert 1.0 <= float(value) <= (float(start) if start else np.inf), (value, start)
 
@@ -365,6 +448,9 @@ MACHINE_DEPENDENT = (
      _condition),
     (r"condition number ([\d.]+)$", "condition number C", _condition),
     (r"^- positions: \[([-\d.e]+), ([-\d.e]+)\]$", "- positions: [Q, Q]", lambda *q: [float(x) for x in q]),
+    # where the package's files are installed (the test's ament prefix; a colcon workspace on the page)
+    (r"^Files shipped with robot_dynamics, in (/\S*):$", "Files shipped with robot_dynamics, in SHARE:", _absolute),
+    (r"^(/\S*)/(urdf|config)/", r"SHARE/\2/", _absolute),
 )
 EXCITE_HEADER = ["joint", "q_min", "q_max", "lower", "upper", "|qd|max", "qd_limit", "|qdd|max", "qdd_limit"]
 
@@ -400,7 +486,9 @@ DOCUMENTED = _documented_runs()
 
 def test_docs_show_every_command():
     commands = {cmd.split()[0] for cmd, _, _ in DOCUMENTED}
-    assert commands == {"info", "torques", "equations", "report", "simulate", "plot", "excite", "identify", "retime"}
+    assert commands == {"info", "torques", "equations", "report", "simulate", "plot", "excite", "identify", "retime",
+                        "models"}
+    assert any("--actuators" in cmd for cmd, _, _ in DOCUMENTED if cmd.startswith("info"))
     assert {cmd.split()[1] for cmd, _, _ in DOCUMENTED if cmd.startswith("plot")} == {"gravity", "condition",
                                                                                       "trajectory"}
     assert sum(code == 2 for _, _, code in DOCUMENTED) >= 5
@@ -415,27 +503,32 @@ def _writes(cmd, name):
 
 
 @pytest.fixture(scope="module")
-def docs_dir(tmp_path_factory):
-    """A folder with urdf/ and the files the documented commands write that others read
-    (plot trajectory run.csv) or that the page shows (head -N FILE)."""
+def installed(tmp_path_factory):
+    """An ament prefix holding exactly what setup.py installs (test/shipped.py): the page's
+    package://robot_dynamics/... files are found there, not in the checkout."""
+    return install_share(tmp_path_factory.mktemp("install"))
+
+
+@pytest.fixture(scope="module")
+def docs_dir(tmp_path_factory, installed):
+    """An empty folder (no link to the checkout) with the files the documented commands write
+    that others read (plot trajectory run.csv) or that the page shows (head -N FILE)."""
     d = tmp_path_factory.mktemp("docs")
-    (d / "urdf").symlink_to(ROOT / "urdf")
     shown = {cmd.split()[-1] for cmd, _, _ in DOCUMENTED_FILES} | {"run.csv"}
-    old = os.getcwd()
-    os.chdir(d)
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AMENT_PREFIX_PATH", str(installed))
+        mp.chdir(d)
         for cmd, _, _ in DOCUMENTED:
             if any(_writes(cmd, name) for name in shown):
                 assert run(*cmd.split())[0] == 0, cmd
-    finally:
-        os.chdir(old)
     assert all((d / name).exists() for name in shown), shown
     return d
 
 
 @pytest.mark.parametrize("cmd, expected, code", DOCUMENTED, ids=[c[:60] for c, _, _ in DOCUMENTED])
-def test_documented_output_is_current(cmd, expected, code, docs_dir, monkeypatch):
+def test_documented_output_is_current(cmd, expected, code, docs_dir, installed, monkeypatch):
     monkeypatch.chdir(docs_dir)
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(installed))
     got_code, out, err = run(*cmd.split())
     assert got_code == code, err
     if code == 0:
