@@ -14,6 +14,7 @@ messages, call these and publish. Every piece is tested without DDS (test/contro
 - :mod:`.profiles`: the vendor profiles and the terms the robot compensates itself;
 - :mod:`.torque_loop`: one joint state to the command torque, or the reason there is none;
 - :mod:`.watchdog`: what the watchdog does when joint states stop or a joint goes stale;
+- :mod:`.controller_guard`: when command_watchdog asks the controller_manager to deactivate the controller;
 - :mod:`.statistics`: the counters and timings that diagnostics report;
 - :mod:`.external_torque`: the momentum observer and collision detection;
 - :mod:`.payload_fit`, :mod:`.identification`: payload identification from joint states.
