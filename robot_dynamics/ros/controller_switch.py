@@ -13,10 +13,11 @@ What a deactivation does, in Jazzy's order (ros-controls/ros2_control, branch
 jazzy, controller_manager/src/controller_manager.cpp): ``switch_controller_cb``
 first asks the hardware to ``prepare_command_mode_switch`` (a hardware that
 refuses makes the answer ``ok = false``, "Could not switch controllers since
-prepare command mode switch was rejected."); then ``manage_switch``, in the
-control loop (or in the service's thread when the loop is not running),
-calls the hardware's ``perform_command_mode_switch`` FIRST and only then
-deactivates the controllers. So on Franka and UR the robot has left its
+prepare command mode switch was rejected."); the control loop's next
+``update`` skips the controllers being switched and marks the switch ready;
+then ``manage_switch`` (in the service's thread; with ``activate_asap``, in
+the control loop) calls the hardware's ``perform_command_mode_switch`` FIRST
+and only then deactivates the controllers. So on Franka and UR the robot has left its
 torque mode before ``effort_controllers/JointGroupEffortController``'s
 ``on_deactivate`` writes 0 to the effort command interfaces
 (ros-controls/ros2_controllers, branch jazzy,
