@@ -31,6 +31,7 @@ def launch_setup(context, *args, **kwargs):
         name='dynamics_services',
         output='screen',
         parameters=[arg('params_file'), overrides],
+        **({'namespace': arg('namespace')} if arg('namespace') else {}),
     )]
 
 
@@ -47,5 +48,8 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'use_sim_time', default_value='false', choices=['true', 'false'],
             description='Use /clock (simulation) time.'),
+        DeclareLaunchArgument(
+            'namespace', default_value='',
+            description="Namespace of the node (the arm's). Empty: the launch's own (e.g. a PushRosNamespace)."),
         OpaqueFunction(function=launch_setup),
     ])

@@ -29,6 +29,11 @@ the profile's vendor_runs_broadcaster; true / false force it). Activating the
 effort controller switches the hardware to torque control: do it yourself
 (ros2 control set_controller_state / switch_controllers, docs/ROBOTS.md).
 
+namespace:=<ns> starts every node in the arm's namespace; robot_type:= and
+arm_prefix:= (franka) or tf_prefix:= (ur) make the profile's joint names as
+the vendor's launch file does (docs/ROBOTS.md), and spawn_controllers then
+spawns the controller from a copy of its recipe with those joints.
+
 Arguments: robot, urdf (a URDF file instead of the robot_description topic),
 actuators_file (docs/ACTUATORS.md), backend (library or compiled), params_file, command_topic and joints (empty: the profile's, else
 params_file's), robot_compensates_gravity and robot_compensates_friction
@@ -53,6 +58,7 @@ large request reaches the torque loop's process; dynamics_node keeps its
 payloads there (docs/NODES.md, "Which requests go where").
 """
 import os
+import tempfile
 
 import yaml
 from launch import LaunchDescription
@@ -70,11 +76,30 @@ def _names(text):
     return [n for n in text.replace('[', ' ').replace(']', ' ').replace(',', ' ').split() if n]
 
 
-def _profile(robot, config):
-    """The Profile of the robot argument: a name in config/robots, or a .yaml file."""
+def _profile(robot, config, names):
+    """The Profile of the robot argument (a name in config/robots, or a .yaml file) with the joint-name
+    arguments ``names`` (robot_type, arm_prefix, tf_prefix; '' for the profile's default)."""
     if robot.endswith('.yaml') and os.path.isfile(robot):
-        return profiles.load_profile(robot)
-    return profiles.load_profile(profiles.profile_path(robot, os.path.join(config, 'robots')))
+        return profiles.load_profile(robot, names)
+    return profiles.load_profile(profiles.profile_path(robot, os.path.join(config, 'robots')), names)
+
+
+def _recipe(profile, config):
+    """The profile's controller recipe; a copy with the profile's joints (made from robot_type, arm_prefix or
+    tf_prefix) in a temporary file when they are not the recipe's."""
+    recipe = os.path.join(config, profile.controller['recipe'])
+    with open(recipe, encoding='utf-8') as f:
+        declared = yaml.safe_load(f) or {}
+    name = profile.controller['name']
+    key = next((k for k in ('/**/' + name, name) if k in declared), None)
+    params = (declared.get(key) or {}).get('ros__parameters', {}) if key else {}
+    if not profile.joints or 'joints' not in params or list(params['joints']) == list(profile.joints):
+        return recipe, declared
+    params['joints'] = list(profile.joints)
+    fd, path = tempfile.mkstemp(prefix='%s_' % name, suffix='.yaml')
+    with os.fdopen(fd, 'w', encoding='utf-8') as f:
+        yaml.safe_dump(declared, f, sort_keys=False)
+    return path, declared
 
 
 def _node_params(path, node='dynamics_node'):
@@ -116,7 +141,7 @@ def _watchdog(overrides, profile, arg):
                 parameters=[{'command_topic': topic or 'effort_controller/commands',
                              'controller_manager': arg('controller_manager'),
                              'controller_name': profile.controller['name'],
-                             'command_timeout': timeout}])
+                             'command_timeout': timeout}], **_namespace(arg))
 
 
 def _spawners(profile, config, arg):
@@ -124,9 +149,7 @@ def _spawners(profile, config, arg):
     want = arg('spawn_broadcaster')
     broadcaster = want == 'true' or (want == 'auto' and not profile.controller['vendor_runs_broadcaster'])
     names = (['joint_state_broadcaster'] if broadcaster else []) + [profile.controller['name']]
-    recipe = os.path.join(config, profile.controller['recipe'])
-    with open(recipe, encoding='utf-8') as f:
-        declared = yaml.safe_load(f) or {}
+    recipe, declared = _recipe(profile, config)
     nodes = []
     for name in names:
         # The broadcaster active, the effort controller loaded and configured but inactive: the switch
@@ -136,8 +159,14 @@ def _spawners(profile, config, arg):
         argv += ['--inactive'] if name == profile.controller['name'] else []
         # The recipes key each controller by a wildcard (/**/name), as the Jazzy spawner needs in a namespace.
         argv += ['--param-file', recipe] if {name, '/**/' + name} & set(declared) else []
-        nodes.append(Node(package='controller_manager', executable='spawner', output='screen', arguments=argv))
+        nodes.append(Node(package='controller_manager', executable='spawner', output='screen', arguments=argv,
+                          **_namespace(arg)))
     return nodes
+
+
+def _namespace(arg):
+    """The Node keyword of the namespace argument: {} when empty (the launch's own namespace, e.g. pushed)."""
+    return {'namespace': arg('namespace')} if arg('namespace') else {}
 
 
 def launch_setup(context, *args, **kwargs):
@@ -146,7 +175,7 @@ def launch_setup(context, *args, **kwargs):
 
     config = PathJoinSubstitution([FindPackageShare('robot_dynamics'), 'config']).perform(context)
     try:
-        profile = _profile(arg('robot'), config)
+        profile = _profile(arg('robot'), config, {k: arg(k) for k in profiles.NAME_ARGUMENTS})
     except profiles.ProfileError as exc:
         raise RuntimeError('gravity_compensation.launch.py robot:=%s: %s' % (arg('robot'), exc)) from None
     overrides = dict(profile.node_parameters())
@@ -184,6 +213,7 @@ def launch_setup(context, *args, **kwargs):
         output='screen',
         parameters=[arg('params_file'), overrides],
         remappings=[('joint_states', arg('joint_states_topic') or profile.joint_states['topic'])],
+        **_namespace(arg),
     )]
     if arg('query_services') == 'true':
         # dynamics_node's parameters (its file's, under its name too, and the overrides): the same model;
@@ -191,7 +221,7 @@ def launch_setup(context, *args, **kwargs):
         params = dict(_node_params(arg('params_file')), **overrides, nice=query_services.NICE)
         nodes.append(Node(package='robot_dynamics', executable='dynamics_services',
                           name=overrides['services_node'], output='screen', parameters=[params],
-                          remappings=query_services.remappings('dynamics_node')))
+                          remappings=query_services.remappings('dynamics_node'), **_namespace(arg)))
     if overrides['publish_command'] and arg('command_watchdog') == 'true':
         nodes.append(_watchdog(overrides, profile, arg))
     if arg('spawn_controllers') == 'true':
@@ -286,5 +316,22 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'command_timeout', default_value='0.1',
             description="command_watchdog's command_timeout [s] (> 0): the longest gap between two commands."),
+        DeclareLaunchArgument(
+            'namespace', default_value='',
+            description='Namespace of every node started here (the arm\'s, as franka.launch.py\'s or '
+                        'ur_control.launch.py\'s namespace): its topics, services and controller_manager are '
+                        'found in it. Empty: the launch\'s own (e.g. a PushRosNamespace).'),
+        DeclareLaunchArgument(
+            'robot_type', default_value='',
+            description="franka: fr3, fr3v2 or fp3, the <robot_type> of the joint names "
+                        "<arm_prefix>_<robot_type>_jointN (franka.launch.py's robot_type). Empty: the profile's (fr3)."),
+        DeclareLaunchArgument(
+            'arm_prefix', default_value='',
+            description="franka: the arm_prefix of franka.launch.py (joint names <arm_prefix>_<robot_type>_jointN). "
+                        'Empty: none.'),
+        DeclareLaunchArgument(
+            'tf_prefix', default_value='',
+            description="ur: the tf_prefix of ur_control.launch.py (joint names <tf_prefix>shoulder_pan_joint ...). "
+                        'Empty: none.'),
         OpaqueFunction(function=launch_setup),
     ])

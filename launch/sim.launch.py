@@ -130,16 +130,17 @@ def launch_setup(context, *args, **kwargs):
     simulator = dict(robot['simulator'])
     if mode in IMPEDANCE_MODES:
         simulator['publish_rate'] = 250.0       # a Cartesian torque costs about 1 ms in Python (docs/NODES.md)
+    ns = {'namespace': arg('namespace')} if arg('namespace') else {}     # every node in the arm's namespace
     nodes = [
-        Node(package='robot_dynamics', executable='simulator_node', name='simulator', output='screen',
+        Node(package='robot_dynamics', executable='simulator_node', name='simulator', output='screen', **ns,
              parameters=[arg('params_file'), dict(ours, **simulator, robot_description=description,
                                                   publish_clock=sim_time)]),
         Node(package='robot_state_publisher', executable='robot_state_publisher', name='robot_state_publisher',
-             output='screen', parameters=[{'robot_description': description, 'use_sim_time': sim_time}]),
+             output='screen', **ns, parameters=[{'robot_description': description, 'use_sim_time': sim_time}]),
     ]
     if arg('rviz') == 'true':
         frame = ['-f', robot['fixed_frame']] if robot['fixed_frame'] else []
-        nodes.append(Node(package='rviz2', executable='rviz2', name='rviz2', output='screen',
+        nodes.append(Node(package='rviz2', executable='rviz2', name='rviz2', output='screen', **ns,
                           arguments=['-d', arg('rviz_config')] + frame, parameters=[{'use_sim_time': sim_time}]))
     if arg('gravity_compensation') == 'true' or mode != GRAVITY_CORIOLIS:
         # dynamics_node, and dynamics_services serving its read-only services under its names (query_services.py).
@@ -148,10 +149,10 @@ def launch_setup(context, *args, **kwargs):
                   dict(ours, robot_description=description, publish_command=True, mode=mode,
                        use_sim_time=sim_time, services_node=services)]
         nodes.append(Node(package='robot_dynamics', executable='dynamics_node', name='dynamics_node',
-                          output='screen', parameters=params))
+                          output='screen', parameters=params, **ns))
         nodes.append(Node(package='robot_dynamics', executable='dynamics_services', name=services,
                           output='screen', parameters=params + [{'nice': query_services.NICE}],
-                          remappings=query_services.remappings('dynamics_node')))
+                          remappings=query_services.remappings('dynamics_node'), **ns))
     return nodes
 
 
@@ -199,5 +200,9 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'use_sim_time', default_value='false', choices=['true', 'false'],
             description='The simulator publishes /clock and every node runs on it.'),
+        DeclareLaunchArgument(
+            'namespace', default_value='',
+            description='Namespace of every node (a second simulated arm beside the first). Empty: the launch\'s '
+                        'own (e.g. a PushRosNamespace).'),
         OpaqueFunction(function=launch_setup),
     ])

@@ -111,15 +111,26 @@ class CommandTerms:
     All torques in [N m] (or [N] for prismatic joints), in the order of the
     arrays given (model order in dynamics_node).
 
+    A payload that only dynamics_node knows of (``~/set_payload``,
+    ``~/identify_payload`` with apply) is not in the robot's own model, so
+    the robot does not hold it: with ``robot_gravity`` the command leaves out
+    the robot's gravity ``g_robot(q)`` (the model without those payloads)
+    instead of the model's, i.e. it keeps the payloads' gravity torque
+    ``g(q) - g_robot(q)``. The robot must then not be told of the payload as
+    well (Franka's set_load, UR's set_payload), or it is held twice.
+
     Args:
         gravity, friction: True if the robot compensates that term itself.
         n: number of joints.
+        robot_gravity: None (no payload), or a callable () -> (n,) g_robot at the measured state
+            (:class:`RobotGravity`).
     """
 
-    def __init__(self, gravity, friction, n):
+    def __init__(self, gravity, friction, n, robot_gravity=None):
         self.gravity = bool(gravity)
         self.friction = bool(friction)
         self.active = self.gravity or self.friction
+        self.robot_gravity = robot_gravity if self.gravity else None
         self._out = np.zeros(n)
 
     def command(self, total, gravity, friction=None):
@@ -134,7 +145,7 @@ class CommandTerms:
             return total
         out = self._out
         if self.gravity:
-            np.subtract(total, gravity, out=out)
+            np.subtract(total, gravity if self.robot_gravity is None else self.robot_gravity(), out=out)
         else:
             out[:] = total
         if self.friction and friction is not None:
@@ -146,7 +157,39 @@ class CommandTerms:
         left = [t for t, on in (('gravity', self.gravity), ('friction', self.friction)) if on]
         if not left:
             return 'the whole law (the robot compensates nothing itself)'
-        return 'the law minus %s (the robot compensates it itself)' % ' and '.join(left)
+        text = 'the law minus %s (the robot compensates it itself)' % ' and '.join(left)
+        if self.robot_gravity is not None:
+            text += "; the gravity of the payloads set in this node stays in (the robot's model lacks them)"
+        return text
+
+
+class RobotGravity:
+    """``g_robot(q)``: the gravity torque of the robot's own model (without the payloads only dynamics_node
+    knows of) at the state the laws read.
+
+    Args:
+        model: the model without those payloads (ModelNode.base_model), a fixed-base tree.
+        q: (n,) the joint positions the laws read, updated in place (JointStateMerger.q) [rad or m].
+    """
+
+    def __init__(self, model, q):
+        from ..algorithms.rnea import gravity_torques
+        self.model, self.q, self._gravity = model, q, gravity_torques
+
+    def __call__(self):
+        """(n,) g_robot(q) [N m or N] at the current ``q``."""
+        return self._gravity(self.model, self.q)
+
+
+def payload_problem(gravity, payloads, tree):
+    """None, or why the payloads cannot go into the command: the robot compensates gravity (``gravity``
+    'true'), ``payloads`` is not empty, and the model is not a fixed-base tree (``tree`` False), whose
+    payload gravity :class:`RobotGravity` gives."""
+    if payloads and parse_state(gravity) == TRUE and not tree:
+        return ('payloads on %s: the robot compensates its own gravity (robot_compensates_gravity true) and not '
+                'theirs, and their gravity torque is added to the command only on a fixed-base tree; clear the '
+                'payloads or tell the robot of them' % ', '.join(sorted(payloads)))
+    return None
 
 
 # --- profile files -------------------------------------------------------------------------------
@@ -164,6 +207,7 @@ class Profile:
             relay's), ``rate_hz`` (the controller_manager's update rate; 0 unknown) and ``effort`` (what the
             effort field carries: joint_torque, motor_current or unknown).
         node: further dynamics_node parameters of the profile (its ``dynamics_node`` block, e.g. ``mode``).
+        names: the joint-name arguments its ``joints`` were made with (``robot_type``, ``arm_prefix``).
         gravity, friction: 'true' / 'false' / 'unknown': does the robot compensate it.
         data: the whole file (sources, effort_interface).
     """
@@ -177,6 +221,7 @@ class Profile:
     data: dict
     path: Optional[str] = None
     joint_states: dict = None
+    names: dict = None          # the joint-name arguments used (robot_type, arm_prefix), if it takes any
 
     def node_parameters(self):
         """dynamics_node parameters of the profile: the two ``robot_compensates_*``, its ``dynamics_node``
@@ -209,8 +254,57 @@ def profile_path(name, directory):
     return os.path.join(directory, name + '.yaml')
 
 
-def load_profile(path):
-    """Read and validate the profile file ``path``; ProfileError saying what is wrong."""
+#: The joint-name arguments a profile may take in its ``joint_names`` block (launch arguments of the same names):
+#: the placeholders ``{robot_type}``, ``{arm_prefix}`` (Franka) and ``{tf_prefix}`` (UR) of its ``joints``.
+NAME_ARGUMENTS = ('robot_type', 'arm_prefix', 'tf_prefix')
+
+
+def resolve_joints(path, joints, block, values):
+    """The profile's joints with their name arguments filled in.
+
+    Args:
+        path: the profile's file, for errors.
+        joints: its ``joints``, with placeholders of :data:`NAME_ARGUMENTS`.
+        block: its ``joint_names`` block: argument -> {default, choices (optional), separator (optional: appended
+            to a non-empty value, as franka_description's <robot_type>.urdf.xacro appends '_' to arm_prefix)}.
+        values: argument -> the value given ('' or None: the default).
+
+    Returns:
+        (joints, {argument: value used}).
+    """
+    block = block or {}
+    if not isinstance(block, dict) or any(k not in NAME_ARGUMENTS + ('source',) for k in block):
+        raise ProfileError('robot profile %s: joint_names may name %s (and a source), got %r'
+                           % (path, ', '.join(NAME_ARGUMENTS), block))
+    given = {k: v for k, v in (values or {}).items() if v not in (None, '')}
+    refused = sorted(set(given) - set(block))
+    if refused:
+        raise ProfileError('robot profile %s takes no %s (its joint names have no such part; it takes: %s)'
+                           % (path, ', '.join(refused), ', '.join(k for k in block if k != 'source') or 'none'))
+    used, out = {}, list(joints)
+    for name, spec in block.items():
+        if name == 'source':
+            continue
+        value = str(given.get(name, spec.get('default', '')))
+        if not all(c.isalnum() or c == '_' for c in value):
+            raise ProfileError('%s must be letters, digits and _, got %r' % (name, value))
+        choices = spec.get('choices')
+        if choices and value not in choices:
+            raise ProfileError('robot profile %s: %s must be one of %s, got %r'
+                               % (path, name, ', '.join(choices), value))
+        used[name] = value
+        text = value + spec.get('separator', '') if value else ''
+        out = [j.replace('{%s}' % name, text) for j in out]
+    left = [j for j in out if '{' in j or '}' in j]
+    if left:
+        raise ProfileError('robot profile %s: joints %s have placeholders that joint_names does not declare'
+                           % (path, ', '.join(left)))
+    return out, used
+
+
+def load_profile(path, names=None):
+    """Read and validate the profile file ``path``; ProfileError saying what is wrong. ``names``: the joint-name
+    arguments (``robot_type``, ``arm_prefix``; :func:`resolve_joints`), '' or None for the profile's default."""
     try:
         with open(path, encoding='utf-8') as f:
             data = yaml.safe_load(f)
@@ -232,10 +326,11 @@ def load_profile(path):
     if clash:
         raise ProfileError('robot profile %s: dynamics_node sets %s, which the profile gives elsewhere '
                            '(compensated_by_robot, joints, controller, joint_states)' % (path, ', '.join(clash)))
-    return Profile(name=str(data['name']), robot=str(data['robot']), joints=list(data['joints'] or []),
+    joints, used = resolve_joints(path, list(data['joints'] or []), data.get('joint_names'), names)
+    return Profile(name=str(data['name']), robot=str(data['robot']), joints=joints,
                    controller=dict(controller), node=node, gravity=states['gravity'],
                    friction=states['friction'], data=data, path=str(path),
-                   joint_states=_joint_states(path, data.get('joint_states')))
+                   joint_states=_joint_states(path, data.get('joint_states')), names=used)
 
 
 def _joint_states(path, block):

@@ -64,8 +64,9 @@ class PipelineBuilder:
         laws, ff, ct, base, loop = laws_of(model, names, p.mode, p.friction_smoothing, kp, kd,
                                            self.watchdog.timeout_ns, old and old.base, old and old.loop,
                                            tracking_friction=p.tracking_friction, dynamics=self._compiled(model))
-        terms = profiles.CommandTerms(profiles.parse_state(p.robot_compensates_gravity) == profiles.TRUE,
-                                      profiles.parse_state(p.robot_compensates_friction) == profiles.TRUE, len(names))
+        terms = self._command_terms(model, names)
+        if isinstance(terms, str):
+            return terms
         impedance = self._build_impedance(model, names, cmd_joints, base is not None or loop is not None)
         if isinstance(impedance, str):
             return impedance
@@ -85,6 +86,19 @@ class PipelineBuilder:
         self.limiter, self.cmd_joints, self._frame = limiter, cmd_joints, model.base_link
         self.ready = True
         return None
+
+    def _command_terms(self, model, names):
+        """The CommandTerms of the profile: with payloads set here on a robot that compensates its own gravity,
+        the command keeps their gravity (profiles.RobotGravity); or the problem."""
+        p = self.p
+        gravity = profiles.parse_state(p.robot_compensates_gravity) == profiles.TRUE
+        tree = not model.loops and model.root_joint is None
+        problem = profiles.payload_problem(p.robot_compensates_gravity, self.payloads, tree)
+        if problem:
+            return problem
+        robot = profiles.RobotGravity(self.base_model, self.merger.q) if gravity and self.payloads else None
+        return profiles.CommandTerms(gravity, profiles.parse_state(p.robot_compensates_friction) == profiles.TRUE,
+                                     len(names), robot_gravity=robot)
 
     # --- the compiled backend (control/backend.py) ----------------------------------------------------
     def _compiled(self, model):

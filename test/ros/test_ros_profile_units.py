@@ -166,3 +166,38 @@ def test_profile_joint_states_errors_name_the_field(tmp_path):
     path = tmp_path / 'plain.yaml'
     path.write_text(yaml.safe_dump(plain))
     assert profiles.load_profile(path).joint_states == profiles.DEFAULT_JOINT_STATES
+
+
+def test_a_payload_only_the_node_knows_stays_in_the_command_as_its_gravity_torque():
+    """robot_compensates_gravity true and a 2 kg payload set in the node: the command keeps the payload's gravity
+    torque, J_c(q)^T m g0 with J_c the linear Jacobian of its centre of mass (Pinocchio, independently), and nothing
+    of the arm's own gravity."""
+    import pinocchio as pin
+    mass, com = 2.0, np.array([0.01, -0.02, 0.08])
+    loaded = MODEL.with_payload('panda_hand', mass, com, np.diag([1e-3, 1e-3, 1e-3]))
+    q = Q.copy()
+    law = Compensation(loaded, 'gravity_coriolis')
+    law.compute(q, np.zeros(7))                       # at rest: total = g_loaded(q)
+    terms = profiles.CommandTerms(True, False, 7, robot_gravity=profiles.RobotGravity(MODEL, q))
+    command = terms.command(law.total, law.gravity)
+    pmodel = pin.buildModelFromUrdf(str(PANDA))
+    data = pmodel.createData()
+    frame = pmodel.getFrameId('panda_hand')
+    pin.computeJointJacobians(pmodel, data, q)
+    pin.updateFramePlacements(pmodel, data)
+    J = pin.getFrameJacobian(pmodel, data, frame, pin.LOCAL_WORLD_ALIGNED)
+    r = data.oMf[frame].rotation @ com
+    skew = np.array([[0, -r[2], r[1]], [r[2], 0, -r[0]], [-r[1], r[0], 0]])
+    J_com = J[:3] - skew @ J[3:]
+    expected = J_com.T @ (mass * np.array([0.0, 0.0, 9.81]))
+    np.testing.assert_allclose(command, expected, atol=1e-9)
+    assert np.abs(expected).max() > 1.0               # a torque the arm would sag under if it were dropped
+    assert 'payloads set in this node' in terms.describe()
+    # Without the robot's gravity, the old rule: the payload's gravity left out with the rest.
+    np.testing.assert_allclose(profiles.CommandTerms(True, False, 7).command(law.total, law.gravity), 0, atol=1e-9)
+
+
+def test_payloads_on_a_robot_that_is_no_fixed_base_tree_are_refused_not_dropped():
+    assert profiles.payload_problem('true', {'hand': ()}, tree=True) is None
+    assert profiles.payload_problem('false', {'hand': ()}, tree=False) is None
+    assert 'hand' in profiles.payload_problem('true', {'hand': ()}, tree=False)
