@@ -1,22 +1,25 @@
 """Every documented Python example runs as written ("a documented example is a test").
 
-- Each ```python block of README.md, docs/API-CONTRACT.md, docs/LOOPS.md,
-  docs/FLOATING-BASE.md, docs/SIMULATION.md, docs/IMPEDANCE.md and docs/ACTUATORS.md runs in a fresh namespace
-  from a folder laid out as the repository root (``urdf/`` linked there, so
-  that what a snippet writes, ``run.csv``, does not land in the checkout).
+- Each ```python block of README.md and of every docs/*.md runs in a fresh namespace as an
+  installed user runs it: from an empty temporary folder, with no link to the checkout, the
+  package's files installed in an ament prefix by exactly setup.py's ``data_files``
+  (test/shipped.py; ``rd.bundled_path`` finds them there). A file a snippet uses that setup.py
+  does not ship, or a path relative to the checkout, fails it.
   A line that shows its value in its comment (``model.nq, model.nv  # 19,
   18``) is compared with that value; the other claims of the comments are
   checked in CLAIMS. The blocks that cannot run alone are in NOT_RUN or
   CONTINUES, each with the reason; placeholders a block names without
-  defining (README's measurements Q, QD, QDD, TAU and ``recording/``) are
-  made in PRELUDES, the block's own text unchanged.
+  defining (README's measurements Q, QD, QDD, TAU and ``recording/``, NODES.md's model and
+  trajectory) are made in PRELUDES, the block's own text unchanged.
 - The doctests (``>>>``) of every robot_dynamics module (ros/ excepted:
   it needs rclpy and a ROS environment), run from the repository root.
 - Every ``rd.NAME`` the docs and docstrings use exists.
 
 docs/CLI.md's commands and the files they write are compared in
-test_cli.py (test_documented_output_is_current), with the machine-dependent
-figures masked; these snippets show no such figures.
+test_cli.py (test_documented_output_is_current), from an empty folder too, with the
+machine-dependent figures masked; these snippets show no such figures. The ```console
+commands of the other pages (CODEGEN.md, REALTIME.md, MJCF.md) run here from the same kind of
+folder (test_documented_console_commands_run).
 """
 import ast
 import doctest
@@ -31,10 +34,10 @@ import pytest
 
 import robot_dynamics as rd
 from robot_dynamics.tools.sample import example_robot_data_dir
+from shipped import install_share
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = ("README.md", "docs/API-CONTRACT.md", "docs/LOOPS.md", "docs/FLOATING-BASE.md", "docs/SIMULATION.md",
-        "docs/IMPEDANCE.md", "docs/ACTUATORS.md", "docs/MJCF.md")
+DOCS = ["README.md"] + ["docs/" + p.name for p in sorted((ROOT / "docs").glob("*.md")) if "```python" in p.read_text()]
 
 
 def python_blocks(doc):
@@ -61,6 +64,7 @@ NOT_RUN = {
 CONTINUES = {
     ("README.md", 2): ("README.md", 0),     # rd.Data after the first block's model, q, qd, qdd
 }
+
 NEEDS_EXAMPLE_ROBOT_DATA = {("README.md", 1), ("docs/FLOATING-BASE.md", 0)}      # solo12.urdf
 
 
@@ -78,7 +82,23 @@ def _readme_measurements(folder):
     return dict(Q=Q, QD=QD, QDD=QDD, TAU=TAU)
 
 
-PRELUDES = {("README.md", 0): _readme_measurements}
+def _nodes_trajectory(folder):
+    """NODES.md's model and traj: the Panda (the shipped file) and a three-point JointTrajectory
+    naming its joints in another order, velocities and accelerations given."""
+    msgs = pytest.importorskip("trajectory_msgs.msg")
+    from builtin_interfaces.msg import Duration
+    model = rd.load_urdf(str(ROOT / "urdf" / "panda_arm.urdf"))
+    names = list(model.joint_names[::-1])
+    rng = np.random.default_rng(1)
+    traj = msgs.JointTrajectory(joint_names=names)
+    for k in range(3):
+        q, qd, qdd = rng.uniform(-1, 1, (3, 7))
+        traj.points.append(msgs.JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(),
+                                                      accelerations=qdd.tolist(), time_from_start=Duration(sec=k)))
+    return dict(model=model, traj=traj, given=traj)
+
+
+PRELUDES = {("README.md", 0): _readme_measurements, ("docs/NODES.md", 0): _nodes_trajectory}
 
 
 def _claims_readme(ns):
@@ -117,6 +137,30 @@ def _claims_impedance(ns):
     assert np.abs(ns["sim"].qd).max() < 5e-3                                    # at rest after 1.5 s
 
 
+def _claims_nodes(ns):
+    """Every point's effort is rnea at its state, in the message's joint order."""
+    model, given, traj = ns["model"], ns["given"], ns["traj"]
+    order = [list(given.joint_names).index(n) for n in model.joint_names]
+    for p, filled in zip(given.points, traj.points):
+        q, qd, qdd = (np.asarray(x)[order] for x in (p.positions, p.velocities, p.accelerations))
+        np.testing.assert_allclose(np.asarray(filled.effort)[order], rd.rnea(model, q, qd, qdd), atol=1e-9)
+
+
+def _claims_retiming(ns):
+    """timed.yaml is the trajectory, written in the working folder."""
+    yaml = pytest.importorskip("yaml")
+    msg = yaml.safe_load(Path("timed.yaml").read_text())
+    assert msg["joint_names"] == list(ns["model"].joint_names)
+    np.testing.assert_allclose([p["positions"] for p in msg["points"]], ns["traj"].q, rtol=1e-9, atol=1e-12)
+
+
+def _claims_realtime(ns):
+    """reference.txt as check_panda.cpp reads it: 200 states of q qd qdd tau g c M tau_in qdd friction."""
+    rows = [line.split() for line in Path("reference.txt").read_text().splitlines()]
+    assert len(rows) == 200 and {len(r) for r in rows} == {9 * 7 + 49}
+    assert Path("generated/panda.h").is_file() and Path("generated/panda.c").is_file()
+
+
 CLAIMS = {
     ("README.md", 0): _claims_readme,
     ("README.md", 1): _claims_solo,
@@ -125,6 +169,9 @@ CLAIMS = {
     ("docs/FLOATING-BASE.md", 0): _claims_solo,
     ("docs/SIMULATION.md", 0): _claims_simulation,
     ("docs/IMPEDANCE.md", 0): _claims_impedance,
+    ("docs/NODES.md", 0): _claims_nodes,
+    ("docs/REALTIME.md", 0): _claims_realtime,
+    ("docs/RETIMING.md", 0): _claims_retiming,
 }
 
 
@@ -155,30 +202,43 @@ def run_block(src, ns, filename):
     return compared
 
 
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory):
+    """An ament prefix holding exactly what setup.py installs (test/shipped.py)."""
+    return install_share(tmp_path_factory.mktemp("install"))
+
+
 @pytest.fixture
-def root_like(tmp_path, monkeypatch):
-    """A working folder laid out as the repository root, and an ament prefix in which the package
-    'robot_dynamics' is installed (its share/ with the URDFs), as after colcon build."""
-    (tmp_path / "urdf").symlink_to(ROOT / "urdf")
-    prefix = tmp_path / "prefix"
-    (prefix / "share" / "ament_index" / "resource_index" / "packages").mkdir(parents=True)
-    (prefix / "share" / "ament_index" / "resource_index" / "packages" / "robot_dynamics").touch()
-    (prefix / "share" / "robot_dynamics").mkdir()
-    (prefix / "share" / "robot_dynamics" / "urdf").symlink_to(ROOT / "urdf")
-    monkeypatch.setenv("AMENT_PREFIX_PATH", str(prefix))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+def scratch(tmp_path, installed, monkeypatch):
+    """An empty working folder, no link to the checkout; the package's files found in the
+    installed prefix (AMENT_PREFIX_PATH), as after colcon build and sourcing it."""
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(installed))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    assert rd.bundled_path("panda_arm.urdf") == installed / "share" / "robot_dynamics" / "urdf" / "panda_arm.urdf"
+    return work
 
 
 def test_every_block_is_run_or_listed():
-    assert len(BLOCKS) == 13, [(d, i) for d, i, _, _ in BLOCKS]
+    assert len(BLOCKS) >= 17, [(d, i) for d, i, _, _ in BLOCKS]
+    assert {d for d, _, _, _ in BLOCKS} >= {"docs/REALTIME.md", "docs/CODEGEN.md", "docs/RETIMING.md",
+                                            "docs/NODES.md", "docs/MJCF.md"}
     keys = {(d, i) for d, i, _, _ in BLOCKS}
     assert set(NOT_RUN) | set(CONTINUES) | set(PRELUDES) | set(CLAIMS) <= keys
+    assert all(reason.strip() for reason in NOT_RUN.values())
+
+
+def test_no_documented_snippet_uses_a_checkout_path():
+    """A snippet that opens "urdf/..." runs only from the checkout: the docs use rd.bundled_path."""
+    used = [(d, line) for d, _, line, src in BLOCKS if re.search(r"""["'](urdf|config)/""", src)
+            and not re.search(r"""bundled_path\(["'](urdf|config)/""", src)]
+    assert not used, used
 
 
 @pytest.mark.parametrize("doc, index, line, src", [b for b in BLOCKS if b[:2] not in NOT_RUN],
                          ids=["%s:%d" % (d, line) for d, i, line, _ in BLOCKS if (d, i) not in NOT_RUN])
-def test_documented_python_block_runs(doc, index, line, src, root_like, monkeypatch):
+def test_documented_python_block_runs(doc, index, line, src, scratch, monkeypatch):
     if (doc, index) in NEEDS_EXAMPLE_ROBOT_DATA and example_robot_data_dir() is None:
         if os.environ.get("CI"):
             pytest.fail("example-robot-data is a dev dependency (requirements-dev.txt)")
@@ -187,10 +247,10 @@ def test_documented_python_block_runs(doc, index, line, src, root_like, monkeypa
     if (doc, index) in CONTINUES:
         first = CONTINUES[(doc, index)]
         before = [b for b in BLOCKS if b[:2] == first][0]
-        ns.update(PRELUDES.get(first, lambda folder: {})(root_like))
+        ns.update(PRELUDES.get(first, lambda folder: {})(scratch))
         _patch_slow_calls(monkeypatch)
         run_block(before[3], ns, "%s:%d" % (doc, before[2]))
-    ns.update(PRELUDES.get((doc, index), lambda folder: {})(root_like))
+    ns.update(PRELUDES.get((doc, index), lambda folder: {})(scratch))
     _patch_slow_calls(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
@@ -219,11 +279,114 @@ def test_a_shown_value_is_compared():
         run_block("x = 3\nx, x + 1        # 3, 5\n", ns, "t")
 
 
-def test_the_floating_base_block_compares_its_shown_sizes(root_like):
+def test_the_floating_base_block_compares_its_shown_sizes(scratch):
     if example_robot_data_dir() is None:
         pytest.skip("example-robot-data is not installed")
     (line, src), = python_blocks("docs/FLOATING-BASE.md")
     assert run_block(src, {}, "FLOATING-BASE.md:%d" % line) == 1        # 'floating', 19, 18
+
+
+# --- the commands the pages show ----------------------------------------------------------------
+
+def shown_commands(doc):
+    """[(command, output lines shown after it)] of ``doc``: each ``$ `` line of its ```console
+    blocks and each indented ``robot-dynamics`` line (a trailing backslash joins the next line)."""
+    runs, block, indented = [], None, None
+    for line in (ROOT / doc).read_text().splitlines():
+        if block is None and line.strip() == "```console":
+            block = []
+        elif block is not None and line.strip() == "```":
+            runs.extend(block)
+            block = None
+        elif block is not None:
+            if line.startswith("$ "):
+                block.append((line[2:], []))
+            elif block:
+                block[-1][1].append(line)
+        elif indented is not None:
+            indented += " " + line.strip()
+        elif line.startswith("    robot-dynamics "):
+            indented = line.strip()
+        if indented is not None and not indented.endswith("\\"):
+            runs.append((indented, []))
+            indented = None
+        elif indented is not None:
+            indented = indented[:-1].rstrip()
+    return runs
+
+
+def cli_words(command):
+    """The arguments of a documented ``robot-dynamics`` command: its comment and ``[optional]``
+    parts dropped (README: ``[--json]``, ``[--latex|--python]``)."""
+    command = re.split(r"\s#\s", command)[0]
+    return [w for w in command.split()[1:] if not w.startswith("[")]
+
+
+COMMAND_DOCS = [d for d in DOCS + ["docs/" + p.name for p in sorted((ROOT / "docs").glob("*.md"))]
+                if d != "docs/CLI.md" and shown_commands(d)]
+COMMAND_DOCS = sorted(set(COMMAND_DOCS))
+
+#: The commands other than robot-dynamics that pages show, and where each is run.
+OTHER_COMMANDS = {
+    "cc -O2 -std=c99 -Igenerated main.c": "test_codegen.py (test_the_documented_c_program_prints_the_library_s_values)",
+    "cc -O2 -std=c99 -c generated/panda.c": "test_realtime_check_program_from_an_empty_folder (below)",
+    "g++ -O2 -std=c++17 -Wall -Werror": "test_realtime_check_program_from_an_empty_folder (below)",
+    "ros2 run robot_dynamics dynamics_node": "test/ros (the node given an MJCF urdf_path: test_ros_mjcf.py); "
+                                            "`robot-dynamics models NAME` inside it runs here",
+}
+
+
+def test_every_shown_command_is_run_somewhere():
+    others = [cmd for doc in COMMAND_DOCS for cmd, _ in shown_commands(doc) if not cmd.startswith("robot-dynamics ")]
+    assert all(any(cmd.startswith(prefix) for prefix in OTHER_COMMANDS) for cmd in others), others
+    assert {"README.md", "docs/CODEGEN.md", "docs/REALTIME.md", "docs/RETIMING.md"} <= set(COMMAND_DOCS)
+
+
+@pytest.mark.parametrize("doc", COMMAND_DOCS)
+def test_shown_robot_dynamics_commands_run_from_an_empty_folder(doc, scratch):
+    """Each page's robot-dynamics commands, in order, from an empty folder against the installed
+    files; the output a page shows under a command is what it prints. A ``$(robot-dynamics ...)``
+    inside another command runs too and must print a path that exists."""
+    import io
+    from robot_dynamics.tools import cli
+    ran = 0
+    for cmd, shown in shown_commands(doc):
+        for inner in re.findall(r"\$\((robot-dynamics [^)]*)\)", cmd):
+            out = io.StringIO()
+            assert cli.main(cli_words(inner), out=out) == 0, inner
+            assert Path(out.getvalue().strip()).is_file(), (inner, out.getvalue())
+            ran += 1
+        if not cmd.startswith("robot-dynamics "):
+            continue
+        out = io.StringIO()
+        assert cli.main(cli_words(cmd), out=out) == 0, cmd
+        if shown:
+            assert out.getvalue().rstrip("\n").splitlines() == shown, cmd
+        ran += 1
+    assert ran
+
+
+def test_realtime_check_program_from_an_empty_folder(scratch):
+    """REALTIME.md as a reader follows it: its Python writes generated/ and reference.txt, its law
+    and program are saved under the names it gives, its two console commands build and run the check."""
+    import shutil
+    import subprocess
+    if not (shutil.which("cc") and shutil.which("g++")):
+        if os.environ.get("CI"):
+            pytest.fail("cc and g++ are needed in CI")
+        pytest.skip("no cc or g++")
+    doc = "docs/REALTIME.md"
+    (line, src), = python_blocks(doc)
+    run_block(src, {"__name__": "__doc_example__"}, "%s:%d" % (doc, line))
+    law, program = re.findall(r"```cpp\n(.*?)```", (ROOT / doc).read_text(), re.S)
+    Path("gravity_pd.hpp").write_text(law)
+    Path("check_panda.cpp").write_text(program)
+    commands = [cmd for cmd, _ in shown_commands(doc) if not cmd.startswith("robot-dynamics ")]
+    assert len(commands) == 2
+    for cmd in commands:
+        done = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, (cmd, done.stdout, done.stderr)
+    assert done.stdout.startswith("200 states, worst difference "), done.stdout
 
 
 # --- doctests and names -------------------------------------------------------------------------
