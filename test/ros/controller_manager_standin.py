@@ -17,6 +17,7 @@ What the tests make it do besides:
 - ``--reactivate N --reactivate-after S``: S seconds after the first controller became inactive the
   stand-in activates it again by itself, N times in all (what UR's controller_stopper does when the
   robot program runs again), recorded as a state event with ``"by": "standin"``;
+- ``--no-activity``: no ``~/activity`` (a Jazzy controller_manager before ros2_control 4.28.0);
 - ``--program-topic T --consistent NAMES``: UR's controller_stopper (Universal_Robots_ROS2_Driver, branch
   jazzy, ur_robot_driver/src/controller_stopper.cpp) beside the manager: a std_msgs/Bool on T (relative:
   in the namespace) going false deactivates every active controller not in NAMES and remembers them, going
@@ -117,7 +118,7 @@ class RecordReader:
 
 class StandinManager(Node):
     def __init__(self, controllers, command_topic, record, refuse=0, reactivate=0, reactivate_after=0.3,
-                 program_topic='', consistent=()):
+                 program_topic='', consistent=(), activity=True):
         super().__init__('controller_manager')
         self.states = dict(controllers)                 # name -> 'active' / 'inactive'
         self.first = next(iter(self.states))
@@ -128,7 +129,9 @@ class StandinManager(Node):
         self.consistent = set(consistent)
         self.stopped = []                               # the controller_stopper's stopped controllers
         self.running = True                             # its robot_running_, true at start (as it sets it)
-        self.activity = self.create_publisher(ControllerManagerActivity, '~/activity', ACTIVITY_QOS)
+        self.activity = None
+        if activity:
+            self.activity = self.create_publisher(ControllerManagerActivity, '~/activity', ACTIVITY_QOS)
         self.srv = self.create_service(SwitchController, '~/switch_controller', self._switch)
         self.sub = None
         if command_topic:
@@ -143,6 +146,8 @@ class StandinManager(Node):
         self.out.flush()
 
     def publish_activity(self):
+        if self.activity is None:
+            return
         msg = ControllerManagerActivity()
         msg.header.stamp = self.get_clock().now().to_msg()
         msg.controllers = [NamedLifecycleState(name=name, state=State(id=STATE_IDS[state], label=state))
@@ -227,6 +232,7 @@ def main():
     parser.add_argument('--reactivate', type=int, default=0,
                         help='activate the first controller again by itself, N times, after it became inactive')
     parser.add_argument('--reactivate-after', type=float, default=0.3, help='[s] after it became inactive')
+    parser.add_argument('--no-activity', action='store_true', help='publish no ~/activity (before 4.28.0)')
     parser.add_argument('--program-topic', default='', help="UR's robot_program_running topic (std_msgs/Bool)")
     parser.add_argument('--consistent', default='', help="the controller_stopper's consistent_controllers, a,b,c")
     args = parser.parse_args(remove_ros_args(sys.argv)[1:])
@@ -244,7 +250,8 @@ def main():
         node = StandinManager(controllers, args.command_topic, args.record, refuse=args.refuse,
                               reactivate=args.reactivate, reactivate_after=args.reactivate_after,
                               program_topic=args.program_topic,
-                              consistent=[n for n in args.consistent.split(',') if n])
+                              consistent=[n for n in args.consistent.split(',') if n],
+                              activity=not args.no_activity)
         node.publish_activity()
         executor = make_executor()
         executor.add_node(node)

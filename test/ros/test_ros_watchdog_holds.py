@@ -9,6 +9,8 @@ decision and its effect are where the manager is, not where this test process ha
   switch), then accepts: the controller is inactive within ``command_timeout`` + 0.5 s of the last command.
 - The manager keeps refusing: the watchdog escalates (FATAL in its log, ERROR on /diagnostics) and keeps
   trying until it succeeds, then the status drops to WARN.
+- A manager without ``~/activity`` (before ros2_control 4.28.0): the deactivation still goes out, and the
+  watchdog says that an activation would go unseen.
 - The manager activates the controller again by itself while no command comes, ten times (as UR's
   controller_stopper does when the robot program runs again): each time it is inactive again within
   ``command_timeout`` + 50 ms of the activation.
@@ -128,3 +130,14 @@ def test_a_controller_activated_again_while_no_command_comes_is_deactivated_agai
     assert log.count('became active at %s/controller_manager/activity while no command comes' % ns) == 10, log
     assert 'The manager does not say who activated it' in log
     assert 'activation number 10 while the commands are absent' in log
+
+
+def test_a_manager_without_activity_still_gets_the_deactivation_and_the_log_says_what_is_missing(
+        ros, start_node, tmp_path):
+    ns = '/wn%d_%d' % (time.monotonic_ns() % 10**9, next(_count))
+    manager, record, guard, last = commands_stop(ros, start_node, tmp_path, ns, '--no-activity')
+    off = wait_for(lambda: states(record, 'inactive'), 5.0, 0.01)
+    assert off and TIMEOUT - 0.005 <= off[0] - last <= TIMEOUT + 0.05, (off, last, guard.log_tail(20))
+    assert wait_for(lambda: CONTROLLER + ' deactivated by' in guard.read_log(), 5.0), guard.log_tail(20)
+    assert ('no state of %s heard from %s/controller_manager/activity: an activation while no command comes '
+            'would go unseen' % (CONTROLLER, ns)) in guard.read_log()
