@@ -46,6 +46,7 @@ import numpy as np
 
 import robot_dynamics as rd
 
+from .bundled import bundled_path
 from .processes import call_until_answered, start_node, stop_all, wait_until
 
 # The bundled 7-DOF arm (Franka Emika Panda, without the hand's fingers).
@@ -57,20 +58,11 @@ START_TIMEOUT = 180.0   # [s] for the nodes to come up (a cold numba cache compi
 
 
 def bundled_urdf(name=BUNDLED_ARM):
-    """Path of a URDF shipped with the package: checkout first, then ROS share dir."""
-    checkout = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, 'urdf', name)
-    if os.path.isfile(checkout):
-        return os.path.normpath(checkout)
-    try:  # installed with colcon: share/robot_dynamics/urdf/
-        from ament_index_python.packages import get_package_share_directory
-        shared = os.path.join(get_package_share_directory('robot_dynamics'), 'urdf', name)
-        if os.path.isfile(shared):
-            return shared
-    except (ImportError, LookupError, OSError):  # no ament_index, prefix path or package
-        pass
-    raise FileNotFoundError(
-        f'bundled URDF {name!r} not found in the checkout nor in the robot_dynamics share '
-        f'directory; pass --urdf PATH')
+    """Path of a URDF shipped with the package (urdf/NAME), wherever it is installed (tools/bundled.py)."""
+    try:
+        return str(bundled_path('urdf/' + name))
+    except FileNotFoundError as exc:
+        raise FileNotFoundError('%s; pass --urdf PATH' % exc) from None
 
 
 def mid_pose(model):
