@@ -9,6 +9,10 @@ Subscribes:
         reliable and best-effort publishers). Joints are mapped by name;
         partial messages are merged; nothing is published until every model
         joint has a position. One output per input message after that.
+    <extra_joint_state_topics> (sensor_msgs/JointState, best effort): the
+        joints joint_states lacks (a gripper's), merged by name, no output of
+        their own; or ``held_joints`` at ``held_positions``
+        (:mod:`robot_dynamics.control.joint_sources`, :mod:`.joint_inputs`).
     ~/trajectory (trajectory_msgs/JointTrajectory): desired motion for the
         feedforward and computed_torque modes, sampled at the current time
         (start: header.stamp, or reception if zero). No points: clears it.
