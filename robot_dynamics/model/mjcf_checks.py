@@ -56,9 +56,10 @@ def check(mujoco, m):
 
 def name(mujoco, m, kind, i):
     """MuJoCo's name of object ``i`` of ``kind`` (a ``mjtObj`` member's last word,
-    e.g. ``"JOINT"``), else ``"<kind> #i"``."""
+    e.g. ``"JOINT"``), else ``"<kind><i>"`` (``"joint3"``: the model's name of an
+    unnamed joint or body)."""
     found = mujoco.mj_id2name(m, getattr(mujoco.mjtObj, "mjOBJ_" + kind), int(i))
-    return found or "%s #%d" % (kind.lower(), i)
+    return found or "%s%d" % (kind.lower(), i)
 
 
 def _warn(message):
@@ -160,7 +161,7 @@ def equality_loops(mujoco, m, link_of):
         if not m.eq_active0[e] or kind not in (mujoco.mjtEq.mjEQ_CONNECT, mujoco.mjtEq.mjEQ_WELD):
             continue
         data = np.array(m.eq_data[e], dtype=float)
-        label = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_EQUALITY, e) or "equality%d" % e
+        label = name(mujoco, m, "EQUALITY", e)
         parent, child = link_of[int(m.eq_obj1id[e])], link_of[int(m.eq_obj2id[e])]
         if kind == mujoco.mjtEq.mjEQ_CONNECT:
             out.append(Loop(label, "point", parent, child, homogeneous(np.eye(3), data[0:3]),
@@ -189,9 +190,8 @@ def _warn_inactive_equalities(mujoco, m):
 
 def _tendon_forces(m, t):
     """The passive forces tendon t applies: [(attribute, value)] of the nonzero ones."""
-    found = [(attr, float(getattr(m, "tendon_" + attr)[t])) for attr in ("stiffness", "damping", "frictionloss",
-                                                                         "armature")
-             if hasattr(m, "tendon_" + attr)]
+    found = [(attr, float(getattr(m, "tendon_" + attr)[t]))
+             for attr in ("stiffness", "damping", "frictionloss", "armature") if hasattr(m, "tendon_" + attr)]
     for attr in ("stiffnesspoly", "dampingpoly"):          # MuJoCo 4's polynomial terms
         values = getattr(m, "tendon_" + attr, None)
         if values is not None and np.any(values[t] != 0.0):
@@ -199,17 +199,12 @@ def _tendon_forces(m, t):
     return [(a, v) for a, v in found if np.any(np.asarray(v) != 0.0)]
 
 
-def _tendon_joints(mujoco, m, t):
-    wraps = range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t])
-    return ["%r" % name(mujoco, m, "JOINT", m.wrap_objid[w]) for w in wraps
-            if int(m.wrap_type[w]) == mujoco.mjtWrap.mjWRAP_JOINT]
-
-
 def _tendon(mujoco, m, t):
-    kind = "fixed" if _tendon_joints(mujoco, m, t) and all(
-        int(m.wrap_type[w]) == mujoco.mjtWrap.mjWRAP_JOINT
-        for w in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t])) else "spatial"
-    joints = _tendon_joints(mujoco, m, t)
+    """``"MJCF tendon 'split' (fixed, on joints 'a', 'b')"``: what a message calls tendon t."""
+    wraps = range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t])
+    joints = ["%r" % name(mujoco, m, "JOINT", m.wrap_objid[w]) for w in wraps
+              if int(m.wrap_type[w]) == mujoco.mjtWrap.mjWRAP_JOINT]
+    kind = "fixed" if len(joints) == len(wraps) else "spatial"
     return "MJCF tendon %r (%s%s)" % (name(mujoco, m, "TENDON", t), kind,
                                       ", on joints " + ", ".join(joints) if joints else "")
 
