@@ -233,6 +233,17 @@ def test_a_joint_spring_is_warned_naming_the_joint_stiffness_and_springref():
     np.testing.assert_allclose(rd.rnea(model, [0.0, 0.2], [0, 0], [0, 0]), d.qfrc_bias, atol=1e-12)
 
 
+@pytest.mark.parametrize("attr, words", [
+    ('damping="0.3 0.1"', ["joint 'elbow'", "nonlinear damping terms '0.1 0'", "linear damping 0.3 is modelled"]),
+    ('stiffness="0.3 0.1"', ["joint 'elbow'", "stiffness 0.3 and polynomial terms '0.1 0'"]),
+])
+def test_mujoco_4s_polynomial_damping_and_springs_are_warned_about(attr, words):
+    m = mujoco.MjModel.from_xml_string(arm(elbow=attr))
+    if not hasattr(m, "dof_dampingpoly"):
+        pytest.skip("MuJoCo before 4 has no polynomial damping or stiffness")
+    warned(arm(elbow=attr), *words)
+
+
 def test_a_springref_without_stiffness_moves_nothing_and_is_not_warned():
     load_quietly(arm(elbow='springref="30"'))
 
@@ -305,6 +316,13 @@ def test_an_actuators_gear_scales_its_force_range_into_the_effort_limit():
 def test_actuator_dynamics_are_warned_naming_the_actuator(actuator, kind):
     warned(arm(extra="<actuator>%s</actuator>" % actuator), "actuator 'slow'", "dyntype %s" % kind,
            "not modelled")
+
+
+def test_an_actuator_delay_is_warned_about():
+    extra = '<actuator><general name="late" joint="elbow" nsample="3" delay="0.01"/></actuator>'
+    if not hasattr(mujoco.MjModel.from_xml_string(arm()), "actuator_delay"):
+        pytest.skip("MuJoCo before 4 has no actuator delay")
+    warned(arm(extra=extra), "actuator 'late'", "delay '0.01' s")
 
 
 def test_an_actuator_on_a_site_is_warned_about():

@@ -113,7 +113,7 @@ def _refuse_equalities(mujoco, m):
 
 def _mimic_problem(m, e):
     c = m.eq_data[e, :5]
-    shown = "'%s'" % " ".join("%g" % x for x in c)
+    shown = _numbers(c)
     if m.eq_obj2id[e] < 0:
         return "it holds joint 1 at a constant, polycoef %s (a locked joint: make it a body without joint)" % shown
     if np.any(c[2:] != 0.0):
@@ -195,7 +195,7 @@ def _tendon_forces(m, t):
     for attr in ("stiffnesspoly", "dampingpoly"):          # MuJoCo 4's polynomial terms
         values = getattr(m, "tendon_" + attr, None)
         if values is not None and np.any(values[t] != 0.0):
-            found.append((attr, list(values[t])))
+            found.append((attr, _numbers(values[t])))
     return [(a, v) for a, v in found if np.any(np.asarray(v) != 0.0)]
 
 
@@ -242,12 +242,16 @@ def _warn_springs(mujoco, m):
             _warn("MJCF joint %r has stiffness %g%s (spring reference springref %g): joint springs are not "
                   "modelled, the model leaves MuJoCo's passive torque -stiffness (q - springref) out"
                   % (jname, m.jnt_stiffness[j], "" if poly is None or not np.any(poly[j]) else
-                     " and polynomial terms %s" % list(poly[j]), m.qpos_spring[m.jnt_qposadr[j]]))
+                     " and polynomial terms %s" % _numbers(poly[j]), m.qpos_spring[m.jnt_qposadr[j]]))
         dof = int(m.jnt_dofadr[j])
         poly = getattr(m, "dof_dampingpoly", None)            # MuJoCo 4: damping's polynomial terms
         if poly is not None and np.any(poly[dof] != 0.0):
             _warn("MJCF joint %r has nonlinear damping terms %s: only the linear damping %g is modelled"
-                  % (jname, list(poly[dof]), m.dof_damping[dof]))
+                  % (jname, _numbers(poly[dof]), m.dof_damping[dof]))
+
+
+def _numbers(values):
+    return "'%s'" % " ".join("%g" % v for v in values)
 
 
 def _warn_gravcomp(mujoco, m):
@@ -322,4 +326,4 @@ def _warn_actuators(mujoco, m):
                   % (aname, mujoco.mjtDyn(dyntype).name[len("mjDYN_"):].lower()))
         delay = getattr(m, "actuator_delay", None)          # MuJoCo 4
         if delay is not None and np.any(delay[a] != 0.0):
-            _warn("MJCF actuator %r has a delay %s: not modelled" % (aname, delay[a]))
+            _warn("MJCF actuator %r has a delay %s s: not modelled" % (aname, _numbers(np.atleast_1d(delay[a]))))
