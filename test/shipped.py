@@ -9,24 +9,28 @@ find the files there, and a file the docs use that setup.py does not ship is mis
 import os
 import runpy
 import shutil
+import sys
+import types
 from pathlib import Path
-
-import setuptools
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def data_files():
     """setup.py's ``data_files``: [(install folder, [checkout file, ...])], read by running
-    setup.py with ``setuptools.setup`` replaced by a function that keeps its arguments."""
+    setup.py with a stand-in ``setuptools`` whose ``setup`` keeps its arguments."""
     kept = {}
-    real, old = setuptools.setup, os.getcwd()
-    setuptools.setup = lambda **kwargs: kept.update(kwargs)
+    stand_in = types.SimpleNamespace(setup=lambda **kwargs: kept.update(kwargs), find_packages=lambda **kwargs: [])
+    real, old = sys.modules.get("setuptools"), os.getcwd()
+    sys.modules["setuptools"] = stand_in
     os.chdir(ROOT)                                   # setup.py globs relative to its folder
     try:
         runpy.run_path(str(ROOT / "setup.py"), run_name="__main__")
     finally:
-        setuptools.setup = real
+        if real is None:
+            del sys.modules["setuptools"]
+        else:
+            sys.modules["setuptools"] = real
         os.chdir(old)
     return kept["data_files"]
 

@@ -389,7 +389,8 @@ def build_parser():
         c.set_defaults(func=func)
         return c
 
-    c = command("info", "joints, limits, masses, total mass, centre of mass, inertia warnings", cmd_info)
+    c = command("info", "joints, limits, actuators (armature, gear ratio, friction law), masses, total mass, "
+                        "centre of mass, inertia warnings", cmd_info)
     c.add_argument("--json", action="store_true", help="print JSON")
 
     c = command("torques", "gravity, Coriolis and inertial torques, inverse dynamics and M(q) at a state",
