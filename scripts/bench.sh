@@ -4,8 +4,9 @@
 # Usage: scripts/bench.sh [benchmark options, see bench/benchmark.py --help]
 # With no option: bench/benchmark.py --write-docs (the kernels against
 # Pinocchio; regenerates the tables of docs/PERFORMANCE.md), then
-# bench/derivatives.py (the analytical derivatives against Pinocchio) and
-# bench/simulation.py (simulation steps against MuJoCo), which print their
+# bench/derivatives.py (the analytical derivatives against Pinocchio),
+# bench/simulation.py (simulation steps against MuJoCo) and bench/load_time.py
+# (loading every example-robot-data URDF against Pinocchio), which print their
 # tables. With options: bench/benchmark.py with them, alone.
 # Creates/reuses .venv with the dev requirements and runs from the checkout.
 set -euo pipefail
@@ -20,3 +21,4 @@ fi
 "$root/.venv/bin/python" bench/benchmark.py --write-docs
 "$root/.venv/bin/python" bench/derivatives.py
 "$root/.venv/bin/python" bench/simulation.py
+"$root/.venv/bin/python" bench/load_time.py
