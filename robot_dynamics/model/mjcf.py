@@ -29,15 +29,17 @@ what the model holds. The mapping (docs/MJCF.md):
 - an equality constraint between two joints that is exactly a mimic
   coupling (``polycoef`` ``c0 c1 0 0 0``, c1 != 0) is a mimic joint: its
   body moves with the source's coordinate, as a URDF ``<mimic>``;
+- an equality ``connect`` or ``weld`` between two bodies is a closure
+  joint (``model.loops``, docs/LOOPS.md): a ``point`` or ``weld`` loop;
 - an actuator's ``armature`` and ``damping`` (MuJoCo 4) on a joint add
   ``gear^2`` times themselves to the joint's.
 
 Refused, naming the joint: ball joints, a free joint below the world's
 children. Every other element that moves the dynamics is refused or warned
-about by name in :mod:`robot_dynamics.model.mjcf_checks` (equalities that
-are no mimic, tendons, flexes, gravcomp, springs, contact pairs, actuator
-dynamics: the table in docs/MJCF.md). Mesh files are found, and missing
-ones skipped on request, by :mod:`robot_dynamics.model.mjcf_meshes`.
+about by name in :mod:`robot_dynamics.model.mjcf_checks` (other equalities,
+tendons, flexes, gravcomp, springs, contact pairs, actuator dynamics: the
+table in docs/MJCF.md). Mesh files are found, and missing ones skipped on
+request, by :mod:`robot_dynamics.model.mjcf_meshes`.
 """
 import dataclasses
 import os
