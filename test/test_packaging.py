@@ -316,7 +316,7 @@ def test_colcon_builds_both_packages_and_the_installed_node_starts(tmp_path):
         maps = Path("/proc/%d/maps" % proc.pid).read_text()
         assert str(install / INTERFACES) in maps, "the node did not load the interfaces of the install space"
         text = log.read_text()
-        assert "model 'panda' from file %s: 7 joints" % urdf in text, text
+        assert "model 'panda' from file %s in " % urdf in text and ' s: 7 joints' in text, text
     finally:
         proc.send_signal(signal.SIGINT)           # the node's clean shutdown (model_node.StopSignals)
         try:

@@ -4,7 +4,9 @@ A description comes from users and from the network (the ``robot_description``
 topic), so it is read by a real XML parser, never by a regular expression:
 Python's expat (``xml.parsers.expat``), given the whole bounded text in one
 call (fed in pieces, expat scans a token that spans them again with each
-piece: quadratic in a 10 MB attribute), stops at the first start tag. Whatever stands before it (an XML declaration, comments,
+piece: quadratic in a 10 MB attribute), stops at the first start tag (its
+handler raises ``StopIteration``, the one way to end pyexpat's parse from
+inside, with the answer). Whatever stands before it (an XML declaration, comments,
 processing instructions, white space) is checked for well-formedness on the
 way, in time linear in its length, and at most ``max_bytes`` of it are read.
 A document type declaration (``<!DOCTYPE``, and so any ``<!ENTITY``) is
@@ -23,14 +25,6 @@ from ..errors import URDFError
 MAX_BYTES = 16 * 1024 * 1024
 
 
-class _Stop(Exception):
-    """Raised from an expat handler to end the parse: the answer is known."""
-
-    def __init__(self, value):
-        super().__init__(value)
-        self.value = value
-
-
 def _as_bytes(text):
     return text.encode("utf-8") if isinstance(text, str) else bytes(text)
 
@@ -40,19 +34,24 @@ def _refuse_dtd(*_):
                     "and entities can read files or expand without bound")
 
 
-def _parse(data, max_bytes, on_start):
-    """Feed ``data`` (bytes) to expat, ``on_start(name, attributes)`` on each start tag; the value
-    of the first ``_Stop`` it raises, or None when the document ends without one."""
+def _parse(data, max_bytes, found):
+    """Read ``data`` (bytes) with expat until ``found(name, attributes)`` of a start tag returns
+    something other than None; that value, or None when no start tag gives one."""
     if len(data) > max_bytes:
         raise URDFError("the description has %d bytes, more than max_bytes=%d (a robot description is "
                         "kilobytes; meshes belong in separate files)" % (len(data), max_bytes))
     parser = xml.parsers.expat.ParserCreate()
     parser.StartDoctypeDeclHandler = _refuse_dtd
     parser.EntityDeclHandler = _refuse_dtd
+
+    def on_start(name, attributes):
+        value = found(name, attributes)
+        if value is not None:
+            raise StopIteration(value)                  # known: the parse ends here
     parser.StartElementHandler = on_start
     try:
         parser.Parse(data, True)
-    except _Stop as stop:
+    except StopIteration as stop:
         return stop.value
     except xml.parsers.expat.ExpatError as exc:
         raise URDFError("the description is not well-formed XML: %s" % exc) from None
@@ -75,10 +74,7 @@ def root_element(text, *, max_bytes=MAX_BYTES):
         URDFError: the text is longer than ``max_bytes``, has a DTD, is not
             well-formed before its root, or has no root element.
     """
-    def on_start(name, _attributes):
-        raise _Stop(name)
-
-    name = _parse(_as_bytes(text), max_bytes, on_start)
+    name = _parse(_as_bytes(text), max_bytes, lambda name, _attributes: name)
     if name is None:                        # expat raises "no element found" first; kept for safety
         raise URDFError("the description has no root element")
     return name
@@ -90,8 +86,4 @@ def attribute_present(text, attribute, *, max_bytes=MAX_BYTES):
     Raises:
         URDFError: as :func:`root_element`, for any part of the document.
     """
-    def on_start(_name, attributes):
-        if attribute in attributes:
-            raise _Stop(True)
-
-    return bool(_parse(_as_bytes(text), max_bytes, on_start))
+    return bool(_parse(_as_bytes(text), max_bytes, lambda _name, attributes: attribute in attributes or None))
