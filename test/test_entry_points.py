@@ -159,3 +159,22 @@ def test_hostile_descriptions_are_decided_at_once(name, text, outcome, tmp_path)
         assert code == 2 and outcome in err, err
     else:
         assert code == 0 and "Robot '%s'" % outcome in out, err
+
+
+def test_missing_meshes_are_skipped_on_request_by_the_command_line_and_the_nodes_loader(tmp_path):
+    """An MJCF whose mesh files are absent, every inertia explicit: refused naming the file, loaded with
+    the option (``--skip-missing-meshes``; the nodes' ``skip_missing_meshes`` parameter hands the loader
+    the same flag), as ``rd.load_mjcf`` (test_mjcf_elements.py)."""
+    from test_mjcf_elements import INERTIAL, MESHED
+    path = tmp_path / "arm.xml"
+    path.write_text(MESHED.format(fore_inertial=INERTIAL))
+    code, _, err = cli_run("info", path)
+    assert code == 2 and "shell.stl" in err, err
+    code, out, err = cli_run("info", path, "--skip-missing-meshes")
+    assert code == 0 and "Robot '" in out, err
+    with pytest.raises(rd.URDFError, match="shell.stl"):
+        load_description(path.read_bytes(), path=path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rd.URDFWarning)
+        model = load_description(path.read_bytes(), path=path, skip_missing_meshes=True)
+    assert model.joint_names == rd.load_mjcf(str(path), skip_missing_meshes=True).joint_names

@@ -92,7 +92,8 @@ def is_mjcf(text):
         return False
 
 
-def load_description(source, *, gravity=(0.0, 0.0, -9.81), loops=None, path=None, actuators=None):
+def load_description(source, *, gravity=(0.0, 0.0, -9.81), loops=None, path=None, actuators=None,
+                     skip_missing_meshes=False):
     """A robot description, URDF or MJCF (told apart by the root element), as the nodes and
     the command line read it.
 
@@ -106,6 +107,8 @@ def load_description(source, *, gravity=(0.0, 0.0, -9.81), loops=None, path=None
         path: the file the text came from, if any: an MJCF is then compiled from the
             file, so that its ``<include>`` and asset files are found beside it. An
             MJCF given as text alone (a parameter, a topic) may reference no file.
+        skip_missing_meshes: an MJCF file's mesh geoms whose files are absent are left out
+            when every body's inertia is explicit (:func:`robot_dynamics.load_mjcf`).
 
     Raises:
         URDFError: as :func:`load_urdf` and :func:`robot_dynamics.load_mjcf`.
@@ -117,7 +120,8 @@ def load_description(source, *, gravity=(0.0, 0.0, -9.81), loops=None, path=None
     if path is None and attribute_present(text, "file"):
         raise URDFError("an MJCF description given as text may not reference files (it has a file= "
                         "attribute: an <include> or an asset); give the path of the .xml file instead")
-    model = load_mjcf(os.fspath(path) if path is not None else text).with_gravity(gravity)
+    model = load_mjcf(os.fspath(path) if path is not None else text,
+                      skip_missing_meshes=skip_missing_meshes).with_gravity(gravity)
     if actuators:
         model = model.with_actuators(actuators)
     if loops:

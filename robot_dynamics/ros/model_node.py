@@ -68,6 +68,9 @@ MODEL_PARAMS = (
             'the description comes from robot_description_topic.'),
     P.Param('urdf_path', '', 'Path of a URDF or MJCF file (told apart by the root element, <robot> or '
             '<mujoco>), used when robot_description is empty.'),
+    P.Param('skip_missing_meshes', False, 'An MJCF urdf_path whose mesh files are absent: leave those geoms out '
+            'when every body\'s inertia is explicit (the dynamics never read meshes; the skipped geoms are '
+            'warned, docs/MJCF.md). False: such an MJCF is refused, naming the missing file.'),
     P.Param('robot_description_topic', 'robot_description',
             'Topic (std_msgs/String, transient local) with the URDF, used when neither '
             'robot_description nor urdf_path is set. A new message rebuilds the model. '
@@ -280,7 +283,7 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
             return
         try:
             base = load_description(xml, gravity=tuple(self.p.gravity), loops=self.loops, path=path,
-                                    actuators=self.actuators)
+                                    actuators=self.actuators, skip_missing_meshes=self.p.skip_missing_meshes)
         except (ValueError, OSError) as exc:
             text = 'robot description rejected (%s): %s' % (self.model_source, exc)
             if self.loops and self._tree_loads(xml, path):           # the loops' fault: an error status, no exit
@@ -316,7 +319,8 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
     def _tree_loads(self, xml, path):
         """True if the description loads without the loops (then they are what does not fit)."""
         try:
-            load_description(xml, gravity=tuple(self.p.gravity), path=path)
+            load_description(xml, gravity=tuple(self.p.gravity), path=path,
+                             skip_missing_meshes=self.p.skip_missing_meshes)
             return True
         except (ValueError, OSError):
             return False

@@ -62,7 +62,8 @@ def _load(args):
     gravity = _floats(args.gravity, 3, "--gravity") if args.gravity else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = _read_model(rd, args.urdf, gravity, getattr(args, "root_joint", None))
+        model = _read_model(rd, args.urdf, gravity, getattr(args, "root_joint", None),
+                            skip_missing_meshes=getattr(args, "skip_missing_meshes", False))
         if getattr(args, "actuators", None):
             model = model.with_actuators(args.actuators)
     messages = [str(w.message) for w in caught]
@@ -72,9 +73,10 @@ def _load(args):
     return model, messages
 
 
-def _read_model(rd, path, gravity, root_joint=None):
+def _read_model(rd, path, gravity, root_joint=None, skip_missing_meshes=False):
     """The model of a URDF or MJCF file (told apart by the root element); gravity None: an
-    MJCF's own, 0, 0, -9.81 for a URDF; root_joint: a URDF's (an MJCF's root is its free joint)."""
+    MJCF's own, 0, 0, -9.81 for a URDF; root_joint: a URDF's (an MJCF's root is its free joint);
+    skip_missing_meshes: an MJCF's (``rd.load_mjcf``'s option; a URDF's meshes are never read)."""
     from ..constraints.load import is_mjcf
     from ..model.xml_root import MAX_BYTES
     try:
@@ -83,7 +85,7 @@ def _read_model(rd, path, gravity, root_joint=None):
     except OSError:
         head = b""                      # load_urdf says what is wrong with the path
     if is_mjcf(head):
-        model = rd.load_mjcf(path)
+        model = rd.load_mjcf(path, skip_missing_meshes=skip_missing_meshes)
         return model if gravity is None else model.with_gravity(gravity)
     return rd.load_urdf(path, gravity=(0.0, 0.0, -9.81) if gravity is None else gravity, root_joint=root_joint)
 
@@ -386,6 +388,9 @@ def build_parser():
                                                              "(default 0,0,-9.81; an MJCF's own)")
         c.add_argument("--actuators", metavar="YAML", help="the joints' armature and friction laws "
                                                            "(docs/ACTUATORS.md), over the description's own")
+        c.add_argument("--skip-missing-meshes", action="store_true",
+                       help="an MJCF whose mesh files are absent: leave those geoms out when every body's "
+                            "inertia is explicit (warned; docs/MJCF.md)")
         c.set_defaults(func=func)
         return c
 

@@ -165,3 +165,22 @@ def test_hostile_descriptions_as_a_parameter(ros, start_node, tmp_path, paramete
         assert float(v['last_description_cpu_seconds']) < CPU_BOUND, v
     finally:
         ros.node.destroy_subscription(diag.sub)
+
+
+def test_an_mjcf_without_its_meshes_as_a_parameter(ros, start_node, tmp_path):
+    """urdf_path naming an MJCF whose mesh files are absent: refused naming the file (exit status 2), loaded
+    with ``skip_missing_meshes:=true`` (every inertia explicit)."""
+    from test_mjcf_elements import INERTIAL, MESHED
+    path = tmp_path / 'arm.xml'
+    path.write_text(MESHED.format(fore_inertial=INERTIAL))
+    refused_proc = start_node('dynamics_services', dict(PARAMS, urdf_path=str(path)))
+    assert refused_proc.wait(timeout=120) == 2, refused_proc.read_log()[-2000:]
+    assert 'shell.stl' in refused_proc.read_log()
+    proc = start_node('dynamics_services', dict(PARAMS, urdf_path=str(path), skip_missing_meshes=True))
+    diag = Diagnostics(ros, proc.fqn)
+    try:
+        v = diag.wait(lambda v: v.get('model_status') == 'ok', 120)
+        assert v is not None, proc.read_log()[-2000:]
+        assert v['joints'] == ', '.join(rd.load_mjcf(str(path), skip_missing_meshes=True).joint_names)
+    finally:
+        ros.node.destroy_subscription(diag.sub)
