@@ -25,10 +25,11 @@ import pytest
 import yaml
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 import launch_standins as L
-from conftest import PANDA, ROOT, wait_for
+from conftest import BEST_EFFORT as BEST_EFFORT_QOS, PANDA, ROOT, wait_for
 from robot_dynamics.control import profiles
 
 # A 1 kHz stream on a 2-core machine: one rerun, every assertion each time.
@@ -73,10 +74,21 @@ class Arm:
         self.ros, self.start_node = ros, start_node
         self.ns = '/fg_%d' % (time.monotonic_ns() % 10**9)
         self.diagnostics = ros.subscribe(DiagnosticArray, '/diagnostics')
-        self.publisher('franka/joint_states', ARM, Q, BROADCASTER_HZ, 'jsb')
         if gripper:
             self.publisher('franka_gripper/joint_states', FINGERS, [0.03, 0.03], GRIPPER_HZ, 'gripper')
+            self.wait_for_stream('franka_gripper/joint_states')
+        self.publisher('franka/joint_states', ARM, Q, BROADCASTER_HZ, 'jsb')
         self.node = None
+
+    def wait_for_stream(self, topic):
+        """Until this process hears ``topic``: its publisher process is up before the node starts, so that
+        the node finds both streams at its start (the node warns of joints no stream carried 1 s after
+        the arm's first state; a publisher process still starting on a loaded machine is no such joint)."""
+        heard = self.ros.subscribe(JointState, '%s/%s' % (self.ns, topic), BEST_EFFORT_QOS)
+        try:
+            assert heard.wait(count=1, timeout=60), 'no message on %s/%s' % (self.ns, topic)
+        finally:
+            self.ros.node.destroy_subscription(heard.subscription)
 
     def publisher(self, topic, names, q, rate, tag):
         script = ROOT / 'test' / 'ros' / 'joint_state_publisher.py'
