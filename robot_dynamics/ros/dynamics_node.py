@@ -225,7 +225,7 @@ class DynamicsNode(PipelineBuilder, ModelNode):
         if self.observer_on:
             self.observer_out = ObserverOutputs(self, wrench=bool(p.external_wrench_link),
                                                 collision=bool(p.collision_thresholds), events=QUIET)
-        self.joint_inputs = JointInputs(self)
+        self.joint_inputs = JointInputs(self, self._warn, self._now_ns)
 
     def create_inputs(self):
         p = self.p

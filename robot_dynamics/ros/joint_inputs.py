@@ -9,10 +9,11 @@ from .cdr import JointStateReader
 
 
 class JointInputs:
-    """The ``extra_joint_state_topics`` subscriptions of ``node`` (a DynamicsNode) and its held joints."""
+    """The ``extra_joint_state_topics`` subscriptions of ``node`` (a DynamicsNode) and its held joints;
+    ``warn(text)``: the node's throttled warning, ``now_ns()``: its clock [ns]."""
 
-    def __init__(self, node):
-        self.node = node
+    def __init__(self, node, warn, now_ns):
+        self.node, self.warn, self.now_ns = node, warn, now_ns
         p = node.p
         self.sources = JointSources(held_positions(p.held_joints, p.held_positions), p.extra_joint_state_topics,
                                     p.extra_joint_state_timeout * 1e9)
@@ -50,9 +51,9 @@ class JointInputs:
             msg = self.reader.read(data)
         except Exception as exc:            # malformed bytes (cdr.CdrError, or rclpy's)
             node.stats.n_bad += 1
-            return node._warn('%s message ignored: %s' % (topic, exc))
+            return self.warn('%s message ignored: %s' % (topic, exc))
         problem = self.sources.merge(node.merger, node.staleness, msg.name, msg.position, msg.velocity, msg.effort,
-                                     node._now_ns())
+                                     self.now_ns())
         if problem:
             node.stats.n_bad += 1
-            node._warn('%s %s' % (topic, problem))
+            self.warn('%s %s' % (topic, problem))
