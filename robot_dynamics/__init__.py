@@ -94,7 +94,7 @@ from .identification.identify import IdentificationResult, identify  # noqa: E40
 from .identification.observer import MomentumObserver  # noqa: E402
 from .identification.payload import PayloadEstimate, identify_payload  # noqa: E402
 from .simulation import Simulator, simulate  # noqa: E402
-from .control.impedance import CartesianImpedance, JointImpedance  # noqa: E402
+from .analysis.impedance import CartesianImpedance, JointImpedance  # noqa: E402
 from .timing import TimedTrajectory, TrajectoryCheck, check_trajectory, retime  # noqa: E402
 from .tools.bundled import bundled_models, bundled_path  # noqa: E402
 

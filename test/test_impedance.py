@@ -1,4 +1,4 @@
-"""Joint and Cartesian impedance (robot_dynamics.control.impedance) on the simulated Panda.
+"""Joint and Cartesian impedance (robot_dynamics.analysis.impedance) on the simulated Panda.
 
 The physics the laws promise (Ott 2008 ch. 3; Handbook sec. 7.4-7.5), checked
 in the library's simulator at 1 kHz with RK4 on the model the law uses:
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.control.impedance import (matrix_quaternion, modal_damping, quaternion_log,
+from robot_dynamics.analysis.impedance import (matrix_quaternion, modal_damping, quaternion_log,
                                               quaternion_multiply)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -229,17 +229,17 @@ def test_bad_input_says_what_was_expected():
 
 
 def test_the_laws_jdot_qd_by_central_difference_equals_the_exact_one():
-    """control.impedance.jacobian_derivative_times_qd (two Jacobians) against the library's exact
+    """analysis.impedance.jdot_qd_by_difference (two Jacobians) against the library's exact
     column-derivative formula, on random states with speeds from 1e-3 to 6 rad/s."""
-    from robot_dynamics.control.impedance import jacobian_derivative_times_qd
+    from robot_dynamics.analysis.impedance import jdot_qd_by_difference
     rng = np.random.default_rng(1)
     for _ in range(30):
         q = rng.uniform(-2, 2, 7)
         qd = rng.uniform(-2, 2, 7) * 10 ** rng.uniform(-3, 0.5)
         exact = rd.jacobian_derivative_times_qd(PANDA, q, qd, TCP, (0.01, 0.0, 0.02))
-        got = jacobian_derivative_times_qd(PANDA, q, qd, TCP, np.array([0.01, 0.0, 0.02]))
+        got = jdot_qd_by_difference(PANDA, q, qd, TCP, np.array([0.01, 0.0, 0.02]))
         np.testing.assert_allclose(got, exact, rtol=0, atol=1e-8 * np.abs(exact).max())
-    assert not jacobian_derivative_times_qd(PANDA, Q0, np.zeros(7), TCP, np.zeros(3)).any()
+    assert not jdot_qd_by_difference(PANDA, Q0, np.zeros(7), TCP, np.zeros(3)).any()
 
 
 def test_inertia_shaping_gives_the_point_the_desired_inertia():

@@ -6,7 +6,8 @@ algorithms" (RSS 2018); the compiled kernels are in
 """
 import numpy as np
 
-from . import checks, floating
+from .. import checks
+from . import floating
 from .aba import _singular as _aba_singular
 from .aba import aba
 from .derivative_kernels import aba_derivatives_batch, aba_derivatives_one, rnea_derivatives_batch, rnea_derivatives_one

@@ -32,7 +32,7 @@ import inspect
 import numba
 import numpy as np
 
-from . import checks
+from .. import checks
 from .wrench import body_wrenches
 from ..model.data import work_size
 from ..errors import InputError

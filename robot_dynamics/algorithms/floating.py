@@ -26,7 +26,7 @@ root model to them (:func:`.dispatch.on_root`).
 """
 import numpy as np
 
-from . import checks
+from .. import checks
 from .wrench import body_wrenches
 from ..errors import InputError
 from ..model import configuration as C

@@ -8,7 +8,7 @@ base-frame coordinates, so ``[v; w] = J(q) qd``.
 import numba as nb
 import numpy as np
 
-from . import checks
+from .. import checks
 from . import floating
 from .dispatch import Algorithm, chain, route
 from .kernels import all_finite, chunks, jit, nbodies, parallel, work, work_size, world_poses

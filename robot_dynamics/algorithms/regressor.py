@@ -33,15 +33,14 @@ parameter of a body: with it, ``rnea == Y @ pi + model.armature * qdd``.
 import numba as nb
 import numpy as np
 
-from . import checks
+from .. import checks
 from .dispatch import Algorithm, run
-from .kernels import (MAT, TABLE, V_RO, S_add, ST_force, X_motion, XT_force_add, all_finite, bad_length,
-                      chunks, crm_S_add, entry, finite1, inline, jcalc, jit, joint_coordinate,
-                      joint_position, nbodies, parallel, parent_row, set_base_acceleration, work,
-                      work_buffer, work_size)
+from .kernels import (MAT, TABLE, V_RO, ST_force, XT_force_add, all_finite, bad_length, chunks, entry, finite1,
+                      inline, jit, nbodies, parallel, work, work_buffer, work_size)
 from ..errors import InputError
 from ..model.packed import PARENT, QIDX, QMUL
 from .floating import require_fixed
+from .rnea import forward_pass
 
 NPARAM = 10                  # inertial parameters per body
 PARAMETER_NAMES = ("m", "mc_x", "mc_y", "mc_z", "I_xx", "I_xy", "I_yy", "I_xz", "I_yz", "I_zz")
@@ -122,17 +121,7 @@ def add_regressor(D, j, column, value, Y):
 def _regressor(D, q, qd, qdd, Y, R, p, v, a, F):
     """One state: Y (nq, 10 nb). Work rows: nb bodies + the base row; F (>= 2, 6) scratch."""
     n = nbodies(D)
-    v[n, :] = 0.0
-    set_base_acceleration(D, a)
-    for i in range(n):                                    # forward pass (Featherstone Table 5.1)
-        par = parent_row(D, i)
-        qdi, qddi = joint_coordinate(D, i, qd), joint_coordinate(D, i, qdd)
-        jcalc(D, i, joint_position(D, i, q), R, p)
-        X_motion(R, p, i, v, par, v)                      # v_i = X_i v_p + S_i qd_i
-        S_add(D, i, qdi, v)
-        X_motion(R, p, i, a, par, a)                      # a_i = X_i a_p + S_i qdd_i + v_i x S_i qd_i
-        S_add(D, i, qddi, a)
-        crm_S_add(D, i, v, qdi, a)
+    forward_pass(D, q, qd, qdd, R, p, v, a)               # v_i, a_i (Featherstone Table 5.1)
     Y[:, :] = 0.0
     for i in range(n):                                    # columns of body i
         for k in range(10):

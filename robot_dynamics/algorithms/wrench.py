@@ -6,7 +6,7 @@ frame, with the moment taken about the link frame origin [N, N m].
 """
 import numpy as np
 
-from . import checks
+from .. import checks
 from .kernels import jit
 from ..errors import InputError
 

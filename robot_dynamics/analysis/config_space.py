@@ -19,7 +19,7 @@ they are the Christoffel symbols of M:
 """
 import numpy as np
 
-from ..algorithms import checks
+from .. import checks
 from ..algorithms.crba import mass_matrix
 from ..algorithms.rnea import gravity_torques, nonlinear_effects
 from ..errors import InputError

@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-from ..algorithms import checks
+from .. import checks
 from ..errors import InputError
 from ..model.actuators import FrictionLaw
 from ..model.friction import friction_law_gradient, friction_law_torque, sigma as _sigma  # noqa: F401 (rd.*)

@@ -14,7 +14,7 @@ by ``scipy.linalg.solve_continuous_are`` / ``solve_discrete_are``).
 """
 import numpy as np
 
-from ..algorithms import checks
+from .. import checks
 from ..algorithms.derivatives import aba_derivatives
 from ..algorithms.rnea import gravity_torques
 from ..errors import InputError

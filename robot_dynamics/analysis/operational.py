@@ -52,7 +52,7 @@ from typing import Tuple
 
 import numpy as np
 
-from ..algorithms import checks
+from .. import checks
 from ..algorithms.crba import mass_matrix
 from ..algorithms.kinematics import forward_kinematics, jacobian
 from ..model import PRISMATIC

@@ -21,7 +21,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from ..algorithms import checks
+from .. import checks
 from ..algorithms.crba import mass_matrix
 from ..algorithms.kinematics import jacobian
 from ..algorithms.rnea import gravity_torques

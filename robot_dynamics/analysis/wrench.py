@@ -5,7 +5,7 @@ Convention (also in the package docstring): a wrench is
 """
 import numpy as np
 
-from ..algorithms import checks
+from .. import checks
 from ..algorithms.kinematics import jacobian
 from ..errors import InputError, old_argument_order
 

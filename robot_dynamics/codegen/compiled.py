@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import cache
-from ..algorithms import checks
+from .. import checks
 from ..algorithms.dispatch import get_num_threads
 from ..model import configuration
 from ..errors import InputError, RobotDynamicsError, SingularityError

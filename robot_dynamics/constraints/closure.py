@@ -42,7 +42,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..algorithms import checks
+from .. import checks
 from ..algorithms.dispatch import get_num_threads, set_num_threads
 from ..algorithms.floating import require_fixed
 from ..algorithms.kinematics import forward_kinematics

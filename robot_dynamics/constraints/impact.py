@@ -33,7 +33,7 @@ loop impulse that an exact integrator would not need).
 """
 import numpy as np
 
-from ..algorithms import checks
+from .. import checks
 from ..algorithms.crba import mass_matrix
 from ..algorithms.kinematics import jacobian
 from ..errors import InputError, old_argument_order

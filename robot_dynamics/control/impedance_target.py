@@ -9,7 +9,8 @@
   (the arm holds where it is).
 - :class:`TorqueRate`: each torque changes by at most ``max_torque_rate`` [N m/s] times the node-clock
   time since the last torque (at most ``max_gap``), so a jump of the target or of a parameter becomes a
-  ramp.
+  ramp: the library's limiter (:class:`robot_dynamics.analysis.impedance.TorqueStep`, N m per call) with
+  this call's step converted from the rate.
 - :class:`ImpedanceControl`: the library's law (:class:`robot_dynamics.JointImpedance` or
   :class:`robot_dynamics.CartesianImpedance`, with gravity and Coriolis compensation) towards the held
   target, through :class:`TorqueRate`; :func:`build_impedance` makes it for a model.
@@ -19,7 +20,7 @@ of the node's clock.
 """
 import numpy as np
 
-import robot_dynamics as rd
+from ..analysis.impedance import CartesianImpedance, JointImpedance, TorqueStep
 from ..errors import InputError
 from .compensation import CARTESIAN_IMPEDANCE, JOINT_IMPEDANCE
 from .staleness import state_age_problem
@@ -151,24 +152,37 @@ class TorqueRate:
     """Each torque changes by at most ``max_rate`` [N m/s] times the node-clock time since the last torque,
     counted at most ``max_gap_ns`` [ns] (after a longer gap the change is still bounded); 0: no limit.
 
-    ``limited`` counts the torques that were limited."""
+    The rate in N m/s made the step in N m of the library's :class:`TorqueStep` (``self.step``), which
+    holds the last torque and counts the limited ones (``limited``)."""
 
     def __init__(self, max_rate, max_gap_ns):
         self.max_rate, self.max_gap_ns = float(max_rate), int(max_gap_ns)
-        self.last = None                # the last torque (n,) and its time [ns]
-        self.last_ns = 0
-        self.limited = 0
+        self.step = TorqueStep(None, 0)
+        self.last_ns = 0                # node-clock time [ns] of the last torque
+
+    @property
+    def last(self):
+        """The last torque (n,) [N m] or None."""
+        return self.step.last
+
+    @property
+    def limited(self):
+        """How many torques were limited."""
+        return self.step.limited
+
+    def carry(self, old):
+        """Go on from ``old`` (a TorqueRate): its last torque, its time and its count."""
+        self.step.last, self.step.limited, self.last_ns = old.step.last, old.step.limited, old.last_ns
 
     def apply(self, tau, now_ns):
         """``tau`` (n,) limited against the last torque at node clock ``now_ns`` [ns] (a new array)."""
         tau = np.array(tau, dtype=float)
-        if self.max_rate > 0 and self.last is not None:
-            step = self.max_rate * min(max(now_ns - self.last_ns, 0), self.max_gap_ns) * 1e-9
-            limited = np.clip(tau, self.last - step, self.last + step)
-            self.limited += not np.array_equal(limited, tau)
-            tau = limited
+        bound = None
+        if self.max_rate > 0 and self.step.last is not None:
+            bound = self.max_rate * min(max(now_ns - self.last_ns, 0), self.max_gap_ns) * 1e-9     # [N m]
+        tau = self.step.apply(tau, bound)
         if np.all(np.isfinite(tau)):     # a non-finite torque never goes out (the limiter) nor becomes the last
-            self.last, self.last_ns = tau.copy(), now_ns
+            self.last_ns = now_ns
         return tau
 
 
@@ -183,7 +197,7 @@ class ImpedanceControl:
 
     def __init__(self, law, target, rate):
         self.law, self.target, self.rate = law, target, rate
-        self.cartesian = isinstance(law, rd.CartesianImpedance)
+        self.cartesian = isinstance(law, CartesianImpedance)
 
     def torque(self, q, qd, now_ns):
         """(n,) the law's torque [N m] at the state ``(q, qd)`` (n,) and node clock ``now_ns`` [ns].
@@ -222,7 +236,7 @@ def build_impedance(model, mode, target, *, link='', stiffness=(), damping=(), n
     stiffness = list(stiffness) or DEFAULT_STIFFNESS[mode]
     damping = list(damping) or None
     if mode == CARTESIAN_IMPEDANCE:
-        law = rd.CartesianImpedance(model, link or model.link_names[-1], stiffness, damping,
+        law = CartesianImpedance(model, link or model.link_names[-1], stiffness, damping,
                                     nullspace_stiffness=nullspace_stiffness, max_pose_error=tuple(max_pose_error))
         if old is not None and old.cartesian and old.law.link == law.link:
             law.q_nullspace = old.law.q_nullspace
@@ -232,12 +246,12 @@ def build_impedance(model, mode, target, *, link='', stiffness=(), damping=(), n
         D = None if damping is None else (np.broadcast_to(np.asarray(damping, dtype=float), (n,))
                                           if len(damping) == 1 else damping)
         prismatic = [model.joints[name].type == 'prismatic' for name in model.joint_names]
-        law = rd.JointImpedance(model, K, D, max_error=np.where(prismatic, max_pose_error[0], max_pose_error[1]))
+        law = JointImpedance(model, K, D, max_error=np.where(prismatic, max_pose_error[0], max_pose_error[1]))
     else:
         raise InputError('mode %r has no impedance law' % mode)
     rate = TorqueRate(max_torque_rate, max_gap_ns)
     if old is not None:
-        rate.last, rate.last_ns, rate.limited = old.rate.last, old.rate.last_ns, old.rate.limited
+        rate.carry(old.rate)
     return ImpedanceControl(law, target, rate)
 
 

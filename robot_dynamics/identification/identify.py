@@ -37,7 +37,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..algorithms import checks
+from .. import checks
 from ..algorithms.regressor import inertial_parameters
 from ..errors import InputError
 from .base import BaseParameters, base_parameters, full_regressor

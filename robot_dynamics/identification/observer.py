@@ -42,7 +42,7 @@ F on a link gives ``tau_ext = J^T F``), so the motors see ``tau = M qdd
 """
 import numpy as np
 
-from ..algorithms import checks
+from .. import checks
 from ..algorithms.crba import mass_matrix
 from ..algorithms.kinematics import jacobian
 from ..algorithms.rnea import nonlinear_effects

@@ -17,7 +17,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..algorithms import checks
+from .. import checks
 from ..algorithms.regressor import friction_regressor, regressor
 from ..algorithms.rnea import rnea
 from ..errors import InputError, old_argument_order

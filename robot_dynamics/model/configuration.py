@@ -58,24 +58,26 @@ def quaternion_matrix(quat):
 
 
 def matrix_quaternion(R):
-    """(..., 3, 3) rotations -> (..., 4) unit quaternions (x, y, z, w), w >= 0."""
+    """(..., 3, 3) rotations -> (..., 4) unit quaternions (x, y, z, w), w >= 0.
+
+    Shepperd's method (J. Guidance and Control 1(3), 1978): the square root is
+    taken of the largest of ``1 + trace``, ``1 + 2 R_ii - trace``, so it never
+    divides by a small number. The package's one conversion (the impedance laws,
+    the base state, the floating-base tests)."""
     R = np.asarray(R, dtype=float)
     flat = R.reshape(-1, 3, 3)
     out = np.empty((flat.shape[0], 4))
-    for k, m in enumerate(flat):
-        t = np.trace(m)
-        if t > 0:
+    for k, r in enumerate(flat):
+        t = np.trace(r)
+        i = int(np.argmax([t, r[0, 0], r[1, 1], r[2, 2]]))
+        if i == 0:
             s = 2.0 * np.sqrt(1.0 + t)
-            out[k] = [(m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s, 0.25 * s]
+            out[k] = [(r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s, s / 4]
         else:
-            i = int(np.argmax(np.diag(m)))
-            j, l = (i + 1) % 3, (i + 2) % 3
-            s = 2.0 * np.sqrt(1.0 + m[i, i] - m[j, j] - m[l, l])
-            qv = np.empty(3)
-            qv[i] = 0.25 * s
-            qv[j] = (m[j, i] + m[i, j]) / s
-            qv[l] = (m[l, i] + m[i, l]) / s
-            out[k, :3], out[k, 3] = qv, (m[l, j] - m[j, l]) / s
+            a, b, c = i - 1, i % 3, (i + 1) % 3
+            s = 2.0 * np.sqrt(1.0 + r[a, a] - r[b, b] - r[c, c])
+            out[k, a], out[k, b], out[k, c] = s / 4, (r[b, a] + r[a, b]) / s, (r[c, a] + r[a, c]) / s
+            out[k, 3] = (r[c, b] - r[b, c]) / s
     out *= np.where(out[:, 3:] < 0, -1.0, 1.0)
     return out.reshape(R.shape[:-2] + (4,))
 
@@ -128,7 +130,7 @@ def _velocity(model, v, name):
 
 
 def _sized(x, name, size_name, size, model):
-    from ..algorithms.checks import as_float_array
+    from ..checks import as_float_array
     x = as_float_array(x, name)
     if x.ndim == 0 or x.shape[-1] != size:
         got = "a scalar" if x.ndim == 0 else "%d values" % x.shape[-1]
@@ -226,7 +228,7 @@ def integrate(model, q, v, dt=1.0):
         quat = _unit_quaternions(q[..., 3:7], "q")
         _, dp = _exp6(v[..., :3], v[..., 3:6])
         out[..., :3] = q[..., :3] + np.einsum("...ij,...j->...i", quaternion_matrix(quat), dp)
-        turned = _quaternion_product(quat, _quaternion_exp(v[..., 3:6]))
+        turned = quaternion_multiply(quat, _quaternion_exp(v[..., 3:6]))
         out[..., 3:7] = turned / np.linalg.norm(turned, axis=-1, keepdims=True)
     elif model.root_joint == "planar":
         c, s = np.cos(q[..., 2]), np.sin(q[..., 2])
@@ -324,7 +326,7 @@ def _quaternion_exp(w):
     return np.concatenate([k * w, np.cos(t / 2)], axis=-1)
 
 
-def _quaternion_product(a, b):
+def quaternion_multiply(a, b):
     """Hamilton product a b of (..., 4) quaternions (x, y, z, w)."""
     av, aw, bv, bw = a[..., :3], a[..., 3:], b[..., :3], b[..., 3:]
     return np.concatenate([aw * bv + bw * av + np.cross(av, bv),

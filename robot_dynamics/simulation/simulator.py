@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..algorithms import checks
+from .. import checks
 from ..algorithms.kernels import jit
 from ..algorithms.aba import aba
 from ..algorithms.energy import kinetic_energy, potential_energy

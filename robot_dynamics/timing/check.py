@@ -8,7 +8,7 @@ the URDF declares (viscous and Coulomb, :func:`~robot_dynamics.friction_torques`
 """
 import numpy as np
 
-from ..algorithms import checks
+from .. import checks
 from ..algorithms.rnea import rnea
 from ..analysis.friction import friction_torques
 from ..errors import InputError

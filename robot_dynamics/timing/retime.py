@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from ..algorithms import checks
+from .. import checks
 from ..algorithms.rnea import gravity_torques, rnea
 from ..errors import InputError
 from .check import fixed_base, joint_limits, motor_torques

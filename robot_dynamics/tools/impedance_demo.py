@@ -54,7 +54,7 @@ def run(path, model, q0, duration, namespace, *, nodes, spinner, make_executor, 
     from sensor_msgs.msg import JointState
     from std_srvs.srv import SetBool
 
-    from ..control.impedance import matrix_quaternion
+    from ..model.configuration import matrix_quaternion
 
     link = model.link_names[-1]
     T0 = rd.link_pose(model, q0, link)

@@ -18,7 +18,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 import robot_dynamics as rd
-from robot_dynamics.control.impedance import matrix_quaternion
+from robot_dynamics.model.configuration import matrix_quaternion
 
 from conftest import PANDA, set_paused, wait_for
 

@@ -52,13 +52,20 @@ refuses a pose near a singularity (``cond(J)`` above it) with
 Shapes: one state ``q (nq,)`` or a batch ``(B, nq)`` (targets broadcast).
 The torque-step limit keeps the last torque of a single-state call; a batch
 is stateless. Fixed-base robots only.
+
+A library module (``rd.JointImpedance``, ``rd.CartesianImpedance``): it
+imports the algorithms it calls, never the package face; dynamics_node's
+impedance modes (:mod:`robot_dynamics.control.impedance_target`) build on it.
 """
 import numpy as np
 
-import robot_dynamics as rd
-from ..algorithms import checks
+from .. import checks
+from ..algorithms.crba import mass_matrix
 from ..algorithms.floating import require_fixed
+from ..algorithms.kinematics import jacobian, link_pose
+from ..algorithms.rnea import gravity_torques, nonlinear_effects
 from ..errors import InputError, SingularityError
+from ..model.configuration import matrix_quaternion, quaternion_multiply
 
 
 class JointImpedance:
@@ -91,7 +98,7 @@ class JointImpedance:
         """(..., nq, nq) the damping matrix at ``q`` [N m s/rad]."""
         if self.D is not None:
             return self.D
-        return modal_damping(rd.mass_matrix(self.model, q), self.K, self.zeta)
+        return modal_damping(mass_matrix(self.model, q), self.K, self.zeta)
 
     def torque(self, q, qd, q_d, qd_d=None, qdd_d=None):
         """(..., nq) the torques [N m] at the state ``(q, qd)`` towards the target ``q_d`` (with its
@@ -104,7 +111,7 @@ class JointImpedance:
         de = -qd if qd_d is None else checks.as_float_array(qd_d, 'qd_d') - qd
         tau = _matvec(self.K, e) + _matvec(self.damping(q), de)
         if qdd_d is not None:
-            tau = tau + _matvec(rd.mass_matrix(model, q), checks.as_float_array(qdd_d, 'qdd_d'))
+            tau = tau + _matvec(mass_matrix(model, q), checks.as_float_array(qdd_d, 'qdd_d'))
         tau = tau + _bias(model, q, qd, self.include_gravity, self.include_coriolis)
         return self.step.apply(tau)
 
@@ -165,7 +172,7 @@ class CartesianImpedance:
 
     def pose(self, q):
         """(position (..., 3) [m], quaternion (..., 4) xyzw) of the point in the base frame."""
-        T = rd.link_pose(self.model, q, self.link)
+        T = link_pose(self.model, q, self.link)
         return T[..., :3, :3] @ self.point + T[..., :3, 3], matrix_quaternion(T[..., :3, :3])
 
     def torque(self, q, qd, position, quaternion, twist=None, acceleration=None, wrench=None):
@@ -189,13 +196,13 @@ class CartesianImpedance:
         q, qd = _states(model, q=q, qd=qd)
         if self.q_nullspace is None:
             self.q_nullspace = np.array(q.reshape(-1, model.nq)[0])
-        J = rd.jacobian(model, q, self.link, self.point)
+        J = jacobian(model, q, self.link, self.point)
         cond = np.linalg.cond(J)
         if np.any(cond > self.max_condition):
             raise SingularityError('Cartesian impedance refused near a singularity of %s: cond(J) = %.3g, more '
                                    'than max_condition %.3g' % (self.link, np.max(cond), self.max_condition))
         Jt = np.swapaxes(J, -1, -2)
-        Minv_Jt = np.linalg.solve(rd.mass_matrix(model, q), Jt)
+        Minv_Jt = np.linalg.solve(mass_matrix(model, q), Jt)
         Lambda = np.linalg.inv(J @ Minv_Jt)                         # (J M^-1 J^T)^-1
         e, de = self.errors(q, qd, J, position, quaternion, twist)
         shaped = self.inertia if self.inertia is not None else Lambda
@@ -205,7 +212,7 @@ class CartesianImpedance:
             F = self._shaped(F, Lambda, wrench)
         a_d = 0.0 if acceleration is None else _vector(acceleration, 6, 'acceleration')
         if self.include_coriolis:
-            a_d = a_d - jacobian_derivative_times_qd(model, q, qd, self.link, self.point)
+            a_d = a_d - jdot_qd_by_difference(model, q, qd, self.link, self.point)
         if self.include_coriolis or acceleration is not None:
             F = F + _matvec(Lambda, a_d)
         tau0 = self.K0 * (self.q_nullspace - q) - self.D0 * qd
@@ -239,35 +246,53 @@ class CartesianImpedance:
         return e, de
 
 
-def jacobian_derivative_times_qd(model, q, qd, link, point, displacement=1e-5):
+def jdot_qd_by_difference(model, q, qd, link, point, displacement=1e-5):
     """(..., 6) ``Jdot qd`` of the point, base frame, by the central difference of ``J`` along the
     motion: ``(J(q + h qd) - J(q - h qd)) qd / 2h`` with ``h |qd|_max = displacement`` [rad or m]
     (``Jdot = sum_k dJ/dq_k qd_k`` is the directional derivative of J along qd). Two compiled Jacobians:
     50 us where the exact :func:`robot_dynamics.jacobian_derivative_times_qd` takes 250 us on the
-    Panda; they agree to 1e-8 relative (test_impedance.py). Zero for ``qd = 0``."""
+    Panda; they agree to 1e-8 relative (test_impedance.py). Zero for ``qd = 0``. Named apart from that
+    exact function (analysis/operational.py), which it approximates."""
     speed = np.max(np.abs(qd), axis=-1, keepdims=True)
     h = displacement / np.where(speed > 0.0, speed, 1.0)
-    dJ = rd.jacobian(model, q + h * qd, link, point) - rd.jacobian(model, q - h * qd, link, point)
+    dJ = jacobian(model, q + h * qd, link, point) - jacobian(model, q - h * qd, link, point)
     return _matvec(dJ, qd) / (2.0 * h)
 
 
 class TorqueStep:
-    """The largest change of each torque between two single-state calls (None: no limit)."""
+    """The largest change of each torque between two single-state calls [N m per call] (None: no limit).
+
+    The one torque-rate limiter of the package: the laws' ``max_torque_step`` and dynamics_node's
+    ``max_torque_rate`` [N m/s], which :class:`robot_dynamics.control.impedance_target.TorqueRate`
+    turns into this call's step (rate times the time since the last torque).
+
+    Attributes:
+        max_step: (n,) [N m] or None; last: the last torque (n,) or None; limited: the number of
+            calls whose torque was limited.
+    """
 
     def __init__(self, max_step, n):
         self.max_step = None if max_step is None else _limits(max_step, n, 'max_torque_step')
         self.last = None
+        self.limited = 0
 
     def reset(self):
         """Forget the last torque (the next call is not limited)."""
         self.last = None
 
-    def apply(self, tau):
+    def apply(self, tau, max_step=None):
+        """``tau`` (n,) within ``max_step`` [N m] (scalar or (n,); None: the constructor's) of the last
+        torque; a batch (B, n) is returned as it is. A non-finite torque is not limited and never
+        becomes the last."""
         if tau.ndim != 1:
             return tau
-        if self.max_step is not None and self.last is not None:
-            tau = np.clip(tau, self.last - self.max_step, self.last + self.max_step)
-        self.last = tau.copy()
+        step = self.max_step if max_step is None else max_step
+        if step is not None and self.last is not None:
+            limited = np.clip(tau, self.last - step, self.last + step)
+            self.limited += not np.array_equal(limited, tau)
+            tau = limited
+        if np.all(np.isfinite(tau)):
+            self.last = tau.copy()
         return tau
 
 
@@ -282,14 +307,7 @@ def modal_damping(inertia, K, zeta):
     return (LU * (2.0 * zeta * np.sqrt(np.maximum(w, 0.0)))[..., None, :]) @ np.swapaxes(LU, -1, -2)
 
 
-# --- unit quaternions (x, y, z, w), Hamilton product ---------------------------------------
-def quaternion_multiply(a, b):
-    """(..., 4) the product ``a b`` of (..., 4) quaternions (x, y, z, w)."""
-    av, aw, bv, bw = a[..., :3], a[..., 3:], b[..., :3], b[..., 3:]
-    return np.concatenate([aw * bv + bw * av + np.cross(av, bv), aw * bw - np.sum(av * bv, -1, keepdims=True)],
-                          axis=-1)
-
-
+# --- unit quaternions (x, y, z, w); the product and the matrix conversion are model/configuration.py's ---
 def quaternion_conjugate(a):
     return np.concatenate([-a[..., :3], a[..., 3:]], axis=-1)
 
@@ -305,27 +323,6 @@ def quaternion_log(a):
     return v * scale[..., None]
 
 
-def matrix_quaternion(R):
-    """(..., 4) unit quaternion (x, y, z, w) of rotation matrices (..., 3, 3) (Shepperd's method)."""
-    R = np.asarray(R, dtype=float)
-    out = np.empty(R.shape[:-2] + (4,))
-    flat, Rf = out.reshape(-1, 4), R.reshape(-1, 3, 3)
-    for k, r in enumerate(Rf):
-        t = np.trace(r)
-        i = int(np.argmax([t, r[0, 0], r[1, 1], r[2, 2]]))
-        if i == 0:
-            s = 2.0 * np.sqrt(1.0 + t)
-            flat[k] = [(r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s, s / 4]
-        else:
-            a, b, c = i - 1, i % 3, (i + 1) % 3
-            s = 2.0 * np.sqrt(1.0 + r[a, a] - r[b, b] - r[c, c])
-            x = np.empty(4)
-            x[a], x[b], x[c] = s / 4, (r[b, a] + r[a, b]) / s, (r[c, a] + r[a, c]) / s
-            x[3] = (r[c, b] - r[b, c]) / s
-            flat[k] = x
-    return out
-
-
 def unit_quaternion(x, tol=1e-6):
     """``x`` (..., 4) as a float array, checked finite and of unit norm within ``tol``."""
     x = _vector(x, 4, 'quaternion')
@@ -338,12 +335,13 @@ def unit_quaternion(x, tol=1e-6):
 
 # --- helpers ---------------------------------------------------------------------------------
 def _bias(model, q, qd, gravity, coriolis):
+    """(..., nq) the compensated part of ``h = C qd + g`` [N m]."""
     if gravity and coriolis:
-        return rd.nonlinear_effects(model, q, qd)
+        return nonlinear_effects(model, q, qd)
     if gravity:
-        return rd.gravity_torques(model, q)
+        return gravity_torques(model, q)
     if coriolis:
-        return rd.nonlinear_effects(model, q, qd) - rd.gravity_torques(model, q)
+        return nonlinear_effects(model, q, qd) - gravity_torques(model, q)
     return 0.0
 
 

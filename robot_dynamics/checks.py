@@ -6,7 +6,7 @@ else (lists, batches, other dtypes) goes through ``batch``, which
 broadcasts the states to one (B, nq) block. Errors say what was expected and what came.
 """
 import numpy as np
-from ..errors import InputError
+from .errors import InputError
 
 _F8 = np.dtype(np.float64)
 
