@@ -65,16 +65,14 @@ from std_msgs.msg import Float64MultiArray
 
 from ..control.controller_guard import ANSWER_WAIT, ESCALATE_AFTER, ControllerGuard, describe_state
 from ..errors import ParameterError
+from .param_files import read as read_schema
 from .controller_switch import (ControllerSwitch, SwitchUnavailable, activity_qos, activity_type,
                                 controller_state)
 
-#: Parameter defaults.
-DEFAULTS = {
-    'command_topic': 'effort_controller/commands',
-    'controller_manager': 'controller_manager',
-    'controller_name': 'effort_controller',
-    'command_timeout': 0.1,
-}
+#: The parameters (config/params/command_watchdog.yaml): defaults, and the descriptions `ros2 param describe` shows.
+_SCHEMA = read_schema('command_watchdog.yaml')[1]
+DEFAULTS = {e['name']: e['default_value'] for e in _SCHEMA}
+_DESCRIPTIONS = {e['name']: ' '.join(e['description'].split()) for e in _SCHEMA}
 
 #: [s] longest time between two checks of the gap when no message comes.
 POLL_PERIOD = 0.005
@@ -270,14 +268,6 @@ class CommandWatchdog(Node):
         array = DiagnosticArray(status=[status])
         array.header.stamp = self.get_clock().now().to_msg()
         self.diagnostics.publish(array)
-
-
-_DESCRIPTIONS = {
-    'command_topic': 'std_msgs/Float64MultiArray topic of the effort commands (relative: in the namespace)',
-    'controller_manager': 'name of the controller_manager node (relative: in the namespace)',
-    'controller_name': 'the controller deactivated when the commands stop',
-    'command_timeout': '[s] > 0: longest gap between two commands before the controller is deactivated',
-}
 
 
 def main(args=None):

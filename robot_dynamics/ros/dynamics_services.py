@@ -38,17 +38,9 @@ from ..control.base_state import BaseState
 from .model_node import ModelNode, describe_base, run, warm_up_moving_base
 from .timing_queries import warm_up_timing
 
-SERVICES_PARAMS = (
-    P.Param('nice', 0, 'Niceness this process adds to itself at start (os.nice; 0-19): a larger value gives '
-            'it less CPU than the processes beside it when the cores are busy. The launch files start '
-            'dynamics_services beside dynamics_node with 10, so a large request never takes the torque '
-            'loop\'s core.', check=lambda v: None if 0 <= v <= 19 else 'must be 0 to 19'),
-    P.Param('base_state_topic', '', 'nav_msgs/Odometry topic of the pose and twist of a floating or planar base, '
-            'as dynamics_node\'s parameter of that name (the services use its latest fresh state). Empty: none '
-            '(such a robot is refused).'),
-    P.Param('joint_state_timeout', 0.1, 'A base state older than this [s] is stale (dynamics_node\'s parameter '
-            'of that name: one parameter file serves both).', check=P.positive),
-)
+#: config/params/dynamics_services.yaml: nice, and base_state_topic and joint_state_timeout written once in
+#: state.yaml (dynamics_node's too).
+SERVICES_PARAMS = P.schema('dynamics_services.yaml')
 
 
 class DynamicsServices(ModelNode):

@@ -38,7 +38,6 @@ import time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
@@ -62,45 +61,9 @@ from .warm_up import WARMUP_URDF as _WARMUP_URDF, warm_up, warm_up_model, warm_u
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
-MODEL_PARAMS = (
-    P.Param('robot_description', '',
-            'URDF XML of the robot. If empty, urdf_path is used, and if that is empty too, '
-            'the description comes from robot_description_topic.'),
-    P.Param('urdf_path', '', 'Path of a URDF or MJCF file (told apart by the root element, <robot> or '
-            '<mujoco>), used when robot_description is empty.'),
-    P.Param('skip_missing_meshes', False, 'An MJCF urdf_path whose mesh files are absent: leave those geoms out '
-            'when every body\'s inertia is explicit (the dynamics never read meshes; the skipped geoms are '
-            'warned, docs/MJCF.md). False: such an MJCF is refused, naming the missing file.'),
-    P.Param('robot_description_topic', 'robot_description',
-            'Topic (std_msgs/String, transient local) with the URDF, used when neither '
-            'robot_description nor urdf_path is set. A new message rebuilds the model. '
-            'Relative: in the node\'s namespace.',
-            check=lambda v: None if v else 'must not be empty'),
-    P.Param('gravity', [0.0, 0.0, -9.81],
-            'Gravity acceleration [m/s^2] in the URDF root frame (z up: [0, 0, -9.81]; a '
-            'wall-mounted base has another vector).', check=P.finite_vector(3)),
-    P.Param('friction_smoothing', 0.01,
-            'Velocity scale [rad/s or m/s] of tanh(qd / s) used in place of sign(qd) in '
-            'Coulomb friction compensation; 0 uses the plain sign.', check=P.non_negative),
-    P.Param('diagnostics_period', 1.0, 'Period [s] of the status published on /diagnostics.',
-            check=P.positive),
-    P.Param('loops_file', '', 'YAML file of the closure joints of a closed-loop robot (docs/LOOPS.md), whose '
-            'spanning tree the URDF describes: a path (relative: to the working directory) or '
-            'package://<package>/<path> in a package\'s share directory. Read once at start-up and applied to '
-            'every description; a file that cannot be read or does not fit leaves the node without a model, '
-            'with an ERROR status naming the file and the loop. Empty: none.'),
-    P.Param('actuators_file', '', 'YAML file of the joints\' actuators: armature (or rotor_inertia and gear_ratio) '
-            'and friction law (docs/ACTUATORS.md): a path (relative: to the working directory) or '
-            'package://<package>/<path>. Read once at start-up and applied to every description (a URDF through '
-            'rd.load_urdf(..., actuators=), an MJCF through model.with_actuators, over its own armature and '
-            'friction). A file that cannot be read or parsed leaves the node without a model, with an ERROR '
-            'status naming the file; one that names a joint a description lacks rejects that description. '
-            'Empty: none (the description\'s own).'),
-    P.Param('actuated_joints', [], 'Joints with motors of a closed-loop robot (loops_file): the torques, '
-            'commands and efforts are for them only, and the passive joints are computed from them (a joint '
-            'state may name only the actuated joints). Empty: every joint.',
-            ptype=Parameter.Type.STRING_ARRAY),
-)
+#: The parameters of every model node, written once in config/params/model.yaml (its header says how the
+#: node files include it).
+MODEL_PARAMS = P.schema('model.yaml', skip=())
 
 class ModelNode(Payloads, Queries, TimingQueries, Node):
     """Robot model, payloads, dynamics services and /diagnostics.

@@ -1,13 +1,16 @@
-"""Parameters declared once as a schema, with descriptions and validation.
+"""Parameters declared from a schema file, with descriptions and validation.
 
-In the manner of ros2_control's generate_parameter_library: each parameter
-has a type, a default, a description (shown by ``ros2 param describe``), a
-read-only flag and a check. :func:`declare` declares them all, reads the
-values (from ``--params-file``, ``-p`` or a launch file) and raises one
-:class:`ParameterError` that lists every problem, each naming the parameter,
-what was expected and what came.
+Each node's parameters are written once, in ``config/params/<node>.yaml`` in the format of ros2_control's
+generate_parameter_library (:mod:`.param_files` reads them): a type, a default, a description (shown by
+``ros2 param describe``), a read-only flag and validators. :func:`schema` turns a file into
+:class:`Param` entries; :func:`declare` declares them all, reads the values (from ``--params-file``,
+``-p`` or a launch file), runs every validator, the cross validators that read several parameters
+included, and raises one :class:`ParameterError` that lists every problem, each naming the parameter,
+what was expected and what came. The values come back as a dataclass with one typed attribute per
+parameter (:func:`parameters_class`).
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, field, make_dataclass
+from functools import lru_cache
 from types import SimpleNamespace
 from typing import Any, Callable, Optional
 
@@ -15,17 +18,25 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.parameter import Parameter
 from ..errors import ParameterError  # noqa: F401
+from . import param_files
+from .param_files import (finite_values, finite_vector, gains, in_unit_interval,  # noqa: F401  (the checks'
+                          positive_values)                                         # former home)
 
-
+#: Python types of generate_parameter_library's parameter types.
+PY_TYPES = {'bool': bool, 'int': int, 'double': float, 'string': str, 'bool_array': list[bool],
+            'int_array': list[int], 'double_array': list[float], 'string_array': list[str]}
+_ARRAY_TYPES = {'bool_array': Parameter.Type.BOOL_ARRAY, 'int_array': Parameter.Type.INTEGER_ARRAY,
+                'double_array': Parameter.Type.DOUBLE_ARRAY, 'string_array': Parameter.Type.STRING_ARRAY}
 
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter of a node's schema.
+    """One parameter of a node's schema (an entry of its file: :meth:`from_entry`).
 
-    ``check(value)`` returns None if the value is valid, else a text saying
-    what is expected (e.g. ``'must be > 0'``). Array parameters with an empty
-    default are declared by type (``ptype``), as rclpy cannot infer it.
+    ``validation`` maps validator names to their arguments (:mod:`.param_files`); ``check(value)``, if
+    given, is used instead and returns None if the value is valid, else a text saying what is expected
+    (e.g. ``'must be > 0'``). Array parameters with an empty default are declared by type (``ptype``), as
+    rclpy cannot infer it.
     """
     name: str
     default: Any
@@ -34,7 +45,20 @@ class Param:
     check: Optional[Callable[[Any], Optional[str]]] = None
     ptype: Optional[Parameter.Type] = None
     choices: Optional[tuple] = None
-    dynamic: bool = False        # any type (a bool or a string, e.g.); ``check`` decides
+    dynamic: bool = False        # any type (a bool or a string, e.g.); the validators decide
+    type: str = ''               # generate_parameter_library's: 'double', 'string_array', ...
+    validation: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @classmethod
+    def from_entry(cls, entry):
+        """The Param of an entry of a schema file (a dict, :func:`.param_files.read`)."""
+        validation = dict(entry.get('validation') or {})
+        one_of = validation.get('one_of<>')
+        default = entry['default_value']
+        return cls(name=entry['name'], default=list(default) if isinstance(default, list) else default,
+                   description=' '.join(entry['description'].split()), read_only=bool(entry.get('read_only')),
+                   ptype=_ARRAY_TYPES.get(entry['type']), choices=tuple(one_of[0]) if one_of else None,
+                   dynamic=bool(entry.get('dynamic_typing')), type=entry['type'], validation=validation)
 
     def descriptor(self, undeclarable=False):
         """Its ParameterDescriptor; ``undeclarable``: not flagged read-only (rclpy cannot undeclare a read-only
@@ -46,14 +70,31 @@ class Param:
                                    dynamic_typing=self.dynamic)
 
     def validate(self, value):
-        """Problem text for ``value``, or None."""
+        """Problem text for ``value`` (its own validators; the cross validators need every value), or None."""
         if self.choices and value not in self.choices:
-            return 'must be one of %s, got %r' % (', '.join(self.choices), value)
-        if self.check is not None:
+            problem = 'must be one of %s' % ', '.join(self.choices)
+        elif self.check is not None:
             problem = self.check(value)
-            if problem:
-                return '%s, got %r' % (problem, value)
-        return None
+        else:
+            problem = param_files.value_problem(self.validation, value)
+        return '%s, got %r' % (problem, value) if problem else None
+
+
+def schema(name, skip=('model.yaml',)):
+    """The Params of the file ``config/params/<name>`` with its includes, less those of the files in ``skip``
+    (by default model.yaml's, which every model node declares itself: ``model_node.MODEL_PARAMS``)."""
+    return tuple(Param.from_entry(e) for e in param_files.read(name, skip)[1])
+
+
+@lru_cache(maxsize=None)
+def parameters_class(names_and_types):
+    """A dataclass with one typed attribute per (name, generate_parameter_library type) (slots: a misspelt
+    name fails). Not frozen: a node applies the run-time changes it accepts (``ros2 param set``)."""
+    return make_dataclass('Parameters', [(n, _py_type(t)) for n, t in names_and_types], slots=True)
+
+
+def _py_type(ptype):
+    return PY_TYPES.get(ptype, Any)
 
 
 def declare(node, schema, undeclarable=False):
@@ -61,12 +102,12 @@ def declare(node, schema, undeclarable=False):
     :meth:`Param.descriptor`).
 
     Returns:
-        SimpleNamespace with one attribute per parameter (arrays as lists).
+        a :func:`parameters_class` instance, one attribute per parameter (arrays as lists).
 
     Raises:
-        ParameterError: listing every invalid parameter.
+        ParameterError: listing every problem: each invalid parameter, then each cross validator's.
     """
-    values, problems = {}, []
+    values, problems, bad = {}, [], set()
     for p in schema:
         try:
             if p.ptype is not None and p.default in ([], ()):
@@ -79,16 +120,28 @@ def declare(node, schema, undeclarable=False):
                 value = list(p.default)
         except Exception as exc:       # a value of the wrong type in a params file or -p
             problems.append('parameter %r: %s' % (p.name, _type_error(exc, p)))
+            bad.add(p.name)
             continue
         if isinstance(value, (list, tuple)) or type(value).__name__ == 'array':
             value = list(value)
         problem = p.validate(value)
         if problem:
             problems.append('parameter %r %s' % (p.name, problem))
+            bad.add(p.name)
         values[p.name] = value
+    valid = SimpleNamespace(**{k: v for k, v in values.items() if k not in bad})
+    problems += param_files.cross_problems(schema, valid)
     if problems:
         raise ParameterError('invalid parameters:\n  ' + '\n  '.join(problems))
-    return SimpleNamespace(**values)
+    cls = parameters_class(tuple((p.name, 'any' if p.dynamic else p.type) for p in schema))
+    return cls(**values)
+
+
+def check_all(schema, params):
+    """Every cross validator of ``schema`` on ``params``: ParameterError listing all their problems."""
+    problems = param_files.cross_problems(schema, params)
+    if problems:
+        raise ParameterError('invalid parameters:\n  ' + '\n  '.join(problems))
 
 
 def refuse_read_only(schema):
@@ -121,42 +174,8 @@ def _type_error(exc, p):
 
 
 def positive(value):
-    return None if value > 0 else 'must be > 0'
+    return param_files.BUILT_IN['gt'](value, 0)
 
 
 def non_negative(value):
-    return None if value >= 0 else 'must be >= 0'
-
-
-def in_unit_interval(value):
-    return None if 0 < value <= 1 else 'must be in (0, 1]'
-
-
-def finite_vector(n):
-    def check(value):
-        import math
-        if len(value) != n or not all(math.isfinite(x) for x in value):
-            return 'must be %d finite numbers' % n
-        return None
-    return check
-
-
-def gains(value):
-    import math
-    if not all(math.isfinite(x) and x >= 0 for x in value):
-        return 'must hold finite gains >= 0'
-    return None
-
-
-def positive_values(value):
-    import math
-    if not all(math.isfinite(x) and x > 0 for x in value):
-        return 'must hold finite values > 0'
-    return None
-
-
-def finite_values(value):
-    import math
-    if not all(math.isfinite(x) for x in value):
-        return 'must hold finite values'
-    return None
+    return param_files.BUILT_IN['gt_eq'](value, 0)
