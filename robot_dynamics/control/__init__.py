@@ -19,5 +19,15 @@ messages, call these and publish. Every piece is tested without DDS (test/contro
 - :mod:`.external_torque`: the momentum observer and collision detection;
 - :mod:`.payload_fit`, :mod:`.identification`: payload identification from joint states.
 
-Importing this package imports none of its modules.
+- :mod:`.settings`, :mod:`.laws`, :mod:`.pipeline`: what the pipeline is built from, its laws, and
+  :func:`build`, which builds it.
+
+Importing this package imports none of its modules (:func:`build` imports :mod:`.pipeline` when called).
 """
+
+
+def build(model, settings, previous=None, **parts):
+    """The :class:`.torque_loop.TorqueLoop` of ``model`` with ``settings`` (a :class:`.settings.PipelineSettings`),
+    or the problem (a str) that refuses the model: :func:`.pipeline.build`, where the arguments are told."""
+    from .pipeline import build as build_pipeline
+    return build_pipeline(model, settings, previous, **parts)

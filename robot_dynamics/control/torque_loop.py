@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import SingularityError
 from .compensation import COMPUTED_TORQUE, FEEDFORWARD
 from .joint_map import JointMapError
+from .laws import gains, laws_of, per_joint  # noqa: F401  (also here, where the tests import them)
 from .staleness import state_age_problem
 
 #: The outputs of each case, the commanded torque's first: names of :attr:`TorqueLoop.views`.
@@ -75,51 +76,76 @@ class DiagnosticThrottle:
         return True
 
 
+class Step:
+    """What one joint state gave (:meth:`TorqueLoop.step` returns the loop's one Step, refilled each time).
+
+    Attributes:
+        refused: None, or the :class:`NoTorque` that says why there is no torque (then no output).
+        outputs: the names of the outputs to publish, the commanded torque's first (keys of ``torques``);
+            () when refused.
+        torques: output name -> (n,) torque array [N m or N] (the loop's arrays, rewritten by each step).
+        command: (m,) the command torques in the order of the controller's joints.
+        clamped: the command was clamped to the effort limits.
+        fresh: the message set a model joint (the watchdog's sign of life).
+    """
+
+    __slots__ = ('refused', 'outputs', 'torques', 'command', 'clamped', 'fresh')
+
+    def __init__(self, torques, command):
+        self.torques, self.command = torques, command
+        self.refused, self.outputs, self.clamped, self.fresh = None, (), False, False
+
+
 class TorqueLoop:
-    """The torque pipeline of one model (see the module doc).
+    """The torque pipeline of one model (see the module doc); :func:`robot_dynamics.control.build` builds it.
 
     Args:
+        settings: :class:`.settings.PipelineSettings`: ``mode``, ``max_state_age``, ``diagnostic_torque_rate``,
+            ``joint_state_timeout`` and ``base_topic`` (for the reasons) are read here.
         merger: :class:`.joint_map.JointStateMerger` of the torque's joints (n of them).
         staleness: :class:`.staleness.JointStaleness` of the same joints.
-        laws: the compensation (``compute(q, qd)`` into its ``gravity``, ``coriolis``, ``total``, and
-            ``friction``; ``state(base_q, base_v, q, qd)`` for a moving base).
-        feedforward, computed_torque: ``f(q, qd, q_d, qd_d, qdd_d)`` -> (n,) torques.
-        impedance: :class:`.impedance_target.ImpedanceControl` of an impedance mode (its torque is the
-            command, view ``imp``), or None.
-        target: :class:`.impedance_target.ImpedanceTarget` that takes the targets (in every mode of a fixed
-            base: the others refuse them), or None.
+        laws: :class:`.laws.Laws` of the model (its ``base`` and ``loop`` too).
         limiter: :class:`.compensation.TorqueLimiter` of the n joints.
         terms: :class:`.profiles.CommandTerms`: what the robot adds to the command itself.
         cmd_idx: (m,) indices of the command's joints in the n joints.
-        mode: the law (:data:`.compensation.MODES`).
-        base: :class:`.base_state.BaseState` of a moving base, or None.
-        loop: :class:`.closed_loop.ClosedLoop` of a closed-loop robot, or None; ``passive``: the
-            merger of its passive joints (None when it has none).
-        base_topic, timeout_s: the base state's topic and joint_state_timeout [s], for the reasons.
-        max_age_ns: largest age of a state by its stamp [ns]; 0: not checked.
-        throttle: :class:`DiagnosticThrottle` of the diagnostic outputs.
+        passive: the merger of the passive joints of a closed loop (None when it has none).
+        impedance: :class:`.impedance_target.ImpedanceControl` of an impedance mode (its torque is the
+            command, output ``imp``), or None.
+        target: :class:`.impedance_target.ImpedanceTarget` that takes the targets (in every mode of a fixed
+            base: the others refuse them), or None.
+        monitor: the momentum observer (:class:`.external_torque.ExternalTorqueMonitor`), or None.
     """
 
-    def __init__(self, merger, staleness, laws, feedforward, computed_torque, limiter, terms, cmd_idx, mode, *,
-                 base=None, loop=None, passive=None, max_age_ns=0, throttle=None, base_topic='', timeout_s=0.0,
-                 impedance=None, target=None):
+    def __init__(self, settings, merger, staleness, laws, limiter, terms, cmd_idx, *, passive=None,
+                 impedance=None, target=None, monitor=None):
         n = len(merger.joint_names)
+        self.settings = settings
         self.merger, self.staleness, self.laws, self.limiter, self.terms = merger, staleness, laws, limiter, terms
-        self._ff, self._ct = feedforward, computed_torque
-        self.cmd_idx, self.mode = cmd_idx, mode
-        self.base, self.loop, self.passive = base, loop, passive
-        self.impedance, self.target = impedance, target
-        self.max_age_ns = max_age_ns
-        self.base_topic, self.timeout_s = base_topic, timeout_s
-        self.throttle = throttle if throttle is not None else DiagnosticThrottle(0)
+        self.cmd_idx, self.mode = cmd_idx, settings.mode
+        self.cmd_joints = [merger.joint_names[i] for i in cmd_idx]     # the command's joints, in its order
+        self.base, self.loop, self.passive = laws.base, laws.loop, passive
+        self.impedance, self.target, self.monitor = impedance, target, monitor
+        self.max_age_ns = int(settings.max_state_age * 1e9)
+        self.base_topic, self.timeout_s = settings.base_topic, settings.joint_state_timeout
+        self.throttle = DiagnosticThrottle.from_rate(settings.diagnostic_torque_rate)
         self.views = {key: np.zeros(n) for key in OUTPUTS}
-        laws.gravity, laws.coriolis, laws.total = self.views['gravity'], self.views['coriolis'], self.views['total']
+        laws.write_into(self.views['gravity'], self.views['coriolis'], self.views['total'])
         self.command = np.zeros(len(cmd_idx))       # the command joints' torques
+        self.result = Step(self.views, self.command)
         self.reference = None                       # .trajectory.TrajectorySampler, or None
         self.ref_start = 0                          # node clock time of the reference's t = 0 [ns]
         self.ref_stream = False                     # a streamed set-point (~/reference)
         self.fresh = False                          # the last message set a joint (the watchdog's sign of life)
         self.q = self.qd = None                     # the state of the last torque
+
+    @property
+    def joint_names(self):
+        """The n joints of the torques."""
+        return self.merger.joint_names
+
+    def unclamped_joints(self):
+        """The joints without a (finite) URDF effort limit: their torques are checked, not clamped."""
+        return [n for n, limit in zip(self.joint_names, self.limiter.limit) if not np.isfinite(limit)]
 
     def set_reference(self, sampler, start_ns, stream=False):
         """Follow ``sampler`` (None: none) from node clock time ``start_ns`` [ns]."""
@@ -129,8 +155,19 @@ class TorqueLoop:
         """One joint state: its joint ``names``, ``position`` and ``velocity`` (by name; velocity may be
         empty), its header stamp ``stamp_ns`` and the node clock ``now_ns`` [ns] when it was taken.
 
-        Returns the names of the outputs to publish, the commanded torque's first (names of
-        :attr:`views`; :attr:`command` holds the command), or a :class:`NoTorque` with the reason."""
+        Returns the loop's :class:`Step` (:attr:`result`), refilled: the outputs to publish, the commanded
+        torque's first, and the command; or ``refused``, the :class:`NoTorque` with the reason."""
+        result = self.result
+        out = self._step(names, position, velocity, stamp_ns, now_ns)
+        if type(out) is NoTorque:
+            result.refused, result.outputs, result.clamped = out, (), False
+        else:       # the command's limiting was the step's one counted call
+            result.refused, result.outputs, result.clamped = None, out, self.limiter.clamped
+        result.fresh = self.fresh
+        return result
+
+    def _step(self, names, position, velocity, stamp_ns, now_ns):
+        """:meth:`step`'s work: the output names, or a NoTorque."""
         if self.max_age_ns:
             why = state_age_problem(stamp_ns, now_ns, self.max_age_ns)
             if why is not None:
@@ -189,10 +226,10 @@ class TorqueLoop:
         outputs = COMPENSATION
         if self.reference is not None and self.mode in (FEEDFORWARD, COMPUTED_TORQUE):
             q_d, qd_d, qdd_d = self.reference.sample((now_ns - self.ref_start) * 1e-9)
-            self.views['ff'][:] = self._ff(q, qd, q_d, qd_d, qdd_d)
+            self.views['ff'][:] = laws.feedforward(q, qd, q_d, qd_d, qdd_d)
             outputs = FEEDFORWARD_OUT
             if self.mode == COMPUTED_TORQUE:
-                self.views['ct'][:] = self._ct(q, qd, q_d, qd_d, qdd_d)
+                self.views['ct'][:] = laws.computed_torque(q, qd, q_d, qd_d, qdd_d)
                 outputs = COMPUTED_TORQUE_OUT
         elif self.impedance is not None:
             self.views['imp'][:] = self.impedance.torque(q, qd, now_ns)
@@ -245,66 +282,3 @@ def base_state_problem(base, now_ns, topic, timeout_s):
         return 'no base state on %s yet' % topic
     return ('the base state on %s is stale: %.3f s old, more than joint_state_timeout (%.3f s)'
             % (topic, base.age(now_ns), timeout_s))
-
-
-def laws_of(model, actuated, mode, friction_smoothing, kp, kd, timeout_ns, old_base=None, old_loop=None,
-            tracking_friction=False, dynamics=None):
-    """The laws of ``model`` for the torque loop: (laws, feedforward, computed_torque, base, loop).
-
-    A closed-loop robot: its :class:`.closed_loop.ClosedLoop` on the ``actuated`` joints (the branch of
-    ``old_loop`` carries over for the same joints); a floating or planar base: the laws on the full state
-    with a :class:`.base_state.BaseState` (judged stale after ``timeout_ns`` [ns]; ``old_base``'s state
-    carries over for the same base); else the laws of :mod:`.compensation`, computed by ``dynamics`` (the
-    model's CompiledModel: the compiled backend, :mod:`.backend`) or the library (None). ``kp``, ``kd``: (n,)
-    gains of the computed torque; ``tracking_friction``: a fixed-base tree's feedforward and computed torque
-    add the friction laws (:func:`.compensation.feedforward`)."""
-    from . import base_compensation
-    from .base_state import BaseState
-    from .closed_loop import ClosedLoop
-    from .compensation import Compensation, computed_torque, feedforward
-    if model.loops:
-        loop = ClosedLoop(model, actuated, mode, friction_smoothing)
-        if old_loop is not None and old_loop.model.joint_names == model.joint_names:
-            loop.q = old_loop.q                       # the branch the mechanism is on carries over
-        return (loop, loop.feedforward, lambda q, qd, *desired: loop.computed_torque(q, qd, *desired, kp, kd),
-                None, loop)
-    if model.root_joint is None:
-        s = friction_smoothing if tracking_friction else None
-        return (Compensation(model, mode, friction_smoothing, dynamics),
-                lambda q, qd, q_d, qd_d, qdd_d: feedforward(model, q_d, qd_d, qdd_d, s, dynamics),
-                lambda q, qd, *desired: computed_torque(model, q, qd, *desired, kp, kd, s, dynamics), None, None)
-    base = BaseState(model, timeout_ns)
-    if old_base is not None and (old_base.frame, old_base.model.root_joint) == (base.frame, model.root_joint):
-        base.update_from(old_base)      # same base (a payload, a new description of the robot)
-    return (base_compensation.FullStateCompensation(model, mode, friction_smoothing),
-            lambda q, qd, *desired: base_compensation.feedforward(model, q, qd, *desired),
-            lambda q, qd, *desired: base_compensation.computed_torque(model, q, qd, *desired, kp, kd), base, None)
-
-
-def gains(values, names, cmd_joints):
-    """(n,) gains of the ``names`` joints: ``values`` one for all, or one per entry of ``cmd_joints``
-    (joints not in it get 0); empty: zeros."""
-    g = np.zeros(len(names))
-    if len(values) == 1:
-        g[:] = values[0]
-    elif values:
-        index = {n: i for i, n in enumerate(names)}
-        for name, value in zip(cmd_joints, values):
-            g[index[name]] = value
-    return g
-
-
-def per_joint(name, values, names, cmd_joints):
-    """(n,) values of parameter ``name`` in the order of ``names``: one value for every joint, or one per
-    entry of ``cmd_joints``, which must then name every joint (InputError naming the missing ones)."""
-    from ..errors import InputError
-    from .joint_map import reorder_indices
-    if len(values) == 1:
-        return np.full(len(names), float(values[0]))
-    missing = [n for n in names if n not in cmd_joints]
-    if missing:
-        raise InputError("parameter %r gives one value per entry of 'joints', which misses the model "
-                         "joint(s) %s" % (name, ', '.join(missing)))
-    out = np.empty(len(names))
-    out[reorder_indices(names, cmd_joints)] = values
-    return out

@@ -1,24 +1,70 @@
-"""dynamics_node's /diagnostics status: its values and its level and message."""
+"""dynamics_node's /diagnostics status: its values and its level and message, from one :class:`Snapshot`."""
 import math
 import time
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
 
+class Snapshot(NamedTuple):
+    """What dynamics_node's status is made of, taken at once by the node (its parts, not the node).
+
+    p: the parameters; stats: control.statistics.Statistics; pipeline: the TorqueLoop of the last model that
+    fitted (or None); ready: it fits the current model; model: the current model (or None); watchdog, command
+    (CommandOutput or None), input_rate (InputRate or None), payload_sync (or None), identify (IdentifyService
+    or None), observer_out (ObserverOutputs or None); backend: what computes the laws (text); now_ns: the node
+    clock [ns]; base_topic: the resolved base state topic; timeout_s: joint_state_timeout [s];
+    clamps_reported: the clamp events of the last status; warn: the node's warning.
+    """
+    p: Any
+    stats: Any
+    pipeline: Any
+    ready: bool
+    model: Any
+    watchdog: Any
+    command: Any
+    input_rate: Any
+    payload_sync: Any
+    identify: Any
+    observer_out: Any
+    backend: str
+    now_ns: int
+    base_topic: str
+    clamps_reported: int
+    warn: Callable
+
+    @property
+    def merger(self):
+        return self.pipeline.merger if self.pipeline is not None else None
+
+    @property
+    def monitor(self):
+        return self.pipeline.monitor if self.pipeline is not None else None
+
+    @property
+    def base(self):
+        return self.pipeline.base if self.pipeline is not None else None
+
+    def no_base_text(self, base):
+        from ..control.torque_loop import base_state_problem
+        return base_state_problem(base, self.now_ns, self.base_topic, self.p.joint_state_timeout)
+
+
 def fill_status(node, status):
-    """Fill ``status`` (a DiagnosticStatus whose level ModelNode set) for ``node`` (a DynamicsNode)."""
+    """Fill ``status`` (a DiagnosticStatus whose level ModelNode set) from ``node`` (a :class:`Snapshot`);
+    returns the clamp events counted so far (the next snapshot's ``clamps_reported``)."""
     p, stats, loop = node.p, node.stats, node.pipeline
     period = stats.period(time.monotonic())
     slow = node.input_rate.judge(period['messages'], period['length']) if node.input_rate is not None else None
     if slow:
-        node.get_logger().warning(slow)
-    clamps = node.limiter.clamp_events if node.limiter is not None else 0
-    new_clamps, node.clamps_reported = clamps - node.clamps_reported, clamps
+        node.warn(slow)
+    clamps = loop.limiter.clamp_events if loop is not None else 0
+    new_clamps = clamps - node.clamps_reported
     wd, throttle, command = node.watchdog, loop.throttle if loop is not None else None, node.command
     reference = loop.reference if loop is not None else None
     values = [
-        ('mode', p.mode), ('backend', node.backend_state()), ('state', _state(node)),
+        ('mode', p.mode), ('backend', node.backend), ('state', _state(node)),
         ('input_rate_hz', '%.1f' % period['input_rate']), ('messages_in', stats.n_in), ('messages_out', stats.n_out),
         ('commands_out', command.sent if command is not None else 0), ('references_in', stats.n_references),
         ('diagnostic_torque_rate_hz', 'off' if throttle is None or throttle.period_ns is None else
@@ -47,7 +93,7 @@ def fill_status(node, status):
         ('joint_state_rate_low', node.input_rate is not None and node.input_rate.low),
         ('joint_state_effort', p.joint_state_effort),
         ('services_payloads', node.payload_sync.state if node.payload_sync is not None else '(no services_node)'),
-        ('command_joints', ', '.join(node.cmd_joints)),
+        ('command_joints', ', '.join(loop.cmd_joints if loop is not None else ())),
         ('command_contains', loop.terms.describe() if node.ready else '(no model)'),
         ('reference', 'none' if reference is None else
          ('set-point' if loop.ref_stream else '%d points, %.3f s' % (len(reference.t), reference.duration))),
@@ -59,6 +105,7 @@ def fill_status(node, status):
     wd.reset_period()
     if status.level == DiagnosticStatus.OK:
         _judge(node, status, new_clamps)
+    return clamps
 
 
 def _judge(node, status, new_clamps):
@@ -83,7 +130,7 @@ def _judge(node, status, new_clamps):
         status.level = DiagnosticStatus.WARN
         status.message = ('joint states at %.1f Hz, expected %g Hz: a relay or a throttled topic?'
                           % (node.input_rate.rate_hz, node.input_rate.expected_hz))
-    elif base is not None and not base.fresh(node._now_ns()):
+    elif base is not None and not base.fresh(node.now_ns):
         status.level = DiagnosticStatus.WARN
         status.message = node.no_base_text(base)
     elif new_clamps:
@@ -100,7 +147,7 @@ def _state(node):
         return 'timed out'
     if not node.merger.ready:
         return 'waiting for joint states'
-    if node.base is not None and not node.base.fresh(node._now_ns()):
+    if node.base is not None and not node.base.fresh(node.now_ns):
         return 'waiting for the base state'
     return 'running'
 
@@ -126,10 +173,10 @@ def _base(node):
     """Diagnostic values of the base state (a floating or planar robot, or base_state_topic set)."""
     base = node.base
     if base is None:
-        return [('base_state_topic', node.base_topic())] if node.p.base_state_topic else []
-    age = base.age(node._now_ns())
+        return [('base_state_topic', node.base_topic)] if node.p.base_state_topic else []
+    age = base.age(node.now_ns)
     return [('base', '%s, base link %s' % (base.model.root_joint, base.frame)),
-            ('base_state_topic', node.base_topic()),
+            ('base_state_topic', node.base_topic),
             ('base_states_in', base.accepted + base.rejected), ('base_states_rejected', base.rejected),
             ('base_state_age_ms', '%.1f' % (age * 1e3) if math.isfinite(age) else 'none'),
             ('base_state_frame', base.fixed_frame),

@@ -130,20 +130,25 @@ from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
+from .. import control
+from ..control.base_state import base_link, describe_base
 from ..control.external_torque import warm_up as warm_up_observer
 from ..control.joint_map import JointMapError
 from ..control.payload_fit import parallel_is_exclusive
+from ..control.settings import from_params
 from ..control.staleness import InputRate
 from ..control.statistics import Statistics
-from ..control.torque_loop import WAITING, NoTorque
+from ..control.torque_loop import WAITING, NoTorque, base_state_problem
 from ..control.trajectory import TrajectorySampler
-from ..control.watchdog import HOLD, Watchdog
+from ..control.watchdog import Watchdog
+from ..errors import InputError
 from . import params as P
-from .cdr import JointStateReader, header_bytes
+from .cdr import JointStateReader, JointStateWriter, header_bytes
 from .command_output import CommandOutput
-from .dynamics_diagnostics import fill_status
-from .dynamics_model import PipelineBuilder
+from .dynamics_diagnostics import Snapshot, fill_status
+from .dynamics_model import CompiledBackend
 from .dynamics_params import NODE_PARAMS, observer_on, parameter_changes, validate
+from .dynamics_watchdog import on_timeout
 from .identify_service import IdentifyService
 from .impedance_inputs import TargetInputs
 from .joint_inputs import JointInputs
@@ -160,9 +165,10 @@ TORQUE_TOPICS = {'gravity': '~/gravity_torque', 'coriolis': '~/coriolis_torque',
                  'ff': '~/feedforward_torque', 'ct': '~/computed_torque', 'imp': '~/impedance_torque'}
 
 
-class DynamicsNode(PipelineBuilder, ModelNode):
+class DynamicsNode(ModelNode):
     """Compensation / feedforward / computed-torque node (see the module doc): it converts messages, calls
-    the torque pipeline (:mod:`robot_dynamics.control`), publishes, and owns the parameters."""
+    the torque pipeline (:mod:`robot_dynamics.control`, built by :func:`robot_dynamics.control.build`),
+    publishes, and owns the parameters."""
 
     default_name = 'dynamics_node'
     extra_params = NODE_PARAMS
@@ -176,24 +182,22 @@ class DynamicsNode(PipelineBuilder, ModelNode):
         """The state of the torque pipeline before configure (and after a lifecycle cleanup): none."""
         self.ready = False                  # the pipeline fits the current model
         self.pipeline = None                # control.torque_loop.TorqueLoop of the last model that fitted
-        self.compiled_models = self._compile_poll = None   # backend compiled: CompiledModels, its poll timer
-        self._target = None                 # control.impedance_target.ImpedanceTarget (dynamics_model.py)
-        self.merger = self.staleness = self.limiter = self.monitor = None
-        self.command = self.observer_out = self.identify = self.payload_sync = None   # command_output.CommandOutput
-        self.joint_inputs = None            # joint_inputs.JointInputs: extra joint-state topics, held joints
-        self.cmd_joints = []
+        self.backend = None                 # dynamics_model.CompiledBackend
+        self.command = self.observer_out = self.identify = self.payload_sync = self.joint_inputs = None
         self.stats = Statistics(time.monotonic())
         self.watchdog = Watchdog(1, 1, 'zero')
         self.input_rate = None              # staleness.InputRate: joint states slower than the driver's rate
         self.clamps_reported = 0
         self.reader = JointStateReader()    # joint_states arrive serialized (cdr.py)
         self.outputs = {}                   # view name -> (publisher, JointStateWriter)
-        self._frame = ''                    # frame_id of the outputs of a joint state without one
-        self._now_ns = self._ros_now_ns     # the node clock's time [ns] (create_outputs may choose a cheaper read)
+        self.frame = ''                     # frame_id of the outputs of a joint state without one
+        self.sim_time = False
+        self.now_ns = self.ros_now_ns       # the node clock's time [ns] (create_outputs may choose a cheaper read)
 
     @property
-    def observer_on(self):
-        return observer_on(self.p)
+    def merger(self):
+        """The merged joint state of the pipeline (control.joint_map.JointStateMerger), or None."""
+        return self.pipeline.merger if self.pipeline is not None else None
 
     @property
     def base(self):
@@ -202,7 +206,7 @@ class DynamicsNode(PipelineBuilder, ModelNode):
 
     def warm_up(self):
         super().warm_up()
-        if self.observer_on:
+        if observer_on(self.p):
             warm_up_observer(warm_up_model())
         if self.p.base_state_topic:
             warm_up_moving_base()
@@ -211,61 +215,66 @@ class DynamicsNode(PipelineBuilder, ModelNode):
         validate(self.p, self.get_logger().warning)
 
     def create_outputs(self):
-        p = self.p
-        self._sim_time = self.get_parameter('use_sim_time').value
+        p, log = self.p, self.get_logger()
+        self.sim_time = self.get_parameter('use_sim_time').value
         # Without simulated time the ROS clock reads the system clock: time.time_ns, 60x cheaper.
-        self._now_ns = self._ros_now_ns if self._sim_time else time.time_ns
+        self.now_ns = self.ros_now_ns if self.sim_time else time.time_ns
         self.torque_pubs = {k: self.create_publisher(JointState, t, 10, event_callbacks=QUIET)
                             for k, t in TORQUE_TOPICS.items()}
         if p.publish_command:
             self.command = CommandOutput(self, p.command_topic, p.controller_manager, p.controller_name)
         self.input_rate = InputRate(p.expected_joint_state_rate)
         self.watchdog = Watchdog(p.joint_state_timeout * 1e9, (p.joint_timeout or p.joint_state_timeout) * 1e9,
-                                 p.on_timeout, self._now_ns())
-        if self.observer_on:
+                                 p.on_timeout, self.now_ns())
+        if observer_on(p):
             self.observer_out = ObserverOutputs(self, wrench=bool(p.external_wrench_link),
                                                 collision=bool(p.collision_thresholds), events=QUIET)
-        self.joint_inputs = JointInputs(self, self._warn, self._now_ns)
+        self.joint_inputs = JointInputs(self, p, log, self.warn, self.now_ns, self.stats,
+                                        lambda: self.pipeline if self.ready else None)
+        self.backend = CompiledBackend(p.backend, self, log, lambda model: self.on_model(model, False),
+                                       lambda: (self.model, None if self.pipeline is None
+                                                else self.pipeline.laws.dynamics is not None))
 
     def create_inputs(self):
         p = self.p
-        self.add_on_set_parameters_callback(self._on_set_parameters)
-        self.watchdog.last_ns = self._now_ns()
-        self.create_timer(self.watchdog.period, self._watchdog)
+        self.add_on_set_parameters_callback(self.on_set_parameters)
+        self.watchdog.last_ns = self.now_ns()
+        self.create_timer(self.watchdog.period, self.on_watchdog)
         # ~/identify_payload's requests are converted in its thread: the torque loop waits at most a GIL switch.
         sys.setswitchinterval(0.001)       # [s]
-        self.identify = IdentifyService(self)
+        self.identify = IdentifyService(self, self.holder, p, self.now_ns)
         if p.services_node:
-            self.payload_sync = PayloadSync(self, self.resolve_service_name(p.services_node))
+            self.payload_sync = PayloadSync(self, self.holder, self.resolve_service_name(p.services_node))
             self.create_timer(0.1, self.payload_sync.tick, clock=Clock(clock_type=ClockType.STEADY_TIME))
         quiet = SubscriptionEventCallbacks(use_default_callbacks=False)
         # Raw (serialized) messages: the size is checked before the costly conversion to Python objects.
-        self.create_subscription(JointTrajectory, '~/trajectory', lambda data: self._on_reference(data, False), 10,
-                                 event_callbacks=quiet, raw=True)
-        self.create_subscription(JointTrajectory, '~/reference', lambda data: self._on_reference(data, True), 10,
-                                 event_callbacks=quiet, raw=True)
-        TargetInputs(self)                  # ~/target_pose, ~/target_joints of the impedance modes
+        for topic, stream in (('~/trajectory', False), ('~/reference', True)):
+            self.create_subscription(JointTrajectory, topic, lambda data, s=stream: self.on_reference(data, s), 10,
+                                     event_callbacks=quiet, raw=True)
+        TargetInputs(self, self.target, self.warn, self.now_ns)  # ~/target_pose, ~/target_joints (impedance modes)
         self.joint_inputs.subscribe()       # extra_joint_state_topics
         if p.base_state_topic:
-            self.create_subscription(Odometry, p.base_state_topic, self._on_base_state,
+            self.create_subscription(Odometry, p.base_state_topic, self.on_base_state,
                                      QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT))
         reliability = (ReliabilityPolicy.BEST_EFFORT if p.joint_states_reliability == 'best_effort'
                        else ReliabilityPolicy.RELIABLE)
         # Last: its appearance in the graph tells clients that the node is ready. Serialized (raw): the
         # torque loop reads and writes the bytes (cdr.py) instead of rclpy's Python messages.
-        self.create_subscription(JointState, 'joint_states', self._on_joint_state,
+        self.create_subscription(JointState, 'joint_states', self.on_joint_state,
                                  QoSProfile(depth=100, reliability=reliability), raw=True)
         # The objects of the imports and of the model (some 130,000: numba, scipy, rclpy) live as long as the
         # node: out of the garbage collector's sight, whose full collections walked them all in 20-70 ms of the
         # torque loop (measured at 1 kHz: bursts of about 100 joint states 10-20 ms late). Freed as usual.
         gc.freeze()
 
-    def _ros_now_ns(self):
-        return self._clock.now().nanoseconds
+    def ros_now_ns(self):
+        """The node clock's time [ns] (simulated time or the system clock)."""
+        return self.get_clock().now().nanoseconds
 
-    def _on_set_parameters(self, parameters):
+    def on_set_parameters(self, parameters):
+        """A parameter change: validated, and the pipeline rebuilt with it; undone if it does not fit."""
         if any(param.name == 'use_sim_time' for param in parameters):
-            self._now_ns = self._ros_now_ns         # from now on the clock decides, simulated time or not
+            self.now_ns = self.ros_now_ns         # from now on the clock decides, simulated time or not
         changes, problem = parameter_changes(parameters)
         if problem:
             return SetParametersResult(successful=False, reason=problem)
@@ -285,39 +294,109 @@ class DynamicsNode(PipelineBuilder, ModelNode):
                 self.on_model(self.model, False)
         return SetParametersResult(successful=not problem, reason=problem or '')
 
+    # --- the model ----------------------------------------------------------------
+    def on_model(self, model, joints_changed):
+        """(Re)build the torque pipeline of the model (:func:`robot_dynamics.control.build`); None or the problem."""
+        self.ready = False
+        old, holder = self.pipeline, self.holder
+        pipeline = control.build(model, from_params(self.p, self.base_topic()), old, base_model=holder.base_model,
+                                 payloads=holder.payloads, dynamics=self.backend.code(model))
+        if isinstance(pipeline, str):
+            return pipeline
+        if old is not None and old.merger is not pipeline.merger and self.identify is not None:
+            self.identify.abort('the model\'s joints changed while collecting joint states')
+        if pipeline.unclamped_joints():
+            self.get_logger().warning('no URDF effort limit for %s: their torques are checked for finiteness but '
+                                      'not clamped' % ', '.join(pipeline.unclamped_joints()))
+        if pipeline.monitor is not None and (old is None or old.monitor is not pipeline.monitor):
+            self.observer_out.set_joints(pipeline.joint_names, self.p.external_wrench_link or None)
+        self.joint_inputs.attach(pipeline.merger, pipeline.staleness)     # held_joints
+        writer = JointStateWriter(pipeline.joint_names)     # the torques are published serialized (cdr.py)
+        self.outputs = {k: (pub, writer) for k, pub in self.torque_pubs.items()}
+        if self.command is not None:
+            self.command.size(pipeline.command)
+        self.pipeline, self.frame, self.ready = pipeline, model.base_link, True
+        return None
+
+    def moving_base_problem(self, model):
+        """None for a fixed base, or a floating or planar one with ``base_state_topic``; else what to set."""
+        if model.root_joint is None:
+            return None
+        if not self.p.base_state_topic:
+            return ("%s: dynamics_node needs its pose and twist; set the parameter 'base_state_topic' to a "
+                    "nav_msgs/Odometry topic of the base (child_frame_id %r, twist in the base frame), or give a "
+                    "description whose root link is fixed to the world" % (describe_base(model), base_link(model)))
+        if observer_on(self.p):
+            return ("%s: the momentum observer (parameter 'observer_gains') needs a fixed base: the measured "
+                    "joint torques of a moving base do not give its momentum without the wrenches on the base "
+                    "(contacts, wheels); set 'observer_gains' to [] for this robot" % describe_base(model))
+        return None
+
+    def loops_problem(self, model):
+        """ModelNode's check of ``actuated_joints``; and the observer refuses a closed-loop robot."""
+        if model.loops and observer_on(self.p):
+            return ("robot %r has closed loops (loops_file): the momentum observer (parameter 'observer_gains') "
+                    "needs a tree, whose joint torques give its momentum; set 'observer_gains' to [] for this robot"
+                    % model.name)
+        return super().loops_problem(model)
+
+    def service_base_state(self, model):
+        """The latest base state from ``base_state_topic`` if it is fresh (InputError if not)."""
+        base = self.base
+        if base is None or base.model.root_joint != model.root_joint:
+            raise InputError('%s and no base state has come on %s yet' % (describe_base(model), self.base_topic()))
+        if not base.fresh(self.now_ns()):
+            raise InputError('%s: %s' % (describe_base(model), self.no_base_text(base)))
+        return base.q.copy(), base.v.copy()
+
+    def base_topic(self):
+        return self.resolve_topic_name(self.p.base_state_topic) if self.p.base_state_topic else '(none)'
+
+    def no_base_text(self, base):
+        return base_state_problem(base, self.now_ns(), self.base_topic(), self.p.joint_state_timeout)
+
+    def target(self):
+        """The pipeline's impedance target holder, or why there is none (TargetInputs)."""
+        pipeline = self.pipeline
+        if pipeline is None or pipeline.target is None:
+            return ('no robot model yet' if self.model is None else
+                    'the model does not fit or has a moving base or closed loops')
+        return pipeline.target
+
     # --- inputs ---------------------------------------------------------------
-    def _warn(self, text):
+    def warn(self, text):
+        """A warning, at most once a second."""
         self.get_logger().warning(text, throttle_duration_sec=1.0)
 
-    def _on_reference(self, data, stream):
+    def on_reference(self, data, stream):
         """A ~/trajectory (``stream`` False: sampled from its start) or ~/reference (the first point, held)."""
         topic = '~/reference' if stream else '~/trajectory'
         self.stats.n_references += 1
         if len(data) > self.p.max_trajectory_bytes:
             self.stats.n_bad += 1
-            return self._warn('%s ignored: %d bytes, more than max_trajectory_bytes (%d)'
-                              % (topic, len(data), self.p.max_trajectory_bytes))
+            return self.warn('%s ignored: %d bytes, more than max_trajectory_bytes (%d)'
+                             % (topic, len(data), self.p.max_trajectory_bytes))
         try:
             msg = deserialize_message(data, JointTrajectory)
         except Exception as exc:        # malformed CDR from a raw DDS writer
             self.stats.n_bad += 1
-            return self._warn('%s ignored: cannot deserialize: %s' % (topic, exc))
+            return self.warn('%s ignored: cannot deserialize: %s' % (topic, exc))
         if not self.ready:
             # Like a joint state then: not malformed, only unusable for now.
-            return self._warn('reference ignored: %s' % ('no robot model yet' if self.model is None
-                                                         else 'the model does not fit the controller'))
+            return self.warn('reference ignored: %s' % ('no robot model yet' if self.model is None
+                                                        else 'the model does not fit the controller'))
         if not msg.points:
             self.pipeline.set_reference(None, 0)
             return self.get_logger().info('reference cleared (empty trajectory)')
         try:
-            sampler = TrajectorySampler(self.merger.joint_names, msg, hold_first=stream)
+            sampler = TrajectorySampler(self.pipeline.joint_names, msg, hold_first=stream)
         except JointMapError as exc:
             self.stats.n_bad += 1
-            return self._warn('reference ignored: %s' % exc)
+            return self.warn('reference ignored: %s' % exc)
         start = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-        self.pipeline.set_reference(sampler, start if (start and not stream) else self._now_ns(), stream)
+        self.pipeline.set_reference(sampler, start if (start and not stream) else self.now_ns(), stream)
 
-    def _on_base_state(self, msg):
+    def on_base_state(self, msg):
         """A nav_msgs/Odometry on base_state_topic: the base state the next joint states use."""
         base = self.base
         if base is None:
@@ -325,13 +404,13 @@ class DynamicsNode(PipelineBuilder, ModelNode):
                 self.get_logger().warning("base_state_topic is set, but robot %r has a fixed base: its base "
                                           "states are ignored" % self.model.name, once=True)
             return
-        problem = base.update(msg, self._now_ns())
+        problem = base.update(msg, self.now_ns())
         if problem:
             self.stats.n_bad += 1
-            self._warn('base state rejected: %s' % problem)
+            self.warn('base state rejected: %s' % problem)
 
     # --- the hot path ---------------------------------------------------------
-    def _on_joint_state(self, data):
+    def on_joint_state(self, data):
         """One joint state, serialized (bytes of a sensor_msgs/JointState): at most one torque per output."""
         t0 = time.perf_counter()
         stats = self.stats
@@ -342,103 +421,72 @@ class DynamicsNode(PipelineBuilder, ModelNode):
             msg = self.reader.read(data)
         except Exception as exc:            # malformed bytes from a raw DDS writer (cdr.CdrError, or rclpy's)
             stats.n_bad += 1
-            return self._warn('joint_states message ignored: %s' % exc)
+            return self.warn('joint_states message ignored: %s' % exc)
         pipeline = self.pipeline
-        out = pipeline.step(msg.name, msg.position, msg.velocity, msg.sec * 1_000_000_000 + msg.nanosec,
-                            self._now_ns())
-        if type(out) is NoTorque:
-            stats.refused(out)
-            if out is WAITING:
-                return self.joint_inputs.waiting(self._now_ns())
-            return self._warn(out.reason) if out.reason else None
+        step = pipeline.step(msg.name, msg.position, msg.velocity, msg.sec * 1_000_000_000 + msg.nanosec,
+                             self.now_ns())
+        refused = step.refused
+        if refused is not None:
+            stats.refused(refused)
+            if refused is WAITING:
+                return self.joint_inputs.waiting(pipeline.merger, self.now_ns())
+            return self.warn(refused.reason) if refused.reason else None
         if self.watchdog.resume():
             self.get_logger().info('joint_states resumed: publishing again')
         # The outputs' header: the joint state's, with the model's base link for a missing frame_id (RViz's
         # Effort display drops a JointState without one).
-        head = msg.head if msg.frame_id else header_bytes(msg.sec, msg.nanosec, self._frame)
-        if not self._sim_time and msg.sec:
+        head = msg.head if msg.frame_id else header_bytes(msg.sec, msg.nanosec, self.frame)
+        if not self.sim_time and msg.sec:
             stats.age(time.time() - (msg.sec + msg.nanosec * 1e-9))
-        if pipeline.limiter.clamped:
-            self._warn('command clamped to %g x the URDF effort limit' % self.p.effort_limit_scale)
+        if step.clamped:
+            self.warn('command clamped to %g x the URDF effort limit' % self.p.effort_limit_scale)
         # The command first: a publish can wait on a subscriber (Fast DDS shared memory waits up to 1 s on
         # the port of a process stopped while another wrote to it), and no torque topic's subscriber may
         # delay the actuator's command, which would then go out computed from an old state.
         if self.command is not None:
             self.command.send()
-        views, outputs = pipeline.views, self.outputs
-        for key in out:
+        torques, outputs = step.torques, self.outputs
+        for key in step.outputs:
             pub, writer = outputs[key]
-            pub.publish(writer.serialize(head, views[key]))
-        stats.n_diagnostic_out += len(out) > 1
+            pub.publish(writer.serialize(head, torques[key]))
+        stats.n_diagnostic_out += len(step.outputs) > 1
         stats.n_out += 1
         # The watchdog's sign of life: a torque published for a message that set a model joint.
-        fresh = pipeline.fresh
-        stats.n_fresh += fresh
-        if fresh and (self.monitor is not None or self.identify.collection is not None):
-            self._observe(msg, head)                # after the command: it never waits for the observer
+        stats.n_fresh += step.fresh
+        if step.fresh and (pipeline.monitor is not None or self.identify.collection is not None):
+            self.observe(msg, head)                 # after the command: it never waits for the observer
         self.watchdog.streaming = True
         stats.callback(time.perf_counter() - t0)
 
-    def _observe(self, msg, head):
+    def observe(self, msg, head):
         """Feed the observer and a running payload collection with the joint state just merged (``msg`` a
         cdr.Stamped, ``head`` the outputs' serialized header)."""
         t0 = time.perf_counter()
-        monitor = self.monitor
-        got = self.pipeline.observe(msg.effort, msg.sec * 1_000_000_000 + msg.nanosec or self._now_ns(), monitor,
-                                    self.identify.collection)
+        pipeline = self.pipeline
+        monitor = pipeline.monitor
+        got = pipeline.observe(msg.effort, msg.sec * 1_000_000_000 + msg.nanosec or self.now_ns(), monitor,
+                               self.identify.collection)
         if type(got) is NoTorque:
             self.stats.refused(got)
             if got.kind == 'no_effort':
-                return self._warn('%s (%d such messages)' % (got.reason, self.stats.n_no_effort))
-            return self._warn(got.reason)
+                return self.warn('%s (%d such messages)' % (got.reason, self.stats.n_no_effort))
+            return self.warn(got.reason)
         if got:
             busy = self.identify.current is not None and parallel_is_exclusive()
-            self.observer_out.publish(msg, head, monitor, self.merger.q, busy)
+            self.observer_out.publish(msg, head, monitor, pipeline.merger.q, busy)
         self.stats.observer(time.perf_counter() - t0)
 
     # --- watchdog and the end -----------------------------------------------------
-    def _watchdog(self):
-        t = time.monotonic()
-        wd = self.watchdog
-        wd.tick(t)
-        command = self.command
-        if command is not None:
-            command.check_listeners(t)
-        now = self._now_ns()
-        action = wd.check(now, self.stats.n_fresh, self.staleness if self.ready and self.merger.ready else None)
-        if action is None:
-            return
-        if action == HOLD:
-            if command is not None and self.ready:
-                command.send()
-                self._warn('joint_states timed out: holding the last command (on_timeout=hold)')
-            return
-        if action.action == 'zero':
-            # Also when the model no longer fits (not ready): the command message is sized for the read-only
-            # `joints`, so zero is valid.
-            if command is not None:
-                command.zero()
-            what = 'sent a zero command, publishing stops until joint_states resume'
-        elif action.action == 'hold':
-            what = 'holding the last command until joint_states resume (on_timeout=hold)'
-        else:
-            what = 'publishing stops; a forward_command_controller keeps its last command'
-        if action.action != 'hold' and self.merger is not None:
-            self.merger.reset()          # a stale position is never used again (held joints stay held)
-            if self.base is not None:
-                self.base.forget()       # nor a stale base state
-        if action.stale is not None:
-            return self.get_logger().error('stale joint state: %s (on_timeout=%s): %s'
-                                           % (action.stale, action.action, what))
-        base = self.base
-        cause = ('' if base is None or not self.stats.n_no_base or base.fresh(now) else
-                 ' (joint states that came gave no torque: %s)' % self.no_base_text(base))
-        self.get_logger().error('no joint_states for %.3f s (joint_state_timeout %.3f s; rejected messages and '
-                                'messages that gave no torque do not count)%s: %s'
-                                % (action.silence, self.p.joint_state_timeout, cause, what))
+    def on_watchdog(self):
+        """The watchdog's timer: what it decides is done by :func:`.dynamics_watchdog.on_timeout`."""
+        on_timeout(self.watchdog, self.command, self.pipeline if self.ready else None, self.pipeline, self.stats,
+                   self.now_ns(), self.p, self.get_logger(), self.warn, self.no_base_text)
 
     def diagnostic_status(self, status):
-        fill_status(self, status)
+        self.clamps_reported = fill_status(Snapshot(
+            self.p, self.stats, self.pipeline, self.ready, self.model, self.watchdog, self.command, self.input_rate,
+            self.payload_sync, self.identify, self.observer_out, self.backend.state(self.model), self.now_ns(),
+            self.base_topic(), self.clamps_reported, self.get_logger().warning), status)
 
     def final_stop(self, why):
         """The defined end of a clean stop (docs/NODES.md, 'When dynamics_node stops'): one zero command if

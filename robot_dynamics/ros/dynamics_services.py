@@ -82,7 +82,7 @@ class DynamicsServices(ModelNode):
 
     def service_base_state(self, model):
         """The latest base state from ``base_state_topic`` if it is fresh (InputError if not)."""
-        base, now = self.base, self._clock.now().nanoseconds
+        base, now = self.base, self.get_clock().now().nanoseconds
         if base is None or not base.fresh(now):
             what = 'no base state' if base is None or not base.known else 'the base state is %.3f s old' % base.age(now)
             raise InputError('%s: %s on %s (fresh: at most joint_state_timeout, %.3f s)' % (
@@ -92,7 +92,7 @@ class DynamicsServices(ModelNode):
 
     def _on_base_state(self, msg):
         if self.base is not None:
-            self.base.update(msg, self._clock.now().nanoseconds)
+            self.base.update(msg, self.get_clock().now().nanoseconds)
 
     def diagnostic_status(self, status):
         if status.level == 0:

@@ -12,11 +12,13 @@ from .service_thread import ServiceThread
 
 
 class IdentifyService:
-    """~/identify_payload of ``node`` (a DynamicsNode: its ``p``, ``base_model``, ``model_without_payload``,
-    ``set_payload``, ``_now_ns``). ``current``: the running :class:`Identification`, or None."""
+    """~/identify_payload, made on ``node`` (an rclpy Node: the service, its timer, its logger) for the model
+    of ``holder`` (a ModelHolder: ``base_model``, ``model_without_payload``, ``set_payload``, ``no_model``),
+    with the parameters ``p`` and the node clock ``now_ns()`` [ns]. ``current``: the running
+    :class:`Identification`, or None."""
 
-    def __init__(self, node):
-        self.node = node
+    def __init__(self, node, holder, p, now_ns):
+        self.node, self.holder, self.p, self.now_ns = node, holder, p, now_ns
         self.current = None
         self.thread = ServiceThread(node)
         self.thread.create_deferred_service(IdentifyPayload, '~/identify_payload', _stopped_answer)
@@ -39,29 +41,29 @@ class IdentifyService:
             if answer is not None:
                 ticket.reply(answer)
         ident = self.current
-        if ident is not None and ident.tick(self.node._now_ns()):
+        if ident is not None and ident.tick(self.now_ns()):
             self.current = None
             ident.ticket.reply(self._answer(ident))
 
     def _start(self, ticket):
         """Start an identification; None: answered later by :meth:`tick`."""
-        node, request, response = self.node, ticket.request, ticket.response
-        if node.base_model is None:
-            return node._no_model(response)
-        p = node.p
-        problem = request_problem(node.base_model, request.link, request.duration, len(request.samples),
+        holder, request, response = self.holder, ticket.request, ticket.response
+        if holder.base_model is None:
+            return holder.no_model(response)
+        p = self.p
+        problem = request_problem(holder.base_model, request.link, request.duration, len(request.samples),
                                   running=self.current is not None, max_points=p.max_request_points,
                                   max_duration=p.identify_max_duration, effort_kind=p.joint_state_effort)
         if problem:
             response.success, response.message = False, problem
             return response
-        ident = Identification(node.model_without_payload(request.link), request.link, static=request.static_poses,
-                               rest_velocity=p.identify_rest_velocity, ticket=ticket, apply=request.apply,
-                               base=node.base_model)
+        ident = Identification(holder.model_without_payload(request.link), request.link,
+                               static=request.static_poses, rest_velocity=p.identify_rest_velocity, ticket=ticket,
+                               apply=request.apply, base=holder.base_model)
         self.current = ident
         if request.duration > 0:
-            ident.collect(node._now_ns(), request.duration)
-            node.get_logger().info('identify_payload: collecting joint states for %.3g s' % request.duration)
+            ident.collect(self.now_ns(), request.duration)
+            self.node.get_logger().info('identify_payload: collecting joint states for %.3g s' % request.duration)
         else:
             ident.fit(request.samples)
         return None
@@ -76,10 +78,10 @@ class IdentifyService:
         _fill_estimate(response, job.estimate, job.used, job.model.joint_names)
         text = ident.summary()
         if ident.apply:
-            if self.node.base_model is not ident.base:
+            if self.holder.base_model is not ident.base:
                 problem = 'the robot description changed during the identification'
             else:
-                problem = self.node.set_payload(job.estimate.link, payload_entry(job.estimate))
+                problem = self.holder.set_payload(job.estimate.link, payload_entry(job.estimate))
             response.applied = problem is None
             text += '; applied' if problem is None else '; not applied: %s' % problem
         response.success, response.message = True, text

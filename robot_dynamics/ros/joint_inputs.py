@@ -9,12 +9,20 @@ from .cdr import JointStateReader
 
 
 class JointInputs:
-    """The ``extra_joint_state_topics`` subscriptions of ``node`` (a DynamicsNode) and its held joints;
-    ``warn(text)``: the node's throttled warning, ``now_ns()``: its clock [ns]."""
+    """The ``extra_joint_state_topics`` subscriptions and the held joints of dynamics_node.
 
-    def __init__(self, node, warn, now_ns):
-        self.node, self.warn, self.now_ns = node, warn, now_ns
-        p = node.p
+    Args:
+        node: the rclpy Node the subscriptions are made on (``create_subscription``, ``resolve_topic_name``).
+        p: the parameters (``held_joints``, ``held_positions``, ``extra_joint_state_topics``,
+            ``extra_joint_state_timeout``).
+        log: the node's logger; ``warn(text)``: its throttled warning; ``now_ns()``: its clock [ns].
+        stats: the node's Statistics (bad messages counted); ``pipeline()``: the TorqueLoop that fits the
+            current model, or None.
+    """
+
+    def __init__(self, node, p, log, warn, now_ns, stats, pipeline):
+        self.node, self.p, self.log, self.warn, self.now_ns = node, p, log, warn, now_ns
+        self.stats, self.pipeline = stats, pipeline
         self.sources = JointSources(held_positions(p.held_joints, p.held_positions), p.extra_joint_state_topics,
                                     p.extra_joint_state_timeout * 1e9)
         self.reader = JointStateReader()
@@ -24,7 +32,7 @@ class JointInputs:
     def subscribe(self):
         """One best-effort subscription (accepts every publisher) per extra topic, serialized like joint_states."""
         quiet = SubscriptionEventCallbacks(use_default_callbacks=False)
-        for topic in self.node.p.extra_joint_state_topics:
+        for topic in self.p.extra_joint_state_topics:
             self.node.create_subscription(JointState, topic, lambda data, t=topic: self._on_extra(data, t),
                                           QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT),
                                           raw=True, event_callbacks=quiet)
@@ -33,27 +41,27 @@ class JointInputs:
         """A new merger: hold its held joints; warn of the held names the model lacks."""
         unknown = self.sources.attach(merger, staleness)
         if unknown:
-            self.node.get_logger().warning('held_joints names %s, which the model does not have (its joints: %s): '
+            self.log.warning('held_joints names %s, which the model does not have (its joints: %s): '
                                            'ignored' % (', '.join(unknown), ', '.join(merger.joint_names)))
 
-    def waiting(self, now_ns):
-        """A joint state of the main stream waits for joints that have no position: warn once."""
-        text = self.sources.waiting(self.node.merger, now_ns, self.topic)
+    def waiting(self, merger, now_ns):
+        """A joint state of the main stream waits for joints of ``merger`` that have no position: warn once."""
+        text = self.sources.waiting(merger, now_ns, self.topic)
         if text:
-            self.node.get_logger().warning(text)
+            self.log.warning(text)
 
     def _on_extra(self, data, topic):
-        node = self.node
         self.extra_messages += 1
-        if not node.ready:
+        pipeline = self.pipeline()
+        if pipeline is None:
             return
         try:
             msg = self.reader.read(data)
         except Exception as exc:            # malformed bytes (cdr.CdrError, or rclpy's)
-            node.stats.n_bad += 1
+            self.stats.n_bad += 1
             return self.warn('%s message ignored: %s' % (topic, exc))
-        problem = self.sources.merge(node.merger, node.staleness, msg.name, msg.position, msg.velocity, msg.effort,
-                                     self.now_ns())
+        problem = self.sources.merge(pipeline.merger, pipeline.staleness, msg.name, msg.position, msg.velocity,
+                                     msg.effort, self.now_ns())
         if problem:
-            node.stats.n_bad += 1
+            self.stats.n_bad += 1
             self.warn('%s %s' % (topic, problem))

@@ -77,7 +77,7 @@ class DynamicsLifecycleNode(LifecycleNodeMixin, DynamicsNode):
     def on_activate(self, state):
         if self.merger is not None:
             self.merger.reset()                  # positions read before activation are never used
-        self.watchdog.restart(self._now_ns(), self.stats.n_fresh)
+        self.watchdog.restart(self.now_ns(), self.stats.n_fresh)
         self.active = True
         self.get_logger().info('active: torques and commands from the next joint states')
         return TransitionCallbackReturn.SUCCESS
@@ -102,13 +102,13 @@ class DynamicsLifecycleNode(LifecycleNodeMixin, DynamicsNode):
         return TransitionCallbackReturn.SUCCESS
 
     # --- what the active state gates ------------------------------------------------
-    def _on_joint_state(self, msg):
+    def on_joint_state(self, msg):
         if self.active:
-            DynamicsNode._on_joint_state(self, msg)
+            DynamicsNode.on_joint_state(self, msg)
 
-    def _watchdog(self):
+    def on_watchdog(self):
         if self.active:
-            DynamicsNode._watchdog(self)
+            DynamicsNode.on_watchdog(self)
 
     def final_stop(self, why):
         """Leave the active state: one zero command (if there is a command) and the controller deactivated (if
@@ -127,7 +127,7 @@ class DynamicsLifecycleNode(LifecycleNodeMixin, DynamicsNode):
                                (self.publishers, self.destroy_publisher)):
             for entity in [e for e in group if id(e) not in self._at_start]:
                 destroy(entity)
-        for callback in (self._read_only, self._on_set_parameters):
+        for callback in (self._read_only, self.on_set_parameters):
             try:
                 self.remove_on_set_parameters_callback(callback)
             except ValueError:                   # not added (configure failed before)

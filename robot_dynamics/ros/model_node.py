@@ -33,26 +33,20 @@ leave the node without that model and with an ERROR status naming the file
 and the loop (the node keeps running). What the services answer for both:
 :mod:`.queries`.
 """
-import time
-
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
-import robot_dynamics as rd
-from robot_dynamics_interfaces.srv import (CheckTrajectory, ForwardDynamics, GravityCompensation, InverseDynamics,
-                                           MassMatrix, RetimeTrajectory, SetPayload, TrajectoryEfforts)
-
-from ..constraints.load import load_description
 from ..model.xml_root import MAX_BYTES as MAX_DESCRIPTION_BYTES
 from ..errors import InputError
 from ..ros import params as P
 from ..control.closed_loop import check_actuated
-from .payloads import Payloads
-from .queries import Queries, describe_base  # noqa: F401  (describe_base: also here)
-from .timing_queries import TimingQueries
+from ..control.model_holder import ModelHolder, read_model_file, resolve_path  # noqa: F401  (also here)
+from . import payloads, queries
+from .queries import describe_base  # noqa: F401  (describe_base: also here)
 # Also model_node's names, where the nodes and tests import them from:
 from .spin import DEFAULT_EXECUTOR, EXECUTORS, STOP_WAIT, StopSignals, close, make_executor, run  # noqa: F401
 from .warm_up import WARMUP_URDF as _WARMUP_URDF, warm_up, warm_up_model, warm_up_moving_base  # noqa: F401
@@ -65,7 +59,7 @@ DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 #: node files include it).
 MODEL_PARAMS = P.schema('model.yaml', skip=())
 
-class ModelNode(Payloads, Queries, TimingQueries, Node):
+class ModelNode(Node):
     """Robot model, payloads, dynamics services and /diagnostics.
 
     Two steps, as in ros2/examples: construct (plain state, no parameters,
@@ -77,6 +71,9 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
     :meth:`on_model` (with each model), :meth:`create_inputs`
     (subscriptions last, so a client that sees them knows the node is
     ready); :meth:`diagnostic_status` runs with each diagnostics period.
+    The model, its payloads and its status are the ROS-free ``holder``
+    (:class:`robot_dynamics.control.model_holder.ModelHolder`); the services
+    are functions of it (:mod:`.queries`, :mod:`.timing_queries`, :mod:`.payloads`).
     """
 
     extra_params = ()
@@ -99,21 +96,20 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
         """The state before configure: no parameters, no model."""
         self.p = None                 # the parameters, once configured
         self.configured = False
-        self.base_model = None        # from the description, no payloads
-        self.model = None             # base_model with the payloads
-        self.model_source = ''
-        self.model_status = 'waiting'
-        self.model_error = ''
-        self.model_updates = 0
-        self.descriptions_rejected = 0
-        self.description_seconds = None  # (wall, CPU) [s] the last description took to load or be refused
-        self.payloads = {}            # link -> (mass, com (3,), inertia (3, 3))
-        self.loops = None             # the parsed loops_file (a tuple of rd.Loop), or None
-        self.loops_error = ''         # why loops_file could not be read, or ''
-        self.actuators = None         # the parsed actuators_file ({joint: {...}}), or None
-        self.actuators_error = ''     # why actuators_file could not be read, or ''
-        self._service_loop = None     # the services' ClosedLoop of the current model
-        self._clock = self.get_clock()
+        self.holder = ModelHolder(None, self.get_logger(), self.check_model, self.service_base_state)
+
+    @property
+    def model(self):
+        """The current model (payloads included), or None."""
+        return self.holder.model
+
+    @property
+    def model_status(self):
+        return self.holder.status
+
+    @property
+    def model_source(self):
+        return self.holder.source
 
     def configure(self):
         """Declare and validate the parameters, compile the kernels, build the model, and create
@@ -125,62 +121,46 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
         """
         if self.configured:
             raise RuntimeError('%s is configured already' % self.get_name())
-        self.p = P.declare(self, MODEL_PARAMS + tuple(self.extra_params), self.undeclarable_parameters)
+        self.p = self.holder.p = P.declare(self, MODEL_PARAMS + tuple(self.extra_params), self.undeclarable_parameters)
         self.validate_params()
-        t0 = time.perf_counter()
         self.warm_up()
-        self.get_logger().debug('kernels ready in %.2f s' % (time.perf_counter() - t0))
-        self._diag_pub = self.create_publisher(
-            DiagnosticArray, '/diagnostics', 10,
-            event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
+        self.diagnostics = self.create_publisher(DiagnosticArray, '/diagnostics', 10,
+                                                 event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
         self.create_outputs()
+        from_topic = self.load_model()
+        self.create_timer(self.p.diagnostics_period, self.publish_diagnostics)
+        if self.query_services:
+            queries.register(self, self.holder)
+        payloads.register(self, self.holder)
+        self.create_inputs()
+        if from_topic:
+            self.create_subscription(String, self.p.robot_description_topic,
+                                     lambda msg: self.holder.set_description(msg.data, fatal=False), DESCRIPTION_QOS)
+        self.configured = True
+        return self
 
-        # The model: parameter, file, or topic; the loops from their file, once.
-        from_topic = not (self.p.robot_description or self.p.urdf_path)
-        if self.p.loops_file:
-            from ..model.loops import parse_loops
-            self.loops, self.loops_error = self._read_file('loops_file', parse_loops)
-        if self.p.actuators_file:
-            from ..model.actuators import parse_actuators
-            self.actuators, self.actuators_error = self._read_file('actuators_file',
-                                                                   lambda text: parse_actuators(text + '\n'))
-        if self.loops_error or self.actuators_error:
-            self.model_source = 'parameter robot_description' if self.p.robot_description else (
-                'file %s' % self.p.urdf_path if self.p.urdf_path else 'topic %s' % self.resolve_topic_name(
-                    self.p.robot_description_topic))
-        elif self.p.robot_description:
-            self.model_source = 'parameter robot_description'
-            self._set_description(self.p.robot_description, fatal=True)
-        elif self.p.urdf_path:
-            self.model_source = 'file %s' % self.p.urdf_path
+    def load_model(self):
+        """The model from the parameter or the file (and the loops and actuators from theirs, once); True when
+        it comes from the topic instead."""
+        p, holder = self.p, self.holder
+        from_topic = not (p.robot_description or p.urdf_path)
+        holder.source = ('parameter robot_description' if p.robot_description else 'file %s' % p.urdf_path
+                         if p.urdf_path else 'topic %s' % self.resolve_topic_name(p.robot_description_topic))
+        if holder.read_files():
+            return from_topic
+        if p.robot_description:
+            holder.set_description(p.robot_description, fatal=True)
+        elif p.urdf_path:
             try:
-                with open(self.p.urdf_path, 'rb') as f:
+                with open(p.urdf_path, 'rb') as f:
                     xml = f.read(MAX_DESCRIPTION_BYTES + 1)     # the loader refuses a longer one
             except OSError as exc:
                 raise P.ParameterError("parameter 'urdf_path': cannot read %r: %s"
-                                       % (self.p.urdf_path, exc.strerror or exc)) from None
-            self._set_description(xml, fatal=True, path=self.p.urdf_path)
+                                       % (p.urdf_path, exc.strerror or exc)) from None
+            holder.set_description(xml, fatal=True, path=p.urdf_path)
         else:
-            topic = self.resolve_topic_name(self.p.robot_description_topic)
-            self.model_source = 'topic %s' % topic
-            self.model_status = 'waiting for %s' % topic
-
-        self._diag_timer = self.create_timer(self.p.diagnostics_period, self._publish_diagnostics)
-        if self.query_services:
-            self.create_service(GravityCompensation, '~/gravity_compensation', self._srv_gravity)
-            self.create_service(InverseDynamics, '~/inverse_dynamics', self._srv_inverse_dynamics)
-            self.create_service(ForwardDynamics, '~/forward_dynamics', self._srv_forward_dynamics)
-            self.create_service(MassMatrix, '~/mass_matrix', self._srv_mass_matrix)
-            self.create_service(TrajectoryEfforts, '~/fill_trajectory_efforts', self._srv_trajectory)
-            self.create_service(RetimeTrajectory, '~/retime_trajectory', self._srv_retime)
-            self.create_service(CheckTrajectory, '~/check_trajectory', self._srv_check_trajectory)
-        self.create_service(SetPayload, '~/set_payload', self._srv_set_payload)
-        self.create_inputs()
-        if from_topic:
-            self.create_subscription(String, self.p.robot_description_topic, self._on_description,
-                                     DESCRIPTION_QOS)
-        self.configured = True
-        return self
+            holder.status = 'waiting for %s' % holder.source[len('topic '):]
+        return from_topic
 
     # --- hooks ---------------------------------------------------------------
     def validate_params(self):
@@ -216,81 +196,13 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
         """Log how ``future`` of :meth:`final_stop` ended (done, or not answered within STOP_WAIT)."""
 
     # --- model ------------------------------------------------------------------
-    def _read_file(self, parameter, parse):
-        """``parse`` of the file the parameter ``parameter`` names, and '' (or None and why not: then
-        the error status, and the node stays up without a model)."""
-        value, error = read_model_file(parameter, getattr(self.p, parameter), parse)
-        if error:
-            self.model_status, self.model_error = 'error', error
-            self.get_logger().error(error + '; no model until the node is restarted with a usable file')
-        return value, error
-
-    def _on_description(self, msg):
-        self._set_description(msg.data, fatal=False)
-
-    def _set_description(self, xml, fatal, path=None):
-        # Always XML text, never a path: rd.load_urdf would open a str that
-        # does not start with '<' as a file, and a description comes from the
-        # network (a FIFO path would block the node, any other path would
-        # probe the file system). ``path``: the urdf_path file the text was read
-        # from (an MJCF is compiled from it, for its <include> and asset files).
-        started = time.perf_counter(), time.thread_time()
-        try:
-            self._take_description(xml, fatal, path, started)
-        finally:
-            self.description_seconds = _since(started)
-
-    def _take_description(self, xml, fatal, path, started):
-        if self.loops_error or self.actuators_error:
-            self.descriptions_rejected += 1
-            return
-        try:
-            base = load_description(xml, gravity=tuple(self.p.gravity), loops=self.loops, path=path,
-                                    actuators=self.actuators, skip_missing_meshes=self.p.skip_missing_meshes)
-        except (ValueError, OSError) as exc:
-            text = 'robot description rejected (%s): %s' % (self.model_source, exc)
-            if self.loops and self._tree_loads(xml, path):           # the loops' fault: an error status, no exit
-                text = ("robot description rejected (%s): the loops of loops_file %r do not fit it: %s"
-                        % (self.model_source, self.p.loops_file, exc))
-                fatal = False
-            if fatal:
-                raise P.ParameterError(text + ' (decided in %.3f s, %.3f s of CPU)' % _since(started)) from None
-            self.descriptions_rejected += 1
-            self.model_error = text
-            self.model_status = 'error' if self.model is None else 'error (previous model kept)'
-            self.get_logger().error(text + (' Keeping the previous model.' if self.model else '')
-                                    + ' (decided in %.3f s, %.3f s of CPU)' % _since(started))
-            return
-        dropped = [link for link in self.payloads if link not in base.link_names]
-        for link in dropped:
-            del self.payloads[link]
-            self.get_logger().warning('payload on %r dropped: the new description has no such link' % link)
-        old = self.model
-        self.base_model = base
-        problem = self._rebuild(joints_changed=old is None or old.joint_names != base.joint_names)
-        self.model_updates += 1
-        if problem and fatal:
-            raise P.ParameterError(problem)
-        if not problem:
-            self.get_logger().info('model %r from %s in %.3f s: %d joints (%s), %.2f kg%s%s'
-                                   % (base.name, self.model_source, _since(started)[0], len(base.joint_names),
-                                      ', '.join(base.joint_names), base.total_mass,
-                                      '' if base.root_joint is None else ', %s base' % base.root_joint,
-                                      '' if not base.loops else ', %d loop(s) from %s (actuated: %s)' % (
-                                          len(base.loops), self.p.loops_file, ', '.join(self.actuated(base)))))
-
-    def _tree_loads(self, xml, path):
-        """True if the description loads without the loops (then they are what does not fit)."""
-        try:
-            load_description(xml, gravity=tuple(self.p.gravity), path=path,
-                             skip_missing_meshes=self.p.skip_missing_meshes)
-            return True
-        except (ValueError, OSError):
-            return False
+    def check_model(self, model, joints_changed):
+        """The holder's check of each model: None, or the problem of its base, its loops or the node's."""
+        return self.moving_base_problem(model) or self.loops_problem(model) or self.on_model(model, joints_changed)
 
     def actuated(self, model):
         """The actuated joints of ``model``: ``actuated_joints``, or every joint when it is empty."""
-        return list(self.p.actuated_joints) or list(model.joint_names)
+        return self.holder.actuated(model)
 
     def loops_problem(self, model):
         """The problem with ``actuated_joints`` for ``model``, or None (subclasses add theirs)."""
@@ -301,23 +213,6 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
                                           % model.name, once=True)
             return None
         return check_actuated(model, list(self.p.actuated_joints))
-
-    def _rebuild(self, joints_changed):
-        model = self.base_model
-        for link, (m, com, inertia) in self.payloads.items():
-            model = model.with_payload(link, m, com, inertia)
-        self.model = model
-        self._service_loop = None
-        problem = (self.moving_base_problem(model) or self.loops_problem(model)
-                   or self.on_model(model, joints_changed))
-        if problem:
-            self.model_status = 'error'
-            self.model_error = problem
-            self.get_logger().error(problem)
-        else:
-            self.model_status = 'ok'
-            self.model_error = ''
-        return problem
 
     def moving_base_problem(self, model):
         """The text that refuses a floating or planar base, else None.
@@ -340,71 +235,19 @@ class ModelNode(Payloads, Queries, TimingQueries, Node):
         raise InputError('%s and %s has no base state' % (describe_base(model), self.get_name()))
 
     # --- diagnostics ------------------------------------------------------------
-    def _publish_diagnostics(self):
-        status = DiagnosticStatus()
-        status.name = '%s: %s' % (self.get_fully_qualified_name().lstrip('/'), self.status_name)
-        status.hardware_id = self.model.name if self.model is not None else ''
-        status.level = DiagnosticStatus.OK
-        status.message = 'ok'
-        if self.model is None:
-            status.level = DiagnosticStatus.WARN if self.model_status.startswith('waiting') else DiagnosticStatus.ERROR
-            status.message = self.model_error or self.model_status
-        elif self.model_status != 'ok':
-            status.level = DiagnosticStatus.ERROR
-            status.message = self.model_error
-        values = [('model_source', self.model_source), ('model_status', self.model_status),
-                  ('model_updates', self.model_updates),
-                  ('descriptions_rejected', self.descriptions_rejected)]
-        if self.description_seconds is not None:
-            values += [('last_description_seconds', '%.4f' % self.description_seconds[0]),
-                       ('last_description_cpu_seconds', '%.4f' % self.description_seconds[1])]
-        if self.p.loops_file:
-            values.append(('loops_file', self.p.loops_file))
-        if self.p.actuators_file:
-            values.append(('actuators_file', self.p.actuators_file))
-        if self.model is not None and self.model.loops:
-            values += [('loops', ', '.join(l.name for l in self.model.loops)),
-                       ('actuated_joints', ', '.join(self.actuated(self.model)))]
-        if self.model is not None:
-            values += [('robot', self.model.name), ('joints', ', '.join(self.model.joint_names)),
-                       ('payload_mass_kg', '%.4g' % self.payload_mass()),
-                       ('payload_links', ', '.join(sorted(self.payloads)))]
-        status.values = [KeyValue(key=k, value=str(v)) for k, v in values]
+    def publish_diagnostics(self):
+        """Publish the node's DiagnosticStatus: the model's values, then the subclass's (diagnostic_status)."""
+        holder, model = self.holder, self.holder.model
+        status = DiagnosticStatus(name='%s: %s' % (self.get_fully_qualified_name().lstrip('/'), self.status_name),
+                                  hardware_id=model.name if model is not None else '', level=DiagnosticStatus.OK,
+                                  message='ok')
+        if model is None:
+            status.level = DiagnosticStatus.WARN if holder.status.startswith('waiting') else DiagnosticStatus.ERROR
+            status.message = holder.error or holder.status
+        elif holder.status != 'ok':
+            status.level, status.message = DiagnosticStatus.ERROR, holder.error
+        status.values = [KeyValue(key=k, value=str(v)) for k, v in holder.status_values()]
         self.diagnostic_status(status)
-        array = DiagnosticArray()
-        array.header.stamp = self._clock.now().to_msg()
-        array.status = [status]
-        self._diag_pub.publish(array)
-
-
-def _since(started):
-    """(wall, CPU of this thread) [s] since ``started`` = (time.perf_counter(), time.thread_time())."""
-    return time.perf_counter() - started[0], time.thread_time() - started[1]
-
-
-def read_model_file(parameter, path, parse):
-    """(``parse`` of the text of ``path``, '') or (None, why not, naming ``parameter``): a path or
-    package://pkg/path, at most 1 MiB read."""
-    try:
-        with open(resolve_path(path), 'rb') as f:
-            text = f.read(1 << 20).decode('utf-8', 'replace')
-        return parse(text), ''
-    except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        return None, 'parameter %r %r: %s' % (parameter, path, reason)
-
-
-def resolve_path(path):
-    """A file path of ``path``: as it is, or ``package://<package>/<rest>`` in that package's share
-    directory (ament index; OSError if the package is not found)."""
-    prefix = 'package://'
-    if not path.startswith(prefix):
-        return path
-    package, _, rest = path[len(prefix):].partition('/')
-    try:
-        from ament_index_python.packages import get_package_share_directory
-        share = get_package_share_directory(package)
-    except Exception as exc:          # PackageNotFoundError, or no ament index at all
-        raise OSError(0, 'package %r not found (%s)' % (package, exc)) from None
-    import os
-    return os.path.join(share, rest)
+        array = DiagnosticArray(status=[status])
+        array.header.stamp = self.get_clock().now().to_msg()
+        self.diagnostics.publish(array)

@@ -45,12 +45,13 @@ class PayloadSync:
     """Keeps ``<services_node>/set_payload`` at the payloads of ``node``.
 
     Args:
-        node: the torque node (an rclpy Node with ``payloads``, see ModelNode).
+        node: the torque node (an rclpy Node: the client, the logger).
+        holder: its ModelHolder (``payloads``: link -> (mass, com, inertia)).
         services_node: the fully qualified name of the dynamics_services node.
     """
 
-    def __init__(self, node, services_node):
-        self.node = node
+    def __init__(self, node, holder, services_node):
+        self.node, self.holder = node, holder
         self.service_name = services_node.rstrip('/') + '/set_payload'
         self.client = node.create_client(SetPayload, self.service_name)
         self._sent = None                 # the payloads (key) last sent, or None
@@ -61,7 +62,7 @@ class PayloadSync:
     @property
     def state(self):
         """'in sync' while the services node has the node's current payloads, else how far it got."""
-        return 'in sync' if _key(self.node.payloads) == self._confirmed else self._progress
+        return 'in sync' if _key(self.holder.payloads) == self._confirmed else self._progress
 
     def tick(self):
         """Send the payloads if they changed since the last sending and the service is there; read
@@ -81,9 +82,9 @@ class PayloadSync:
             self._answers = []
             self._progress = 'waiting for %s' % self.service_name
             return
-        key = _key(self.node.payloads)
+        key = _key(self.holder.payloads)
         if key == self._sent:
             return
         self._sent = key
         self._progress = 'sending'
-        self._answers = [self.client.call_async(r) for r in payload_requests(self.node.payloads)]
+        self._answers = [self.client.call_async(r) for r in payload_requests(self.holder.payloads)]

@@ -1,4 +1,4 @@
-"""The read-only dynamics services of a node with a robot model (a mixin of :class:`.model_node.ModelNode`).
+"""The read-only dynamics services of a node with a robot model: handlers of (holder, request, response).
 
 ``~/gravity_compensation``, ``~/inverse_dynamics``, ``~/forward_dynamics``,
 ``~/mass_matrix`` and ``~/fill_trajectory_efforts`` (robot_dynamics_interfaces)
@@ -7,10 +7,14 @@ nothing. Every one answers ``success: false`` with a message that says what is
 wrong instead of raising. Their results are computations, not commands: they
 are not clamped to effort limits. dynamics_node does not serve them; the
 dynamics_services process beside it does, under its names
-(:mod:`.query_services`).
+(:mod:`.query_services`). Each handler is a function of the node's
+:class:`robot_dynamics.control.model_holder.ModelHolder` (its ``model``,
+``base_state``, ``actuated``, ``no_model``, ``p.friction_smoothing``), the
+request and the response; :func:`register` creates the services of a node
+that serves them (dynamics_services, simulator_node).
 
 A floating or planar base (``model.root_joint``): the services take the joints from the request
-and the base from :meth:`.model_node.ModelNode.service_base_state`, with the base's
+and the base from the holder's ``base_state`` (the node's), with the base's
 acceleration zero, and answer for the joints (the base is not actuated):
 ``~/gravity_compensation`` and ``~/inverse_dynamics`` the joint part of
 ``gravity_torques`` / ``rnea`` on the full state, ``~/mass_matrix`` the
@@ -59,147 +63,165 @@ def fail(response, problem):
     return response
 
 
-class Queries:
-    """The handlers of the read-only services. The node provides ``model``, ``p.friction_smoothing``,
-    :meth:`actuated`, :meth:`service_base_state`, ``model_error`` / ``model_status`` and
-    ``_service_loop`` (the services' ClosedLoop of the current model, or None)."""
+def _full_state(holder, model, q, qd=None):
+    """(q, v) of the joints' ``q``, ``qd`` (n,) with the services' base state; a fixed base: (q, qd)."""
+    if model.root_joint is None:
+        return q, qd
+    q_root, v_root = holder.base_state(model)
+    return full_state(model, q_root, v_root, q, qd)
 
-    def _full_state(self, model, q, qd=None):
-        """(q, v) of the joints' ``q``, ``qd`` (n,) with the services' base state; a fixed base: (q, qd)."""
-        if model.root_joint is None:
-            return q, qd
-        q_root, v_root = self.service_base_state(model)
-        return full_state(model, q_root, v_root, q, qd)
 
-    def _no_model(self, response):
-        response.success = False
-        response.message = 'no robot model yet (%s)' % (self.model_error or self.model_status)
-        return response
-
-    def _srv_gravity(self, request, response):
-        model = self.model
-        if model is None:
-            return self._no_model(response)
-        js = request.joint_state
-        try:
-            if model.loops:
-                loop = self._loop_of(model)
-                q, qd = self._loop_state(loop, js)
-                tau = loop.compute(q, qd).copy()
-                response.torques = JointState(header=js.header, name=loop.actuated, effort=tau.tolist())
-                return ok(response)
-            q, = state_from_names(model.joint_names, js.name, js.position, (), what=('position',))
-            q, _ = self._full_state(model, q)
-            tau = rd.gravity_torques(model, q)[model.root_nv:]
-        except ValueError as exc:
-            return fail(response, exc)
-        response.torques = JointState(header=js.header, name=list(model.joint_names), effort=tau.tolist())
-        return ok(response)
-
-    def _loop_of(self, model):
-        """The services' :class:`.closed_loop.ClosedLoop` of ``model`` (gravity mode), built once per model."""
-        if self._service_loop is None or self._service_loop.model is not model:
-            self._service_loop = ClosedLoop(model, self.actuated(model), GRAVITY)
-        return self._service_loop
-
-    def _loop_state(self, loop, js, extra=(), what=()):
-        """(q, qd, *extra) of a closed-loop request: the actuated joints' values (the passive ones, if
-        named, only start the assembly); the extra arrays (actuated order) are returned as they are."""
-        arrays = state_from_names(loop.actuated, js.name, js.position, js.velocity, extra,
-                                  what=('position', 'velocity') + tuple(what))
-        guess = None
-        if loop.passive and all(n in js.name for n in loop.passive):
-            try:
-                guess, = state_from_names(loop.passive, js.name, js.position, (), what=('position',))
-            except JointMapError:
-                guess = None
-        q, qd = loop.complete(arrays[0], arrays[1], guess)
-        return (q.copy(), qd.copy()) + tuple(arrays[2:])
-
-    def _srv_inverse_dynamics(self, request, response):
-        model = self.model
-        if model is None:
-            return self._no_model(response)
-        js = request.joint_state
+def gravity(holder, request, response):
+    """~/gravity_compensation (GravityCompensation)."""
+    model = holder.model
+    if model is None:
+        return holder.no_model(response)
+    js = request.joint_state
+    try:
         if model.loops:
-            try:
-                loop = self._loop_of(model)
-                q, qd, qdd_a = self._loop_state(loop, js, [request.acceleration], ('acceleration',))
-                tau, _ = rd.constrained_inverse_dynamics(model, q, qd, loop.accelerations(q, qd, qdd_a),
-                                                         loop.actuated)
-            except ValueError as exc:
-                return fail(response, exc)
-            response.torques = JointState(header=js.header, name=loop.actuated, effort=tau[loop.a].tolist())
+            loop = _loop_of(holder, model)
+            q, qd = _loop_state(loop, js)
+            tau = loop.compute(q, qd).copy()
+            response.torques = JointState(header=js.header, name=loop.actuated, effort=tau.tolist())
             return ok(response)
+        q, = state_from_names(model.joint_names, js.name, js.position, (), what=('position',))
+        q, _ = _full_state(holder, model, q)
+        tau = rd.gravity_torques(model, q)[model.root_nv:]
+    except ValueError as exc:
+        return fail(response, exc)
+    response.torques = JointState(header=js.header, name=list(model.joint_names), effort=tau.tolist())
+    return ok(response)
+
+
+def _loop_of(holder, model):
+    """The services' :class:`.closed_loop.ClosedLoop` of ``model`` (gravity mode), built once per model."""
+    if holder.service_loop is None or holder.service_loop.model is not model:
+        holder.service_loop = ClosedLoop(model, holder.actuated(model), GRAVITY)
+    return holder.service_loop
+
+
+def _loop_state(loop, js, extra=(), what=()):
+    """(q, qd, *extra) of a closed-loop request: the actuated joints' values (the passive ones, if
+    named, only start the assembly); the extra arrays (actuated order) are returned as they are."""
+    arrays = state_from_names(loop.actuated, js.name, js.position, js.velocity, extra,
+                              what=('position', 'velocity') + tuple(what))
+    guess = None
+    if loop.passive and all(n in js.name for n in loop.passive):
         try:
-            q, qd, qdd = state_from_names(model.joint_names, js.name, js.position, js.velocity,
-                                          [request.acceleration],
-                                          what=('position', 'velocity', 'acceleration'))
-            q, qd = self._full_state(model, q, qd)
-            if model.root_joint is not None:        # the base's acceleration: zero
-                qdd = np.concatenate([np.zeros(model.root_nv), qdd])
-            tau = rd.rnea(model, q, qd, qdd)[model.root_nv:]
+            guess, = state_from_names(loop.passive, js.name, js.position, (), what=('position',))
+        except JointMapError:
+            guess = None
+    q, qd = loop.complete(arrays[0], arrays[1], guess)
+    return (q.copy(), qd.copy()) + tuple(arrays[2:])
+
+
+def inverse_dynamics(holder, request, response):
+    """~/inverse_dynamics (InverseDynamics)."""
+    model = holder.model
+    if model is None:
+        return holder.no_model(response)
+    js = request.joint_state
+    if model.loops:
+        try:
+            loop = _loop_of(holder, model)
+            q, qd, qdd_a = _loop_state(loop, js, [request.acceleration], ('acceleration',))
+            tau, _ = rd.constrained_inverse_dynamics(model, q, qd, loop.accelerations(q, qd, qdd_a),
+                                                     loop.actuated)
         except ValueError as exc:
             return fail(response, exc)
-        response.torques = JointState(header=js.header, name=list(model.joint_names), effort=tau.tolist())
+        response.torques = JointState(header=js.header, name=loop.actuated, effort=tau[loop.a].tolist())
         return ok(response)
+    try:
+        q, qd, qdd = state_from_names(model.joint_names, js.name, js.position, js.velocity,
+                                      [request.acceleration],
+                                      what=('position', 'velocity', 'acceleration'))
+        q, qd = _full_state(holder, model, q, qd)
+        if model.root_joint is not None:        # the base's acceleration: zero
+            qdd = np.concatenate([np.zeros(model.root_nv), qdd])
+        tau = rd.rnea(model, q, qd, qdd)[model.root_nv:]
+    except ValueError as exc:
+        return fail(response, exc)
+    response.torques = JointState(header=js.header, name=list(model.joint_names), effort=tau.tolist())
+    return ok(response)
 
-    def _srv_forward_dynamics(self, request, response):
-        model = self.model
-        if model is None:
-            return self._no_model(response)
-        if model.root_joint is not None:
-            return fail(response, '%s: its joint accelerations depend on the contact wrenches on the base, '
-                         'which this service does not know (the library: rd.aba with the base wrench in tau and '
-                         'the contacts in f_ext)' % describe_base(model))
-        js = request.joint_state
-        try:
-            if model.loops:
-                loop = self._loop_of(model)
-                q, qd, tau_a = self._loop_state(loop, js, [js.effort], ('effort',))
-                tau = np.zeros(model.nq)
-                tau[loop.a] = tau_a
-                qdd, _ = rd.constrained_forward_dynamics(model, q, qd, tau)
-            else:
-                q, qd, tau = state_from_names(model.joint_names, js.name, js.position, js.velocity,
-                                              [js.effort], what=('position', 'velocity', 'effort'))
-                qdd = rd.aba(model, q, qd, tau)
-        except ValueError as exc:
-            return fail(response, exc)
-        response.name = list(model.joint_names)
-        response.acceleration = qdd.tolist()
-        return ok(response)
 
-    def _srv_mass_matrix(self, request, response):
-        model = self.model
-        if model is None:
-            return self._no_model(response)
-        js = request.joint_state
-        try:
-            q, = state_from_names(model.joint_names, js.name, js.position, (), what=('position',))
-            if model.root_joint is not None:        # the joint block: independent of the base's pose
-                q = np.concatenate([model.neutral()[:model.root_nq], q])
-            M = rd.mass_matrix(model, q)[model.root_nv:, model.root_nv:]
-        except ValueError as exc:
-            return fail(response, exc)
-        response.name = list(model.joint_names)
-        response.mass_matrix = M.ravel().tolist()
-        return ok(response)
-
-    def _srv_trajectory(self, request, response):
-        model = self.model
-        if model is None:
-            return self._no_model(response)
-        if model.root_joint is not None:
-            return fail(response, '%s: the efforts of a trajectory need the base state at each of its points, '
-                         'which are unknown ahead of time' % describe_base(model))
+def forward_dynamics(holder, request, response):
+    """~/forward_dynamics (ForwardDynamics)."""
+    model = holder.model
+    if model is None:
+        return holder.no_model(response)
+    if model.root_joint is not None:
+        return fail(response, '%s: its joint accelerations depend on the contact wrenches on the base, '
+                     'which this service does not know (the library: rd.aba with the base wrench in tau and '
+                     'the contacts in f_ext)' % describe_base(model))
+    js = request.joint_state
+    try:
         if model.loops:
-            return fail(response, 'robot %r has closed loops (loops_file): the trajectory efforts are computed for '
-                         'trees only; use ~/inverse_dynamics point by point' % model.name)
-        try:
-            response.trajectory = fill_trajectory_efforts(
-                model, request.trajectory, include_friction=request.include_friction,
-                friction_smoothing=self.p.friction_smoothing)
-        except ValueError as exc:
-            return fail(response, exc)
-        return ok(response, '%d points' % len(request.trajectory.points))
+            loop = _loop_of(holder, model)
+            q, qd, tau_a = _loop_state(loop, js, [js.effort], ('effort',))
+            tau = np.zeros(model.nq)
+            tau[loop.a] = tau_a
+            qdd, _ = rd.constrained_forward_dynamics(model, q, qd, tau)
+        else:
+            q, qd, tau = state_from_names(model.joint_names, js.name, js.position, js.velocity,
+                                          [js.effort], what=('position', 'velocity', 'effort'))
+            qdd = rd.aba(model, q, qd, tau)
+    except ValueError as exc:
+        return fail(response, exc)
+    response.name = list(model.joint_names)
+    response.acceleration = qdd.tolist()
+    return ok(response)
+
+
+def mass_matrix(holder, request, response):
+    """~/mass_matrix (MassMatrix)."""
+    model = holder.model
+    if model is None:
+        return holder.no_model(response)
+    js = request.joint_state
+    try:
+        q, = state_from_names(model.joint_names, js.name, js.position, (), what=('position',))
+        if model.root_joint is not None:        # the joint block: independent of the base's pose
+            q = np.concatenate([model.neutral()[:model.root_nq], q])
+        M = rd.mass_matrix(model, q)[model.root_nv:, model.root_nv:]
+    except ValueError as exc:
+        return fail(response, exc)
+    response.name = list(model.joint_names)
+    response.mass_matrix = M.ravel().tolist()
+    return ok(response)
+
+
+def trajectory_efforts(holder, request, response):
+    """~/fill_trajectory_efforts (TrajectoryEfforts)."""
+    model = holder.model
+    if model is None:
+        return holder.no_model(response)
+    if model.root_joint is not None:
+        return fail(response, '%s: the efforts of a trajectory need the base state at each of its points, '
+                     'which are unknown ahead of time' % describe_base(model))
+    if model.loops:
+        return fail(response, 'robot %r has closed loops (loops_file): the trajectory efforts are computed for '
+                     'trees only; use ~/inverse_dynamics point by point' % model.name)
+    try:
+        response.trajectory = fill_trajectory_efforts(
+            model, request.trajectory, include_friction=request.include_friction,
+            friction_smoothing=holder.p.friction_smoothing)
+    except ValueError as exc:
+        return fail(response, exc)
+    return ok(response, '%d points' % len(request.trajectory.points))
+
+
+def register(node, holder):
+    """Create the read-only services of :data:`.query_services.QUERY_SERVICES` on ``node`` (an rclpy Node),
+    answered from ``holder`` (:mod:`.timing_queries` too)."""
+    from robot_dynamics_interfaces.srv import (CheckTrajectory, ForwardDynamics, GravityCompensation,
+                                               InverseDynamics, MassMatrix, RetimeTrajectory, TrajectoryEfforts)
+    from . import timing_queries
+    for kind, name, handler in ((GravityCompensation, 'gravity_compensation', gravity),
+                                (InverseDynamics, 'inverse_dynamics', inverse_dynamics),
+                                (ForwardDynamics, 'forward_dynamics', forward_dynamics),
+                                (MassMatrix, 'mass_matrix', mass_matrix),
+                                (TrajectoryEfforts, 'fill_trajectory_efforts', trajectory_efforts),
+                                (RetimeTrajectory, 'retime_trajectory', timing_queries.retime),
+                                (CheckTrajectory, 'check_trajectory', timing_queries.check_trajectory)):
+        node.create_service(kind, '~/' + name, lambda request, response, h=handler: h(holder, request, response))

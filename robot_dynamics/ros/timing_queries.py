@@ -1,4 +1,4 @@
-"""The trajectory-timing services of a node with a robot model (a mixin of :class:`.model_node.ModelNode`).
+"""The trajectory-timing services of a node with a robot model: handlers of (holder, request, response).
 
 ``~/retime_trajectory`` (RetimeTrajectory): the fastest motion, from rest to
 rest, along a smooth path through waypoints within the velocity,
@@ -119,69 +119,70 @@ def tree_problem(model, service):
     return None
 
 
-class TimingQueries:
-    """The handlers of ~/retime_trajectory and ~/check_trajectory. The node provides ``model`` and
-    ``_no_model`` (:class:`.queries.Queries`)."""
+def _tree(holder, response, service):
+    """(the model, None) when the holder's is a fixed-base tree; else (None, ``response`` refused, saying why)."""
+    model = holder.model
+    if model is None:
+        return None, holder.no_model(response)
+    problem = tree_problem(model, service)
+    return (None, fail(response, problem)) if problem else (model, None)
 
-    def _tree(self, response, service):
-        """(the model, None) when it is a fixed-base tree; else (None, ``response`` refused, saying why)."""
-        if self.model is None:
-            return None, self._no_model(response)
-        problem = tree_problem(self.model, service)
-        return (None, fail(response, problem)) if problem else (self.model, None)
 
-    def _srv_retime(self, request, response):
-        model, refusal = self._tree(response, '~/retime_trajectory')
-        if refusal is not None:
-            return refusal
-        names = list(request.waypoints.joint_names)
-        try:
-            W = waypoints_of(model, request.waypoints)
-            vel = per_joint(model, names, request.velocity_limits, 'velocity_limits')
-            acc = per_joint(model, names, request.acceleration_limits, 'acceleration_limits')
-            if request.gridpoints > MAX_GRIDPOINTS:
-                raise InputError('gridpoints is %d, more than %d' % (request.gridpoints, MAX_GRIDPOINTS))
-            if not (math.isfinite(request.rate) and request.rate >= 0):
-                raise InputError('rate must be >= 0 [Hz] (0: the grid points), got %r' % request.rate)
-            traj = rd.retime(model, W, velocity_limits=vel, acceleration_limits=acc,
-                             effort_scale=request.effort_scale or 1.0, gridpoints=request.gridpoints or None)
-            t, q, qd, qdd, tau = self._samples(model, traj, request.rate)
-        except ValueError as exc:
-            return fail(response, exc)
-        response.trajectory = trajectory_message(model.joint_names, request.waypoints.header, t, q, qd, qdd, tau)
-        response.duration = traj.duration
-        return ok(response, '%d waypoints, duration %.6g s, %d points' % (len(W), traj.duration, t.size))
+def retime(holder, request, response):
+    """~/retime_trajectory (RetimeTrajectory) of the holder's model."""
+    model, refusal = _tree(holder, response, '~/retime_trajectory')
+    if refusal is not None:
+        return refusal
+    names = list(request.waypoints.joint_names)
+    try:
+        W = waypoints_of(model, request.waypoints)
+        vel = per_joint(model, names, request.velocity_limits, 'velocity_limits')
+        acc = per_joint(model, names, request.acceleration_limits, 'acceleration_limits')
+        if request.gridpoints > MAX_GRIDPOINTS:
+            raise InputError('gridpoints is %d, more than %d' % (request.gridpoints, MAX_GRIDPOINTS))
+        if not (math.isfinite(request.rate) and request.rate >= 0):
+            raise InputError('rate must be >= 0 [Hz] (0: the grid points), got %r' % request.rate)
+        traj = rd.retime(model, W, velocity_limits=vel, acceleration_limits=acc,
+                         effort_scale=request.effort_scale or 1.0, gridpoints=request.gridpoints or None)
+        t, q, qd, qdd, tau = _samples(model, traj, request.rate)
+    except ValueError as exc:
+        return fail(response, exc)
+    response.trajectory = trajectory_message(model.joint_names, request.waypoints.header, t, q, qd, qdd, tau)
+    response.duration = traj.duration
+    return ok(response, '%d waypoints, duration %.6g s, %d points' % (len(W), traj.duration, t.size))
 
-    @staticmethod
-    def _samples(model, traj, rate):
-        """(t, q, qd, qdd, tau) of ``traj`` at its grid points (``rate`` 0) or evenly spaced, at least ``rate``
-        [Hz] (:meth:`~robot_dynamics.timing.retime.TimedTrajectory.times`)."""
-        if not rate:
-            return traj.t, traj.q, traj.qd, traj.qdd, traj.tau
-        if math.ceil(traj.duration * rate) + 1 > MAX_POINTS:
-            raise InputError('rate %.6g Hz gives %d points over %.6g s, more than %d'
-                                % (rate, math.ceil(traj.duration * rate) + 1, traj.duration, MAX_POINTS))
-        t = traj.times(rate)
-        q, qd, qdd = traj.sample(t)
-        return t, q, qd, qdd, motor_torques(model, q, qd, qdd)
 
-    def _srv_check_trajectory(self, request, response):
-        model, refusal = self._tree(response, '~/check_trajectory')
-        if refusal is not None:
-            return refusal
-        try:
-            t, Q, QD, QDD = trajectory_arrays(model.joint_names, request.trajectory)
-            acc = per_joint(model, list(request.trajectory.joint_names), request.acceleration_limits,
-                            'acceleration_limits')
-            check = rd.check_trajectory(model, t, Q, QD, QDD, acceleration_limits=acc)
-        except ValueError as exc:
-            return fail(response, exc)
-        response.feasible = check.feasible
-        response.joint_names = list(model.joint_names)
-        for k in QUANTITIES:
-            setattr(response, k + '_ratio', check.worst[k].tolist())
-            setattr(response, k + '_point', check.index[k].tolist())
-            setattr(response, k + '_time', check.time[k].tolist())
-        kind, joint, ratio, point, at = check.violation()
-        return ok(response, 'worst: %s of %s at %.4g x its limit (point %d, t = %.4g s): %s' % (
-            kind, joint, ratio, point, at, 'feasible' if ratio <= 1.0 + TOLERANCE else 'NOT feasible'))
+def _samples(model, traj, rate):
+    """(t, q, qd, qdd, tau) of ``traj`` at its grid points (``rate`` 0) or evenly spaced, at least ``rate``
+    [Hz] (:meth:`~robot_dynamics.timing.retime.TimedTrajectory.times`)."""
+    if not rate:
+        return traj.t, traj.q, traj.qd, traj.qdd, traj.tau
+    if math.ceil(traj.duration * rate) + 1 > MAX_POINTS:
+        raise InputError('rate %.6g Hz gives %d points over %.6g s, more than %d'
+                            % (rate, math.ceil(traj.duration * rate) + 1, traj.duration, MAX_POINTS))
+    t = traj.times(rate)
+    q, qd, qdd = traj.sample(t)
+    return t, q, qd, qdd, motor_torques(model, q, qd, qdd)
+
+
+def check_trajectory(holder, request, response):
+    """~/check_trajectory (CheckTrajectory) of the holder's model."""
+    model, refusal = _tree(holder, response, '~/check_trajectory')
+    if refusal is not None:
+        return refusal
+    try:
+        t, Q, QD, QDD = trajectory_arrays(model.joint_names, request.trajectory)
+        acc = per_joint(model, list(request.trajectory.joint_names), request.acceleration_limits,
+                        'acceleration_limits')
+        check = rd.check_trajectory(model, t, Q, QD, QDD, acceleration_limits=acc)
+    except ValueError as exc:
+        return fail(response, exc)
+    response.feasible = check.feasible
+    response.joint_names = list(model.joint_names)
+    for k in QUANTITIES:
+        setattr(response, k + '_ratio', check.worst[k].tolist())
+        setattr(response, k + '_point', check.index[k].tolist())
+        setattr(response, k + '_time', check.time[k].tolist())
+    kind, joint, ratio, point, at = check.violation()
+    return ok(response, 'worst: %s of %s at %.4g x its limit (point %d, t = %.4g s): %s' % (
+        kind, joint, ratio, point, at, 'feasible' if ratio <= 1.0 + TOLERANCE else 'NOT feasible'))

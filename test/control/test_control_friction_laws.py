@@ -52,7 +52,7 @@ def test_gravity_coriolis_friction_compensates_the_laws():
 @pytest.mark.parametrize('tracking', (False, True))
 def test_feedforward_adds_the_laws_at_the_desired_velocity(tracking):
     k = gains([], NAMES, list(NAMES))
-    _, ff, _, _, _ = laws_of(MODEL, NAMES, FEEDFORWARD, 0.01, k, k, int(0.1e9), tracking_friction=tracking)
+    ff = laws_of(MODEL, NAMES, FEEDFORWARD, 0.01, k, k, int(0.1e9), tracking_friction=tracking).feedforward
     q_d, qd_d, qdd_d = Q + 0.05, QD[::-1].copy(), np.linspace(-1, 1, 7)
     want = rd.rnea(MODEL, q_d, qd_d, qdd_d) + (by_hand(qd_d, 0.01) if tracking else 0.0)
     np.testing.assert_allclose(ff(Q, QD, q_d, qd_d, qdd_d), want, rtol=1e-12, atol=1e-12)
@@ -61,7 +61,7 @@ def test_feedforward_adds_the_laws_at_the_desired_velocity(tracking):
 @pytest.mark.parametrize('tracking', (False, True))
 def test_computed_torque_adds_the_laws_at_the_measured_velocity(tracking):
     kp, kd = np.full(7, 100.0), np.full(7, 20.0)
-    _, _, ct, _, _ = laws_of(MODEL, NAMES, COMPUTED_TORQUE, 0.0, kp, kd, int(0.1e9), tracking_friction=tracking)
+    ct = laws_of(MODEL, NAMES, COMPUTED_TORQUE, 0.0, kp, kd, int(0.1e9), tracking_friction=tracking).computed_torque
     q_d, qd_d, qdd_d = Q + 0.05, QD[::-1].copy(), np.linspace(-1, 1, 7)
     a = qdd_d + kd * (qd_d - QD) + kp * (q_d - Q)
     want = rd.rnea(MODEL, Q, QD, a) + (by_hand(QD, 0.0) if tracking else 0.0)

@@ -14,6 +14,7 @@ from robot_dynamics.control.compensation import CARTESIAN_IMPEDANCE, JOINT_IMPED
 from robot_dynamics.control.impedance_target import (ImpedanceControl, ImpedanceTarget, TorqueRate, build_impedance,
                                                      carry_target)
 from robot_dynamics.control.joint_map import JointStateMerger
+from robot_dynamics.control.settings import PipelineSettings
 from robot_dynamics.control.staleness import JointStaleness
 from robot_dynamics.control.torque_loop import IMPEDANCE_OUT, NoTorque, TorqueLoop, gains, laws_of
 
@@ -36,15 +37,15 @@ def target(kind='pose', timeout=0.5):
 def pipeline(mode, *, stiffness=(), robot_gravity=False, rate=0.0, control=None, **law):
     """A TorqueLoop of the Panda in ``mode`` with its ImpedanceControl (built as dynamics_node does)."""
     cmd = list(NAMES)
-    laws, ff, ct, base, loop = laws_of(PANDA, NAMES, mode, 0.0, gains([], NAMES, cmd), gains([], NAMES, cmd),
-                                       int(0.1e9))
+    laws = laws_of(PANDA, NAMES, mode, 0.0, gains([], NAMES, cmd), gains([], NAMES, cmd), int(0.1e9))
     holder = target('pose' if mode == CARTESIAN_IMPEDANCE else 'joints')
     if control is None:
         control = build_impedance(PANDA, mode, holder, link=TCP if mode == CARTESIAN_IMPEDANCE else '',
                                   stiffness=stiffness, max_torque_rate=rate, **law)
-    return TorqueLoop(JointStateMerger(NAMES), JointStaleness(NAMES, int(1e9)), laws, ff, ct,
+    return TorqueLoop(PipelineSettings(mode=mode, diagnostic_torque_rate=-1), JointStateMerger(NAMES),
+                      JointStaleness(NAMES, int(1e9)), laws,
                       TorqueLimiter(PANDA.effort_limit), profiles.CommandTerms(robot_gravity, False, 7),
-                      list(range(7)), mode, impedance=control, target=control.target)
+                      list(range(7)), impedance=control, target=control.target)
 
 
 # --- the target holder ---------------------------------------------------------------------------
@@ -148,7 +149,7 @@ def test_the_torque_rate_is_limited_against_the_clock():
 
 def test_cartesian_mode_holds_the_first_pose_then_follows_a_target_with_the_librarys_torque():
     loop = pipeline(CARTESIAN_IMPEDANCE, stiffness=K6, nullspace_stiffness=5.0, max_pose_error=(0.05, 0.3))
-    out = loop.step(NAMES, Q0, QD, NOW, NOW)
+    out = loop.step(NAMES, Q0, QD, NOW, NOW).outputs
     assert out == IMPEDANCE_OUT and out[0] == 'imp'
     law = rd.CartesianImpedance(PANDA, TCP, K6, nullspace_stiffness=5.0, max_pose_error=(0.05, 0.3))
     p0, Q_0 = law.pose(Q0)
@@ -160,14 +161,14 @@ def test_cartesian_mode_holds_the_first_pose_then_follows_a_target_with_the_libr
     for offer in ((p1 + 0.01, Q_0, NOW - S), (p1 * np.nan, Q_0, NOW), (p1 + 0.01, Q_0 * 1.1, NOW)):
         assert loop.target.offer_pose('', offer[0], offer[1], offer[2], NOW) is not None
         q = Q0 + 0.01
-        assert loop.step(NAMES, q, QD, NOW, NOW) == IMPEDANCE_OUT
+        assert loop.step(NAMES, q, QD, NOW, NOW).outputs == IMPEDANCE_OUT
         np.testing.assert_allclose(loop.command, law.torque(q, QD, p1, Q_0), rtol=1e-12, atol=1e-10)
     assert (loop.target.accepted, loop.target.rejected) == (1, 3)
 
 
 def test_cartesian_command_leaves_out_the_gravity_the_robot_adds():
     loop = pipeline(CARTESIAN_IMPEDANCE, robot_gravity=True)
-    assert loop.step(NAMES, Q0, QD, NOW, NOW) == IMPEDANCE_OUT
+    assert loop.step(NAMES, Q0, QD, NOW, NOW).outputs == IMPEDANCE_OUT
     law = rd.CartesianImpedance(PANDA, TCP, [500, 500, 500, 30, 30, 30], max_pose_error=(0.05, 0.3))
     tau = law.torque(Q0, QD, *law.pose(Q0))
     np.testing.assert_allclose(loop.views['imp'], tau, rtol=1e-12, atol=1e-10)           # the topic: the law
@@ -178,7 +179,7 @@ def test_joint_mode_follows_a_partial_target_with_the_librarys_torque():
     K = np.linspace(30.0, 90.0, 7)
     loop = pipeline(JOINT_IMPEDANCE, stiffness=K, max_pose_error=(0.05, 0.3))
     assert loop.target.offer_joints(['panda_joint2'], [Q0[1] + 0.2], NOW, NOW) is None
-    assert loop.step(NAMES, Q0, QD, NOW, NOW) == IMPEDANCE_OUT
+    assert loop.step(NAMES, Q0, QD, NOW, NOW).outputs == IMPEDANCE_OUT
     q_d = Q0.copy()
     q_d[1] += 0.2
     law = rd.JointImpedance(PANDA, K, max_error=0.3)
@@ -204,7 +205,7 @@ def test_near_a_singularity_no_torque_with_the_reason():
     holder = target()
     law = rd.CartesianImpedance(PANDA, TCP, K6, max_condition=1.0 + 1e-9)          # every pose is too near
     loop = pipeline(CARTESIAN_IMPEDANCE, control=ImpedanceControl(law, holder, TorqueRate(0.0, S)))
-    out = loop.step(NAMES, Q0, QD, NOW, NOW)
+    out = loop.step(NAMES, Q0, QD, NOW, NOW).refused
     assert type(out) is NoTorque and out.kind == 'singular'
     assert 'refused near a singularity of panda_hand_tcp: cond(J)' in out.reason
 

@@ -316,8 +316,8 @@ def test_the_retiming_md_service_calls(ros, services):
 def test_a_moving_base_or_closed_loops_are_refused(kind):
     """The handlers alone (no DDS), on a model the services take but a retiming does not: the message says
     why (the library's retiming and check are for fixed-base trees)."""
-    from robot_dynamics.ros.queries import Queries
-    from robot_dynamics.ros.timing_queries import TimingQueries
+    from types import SimpleNamespace
+    from robot_dynamics.ros import timing_queries
     if kind == 'floating base':
         model, words = rd.load_urdf(str(PANDA), root_joint='floating'), ['floating', 'fixed-base arm']
     else:
@@ -325,14 +325,12 @@ def test_a_moving_base_or_closed_loops_are_refused(kind):
         model = rd.load_urdf(str(urdf), loops=(ROOT / 'urdf' / 'examples' / 'palletiser.loops.yaml').read_text())
         words = ['closed loops', 'trees only']
 
-    class Services(Queries, TimingQueries):
-        pass
-    node = Services()
-    node.model = model
+    holder = SimpleNamespace(model=model)
     names = list(model.joint_names)
     request = RetimeTrajectory.Request(waypoints=JointTrajectory(joint_names=names, points=[
         JointTrajectoryPoint(positions=[0.0] * len(names)), JointTrajectoryPoint(positions=[0.1] * len(names))]))
-    res = node._srv_retime(request, RetimeTrajectory.Response())
+    res = timing_queries.retime(holder, request, RetimeTrajectory.Response())
     assert not res.success and all(w in res.message for w in words + ['~/retime_trajectory']), res.message
-    res = node._srv_check_trajectory(CheckTrajectory.Request(trajectory=request.waypoints), CheckTrajectory.Response())
+    res = timing_queries.check_trajectory(holder, CheckTrajectory.Request(trajectory=request.waypoints),
+                                         CheckTrajectory.Response())
     assert not res.success and all(w in res.message for w in words + ['~/check_trajectory']), res.message
