@@ -606,8 +606,8 @@ def test_retime_writes_what_retime_returns_and_plots_the_torques(tmp_path):
     assert max(r[0] for r in rows.values()) == pytest.approx(1.0, abs=1e-4)       # a torque limit binds
     h, w, std = _png(tmp_path / "timed.png")
     assert h > 300 and w > 600 and std > 0.05
-    from robot_dynamics.timing.cli import plot_torques
-    t, tau = plot_torques(traj, tmp_path / "again.png")
+    from robot_dynamics.tools.plots import plot_retimed_torques
+    t, tau = plot_retimed_torques(traj, tmp_path / "again.png")
     np.testing.assert_allclose(tau, traj.torques(t))
     assert np.all(np.abs(tau) <= 1.02 * traj.effort_limit)
 

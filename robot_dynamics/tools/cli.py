@@ -13,8 +13,8 @@ import sys
 import warnings
 
 import numpy as np
-from ..codegen import cli as codegen_cli
-from ..timing import cli as retime_cli
+from . import cli_codegen as codegen_cli
+from . import cli_retime as retime_cli
 from ..errors import UsageError  # noqa: F401
 from . import cli_identify, cli_info
 from .cli_info import finite_or_none as _js

@@ -10,7 +10,10 @@ and returns the plotted arrays, so that what is drawn can be checked:
   grid of two joints (how unevenly the arm's inertia is spread; large
   values mean some directions are much harder to accelerate than others);
 - :func:`plot_trajectory`: joint positions, velocities and total energy of
-  a simulation run (:class:`robot_dynamics.simulation.SimulationResult`).
+  a simulation run (:class:`robot_dynamics.simulation.SimulationResult`);
+- :func:`plot_torques`: measured against predicted joint torques (identification);
+- :func:`plot_retimed_torques`: the torques of a retimed trajectory against
+  their limits (``robot-dynamics retime --plot``).
 """
 import numpy as np
 
@@ -270,3 +273,37 @@ def plot_torques(t, measured, predicted, joint_names, path, *, title="measured a
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return data
+
+
+def plot_retimed_torques(traj, path):
+    """Each joint's motor torque over time of a retimed trajectory (:func:`robot_dynamics.retime`) with its
+    (scaled) effort limit; saves a PNG. Returns the plotted (t [s] (N,), tau [N m | N] (N, nq)) at 10 times
+    the grid density. (:func:`plot_torques` plots measured against predicted torques.)"""
+    plt = _pyplot()
+    t = np.linspace(0.0, traj.duration, 10 * traj.t.size)
+    tau = traj.torques(t)
+    n = len(traj.joint_names)
+    cols = min(3, n)
+    rows = (n + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 2.8 * rows), squeeze=False, sharex=True)
+    for j, name in enumerate(traj.joint_names):
+        ax = axes[j // cols][j % cols]
+        ax.plot(t, tau[:, j], color="C0", lw=1.4, label="torque")
+        lim = traj.effort_limit[j]
+        if np.isfinite(lim):
+            ax.axhline(lim, color="C3", ls="--", lw=1, label="effort limit")
+            ax.axhline(-lim, color="C3", ls="--", lw=1)
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("t [s]", fontsize=8)
+        ax.set_ylabel("torque [N m | N]", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+        if j == 0:
+            ax.legend(loc="best", fontsize=7)
+    for a in range(n, rows * cols):
+        axes[a // cols][a % cols].axis("off")
+    fig.suptitle("retimed trajectory: %.4g s; joint torques and their limits" % traj.duration, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return t, tau

@@ -2,7 +2,7 @@
 the subcommand (registered in :mod:`robot_dynamics.tools.cli`)."""
 import re
 
-from .writer import IDENTIFIER, write
+from ..codegen.writer import IDENTIFIER, write
 
 
 def add_arguments(parser):

@@ -17,7 +17,8 @@ import math
 import numpy as np
 
 from ..errors import UsageError
-from .retime import retime
+from ..timing.retime import retime
+from .plots import plot_retimed_torques
 
 
 def add_arguments(parser):
@@ -90,41 +91,6 @@ def run(model, args, out):
     for j, name in enumerate(model.joint_names):
         print("%-*s  %12.4f  %12.4f" % (w, name, ratio["effort"][j], ratio["velocity"][j]), file=out)
     if args.plot:
-        plot_torques(traj, args.plot)
+        plot_retimed_torques(traj, args.plot)
         print("wrote %s" % args.plot, file=out)
     return 0
-
-
-def plot_torques(traj, path):
-    """Each joint's motor torque over time with its (scaled) effort limit; saves a PNG.
-    Returns the plotted (t, tau) at 10 times the grid density."""
-    import matplotlib
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-    t = np.linspace(0.0, traj.duration, 10 * traj.t.size)
-    tau = traj.torques(t)
-    n = len(traj.joint_names)
-    cols = min(3, n)
-    rows = (n + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 2.8 * rows), squeeze=False, sharex=True)
-    for j, name in enumerate(traj.joint_names):
-        ax = axes[j // cols][j % cols]
-        ax.plot(t, tau[:, j], color="C0", lw=1.4, label="torque")
-        lim = traj.effort_limit[j]
-        if np.isfinite(lim):
-            ax.axhline(lim, color="C3", ls="--", lw=1, label="effort limit")
-            ax.axhline(-lim, color="C3", ls="--", lw=1)
-        ax.set_title(name, fontsize=9)
-        ax.set_xlabel("t [s]", fontsize=8)
-        ax.set_ylabel("torque [N m | N]", fontsize=8)
-        ax.tick_params(labelsize=7)
-        ax.grid(alpha=0.3)
-        if j == 0:
-            ax.legend(loc="best", fontsize=7)
-    for a in range(n, rows * cols):
-        axes[a // cols][a % cols].axis("off")
-    fig.suptitle("retimed trajectory: %.4g s; joint torques and their limits" % traj.duration, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return t, tau
