@@ -6,7 +6,8 @@
   and ``out=``; ``out`` is filled in place; a batch on several threads
   equals the states one by one.
 - Layout: no module outside the model layer reads a private model field or
-  the packed table; no import cycles; one error hierarchy.
+  the packed table; no import cycles (a package's ``__init__`` counted as a
+  module); no floor imports a higher one (:data:`FLOORS`); one error hierarchy.
 """
 import ast
 import importlib
@@ -188,42 +189,43 @@ def test_no_private_model_field_outside_the_model_layer():
     assert not offenders, "\n".join(offenders)
 
 
-def _module_name(path):
-    parts = ("robot_dynamics",) + path.relative_to(PKG).with_suffix("").parts
+def _module_name(path, root=PKG):
+    parts = (root.name,) + path.relative_to(root).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path):
-    """The robot_dynamics modules ``path`` imports: every ``import`` and ``from
-    ... import`` statement in the file, function bodies and ``if`` branches
-    included, relative ones resolved; ``from pkg import name`` counts
-    ``pkg.name`` when that is a module."""
-    mod = _module_name(path)
+def _imports(path, root=PKG):
+    """The modules of the package ``root`` that ``path`` imports: every ``import``
+    and ``from ... import`` statement in the file, function bodies and ``if``
+    branches included, relative ones resolved. ``from pkg import name`` counts
+    ``pkg.name``: the module of that name, or else (a name the package's
+    ``__init__`` defines) the package's ``__init__`` itself (:func:`import_graph`)."""
+    mod = _module_name(path, root)
     pkg = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
     out = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names if a.name.split(".")[0] == "robot_dynamics")
+            out.update(a.name for a in node.names if a.name.split(".")[0] == root.name)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = pkg.split(".")[:len(pkg.split(".")) - node.level + 1]
                 target = ".".join(base + ([node.module] if node.module else []))
-            elif (node.module or "").split(".")[0] == "robot_dynamics":
+            elif (node.module or "").split(".")[0] == root.name:
                 target = node.module
             else:
                 continue
-            out.add(target)
-            out.update(target + "." + a.name for a in node.names)
+            out.update(target + "." + a.name for a in node.names)      # a module, or a name of ``target``
     return mod, out
 
 
-def import_graph():
-    """{module: the robot_dynamics modules it imports} over the whole package."""
-    paths = sorted(PKG.rglob("*.py"))
-    modules = {_module_name(p) for p in paths}
+def import_graph(root=PKG):
+    """{module: the modules it imports} over the whole package ``root`` (a package's
+    ``__init__.py`` is the module named as the package)."""
+    paths = sorted(root.rglob("*.py"))
+    modules = {_module_name(p, root) for p in paths}
     graph = {}
     for path in paths:
-        mod, deps = _imports(path)
+        mod, deps = _imports(path, root)
         graph[mod] = set()
         for d in deps:
             while d and d not in modules:                 # an imported name: its module
@@ -236,18 +238,14 @@ def import_graph():
 def import_cycle(graph):
     """One import cycle of ``graph`` as a list of modules (first == last), or None.
 
-    A package importing its own submodules (``robot_dynamics/__init__.py``
-    re-exporting) and a submodule importing a sibling through its package
-    (``from . import checks``) are edges like any other: Python runs the
-    package's ``__init__`` first, so a submodule that imports its package's
-    ``__init__`` while that ``__init__`` imports it back is a cycle only when
-    the ``__init__`` is not yet finished, which the edge from a package to
-    its own submodules does not cause. Those two edge kinds are left out."""
+    Every edge counts, those between a package's face (its ``__init__.py``)
+    and its own submodules included: a face that imports a submodule which
+    imports the face back (``import robot_dynamics as rd``, ``from .. import
+    name``) hands that submodule the half-built face, a load-time cycle. A
+    sibling imported through the package (``from . import checks``) is an
+    edge to the sibling, not to the face (:func:`_imports`)."""
     def edges(m):
-        for d in sorted(graph.get(m, ())):
-            if d.startswith(m + ".") or m.startswith(d + "."):
-                continue                              # a package and its own submodules
-            yield d
+        yield from sorted(graph.get(m, ()))
 
     state, stack = {}, []
 
@@ -286,10 +284,76 @@ def test_the_import_graph_reads_function_level_imports():
     assert any(isinstance(n, ast.ImportFrom) for n in ast.walk(nested))                # what _imports walks
 
 
+def test_a_face_that_imports_a_module_importing_it_back_is_a_cycle(tmp_path):
+    """On a small package: the face re-exports a law whose module imports the face
+    (what robot_dynamics/__init__.py -> control.impedance -> ``import robot_dynamics
+    as rd`` was); a sibling imported through the package is not an edge to the face."""
+    pkg = tmp_path / "pkg"
+    (pkg / "laws").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from .laws.spring import Spring\nfrom . import checks\n")
+    (pkg / "checks.py").write_text("X = 1\n")
+    (pkg / "laws" / "__init__.py").write_text("")
+    (pkg / "laws" / "spring.py").write_text("def f():\n    import pkg as rd\n    return rd.checks\n"
+                                            "from .. import checks\n")
+    graph = import_graph(pkg)
+    assert graph["pkg.laws.spring"] == {"pkg", "pkg.checks"}        # the face by ``import pkg``; checks by name
+    assert import_cycle(graph) == ["pkg", "pkg.laws.spring", "pkg"]
+    (pkg / "laws" / "spring.py").write_text("from ..checks import X\nfrom .. import checks\n")
+    graph = import_graph(pkg)
+    assert graph["pkg.laws.spring"] == {"pkg.checks"}
+    assert import_cycle(graph) is None
+    (pkg / "laws" / "spring.py").write_text("from .. import X\n")  # a name the face defines: the face
+    assert import_cycle(import_graph(pkg)) == ["pkg", "pkg.laws.spring", "pkg"]
+    assert import_cycle({"p": {"p.x"}, "p.x": {"p"}}) == ["p", "p.x", "p"]
+
+
 def test_no_import_cycles():
     """No cycle among robot_dynamics' modules, function-level imports included."""
     cycle = import_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+#: The package's floors, lowest first: a module imports only modules of its own floor or a lower
+#: one (siblings on one floor may import each other; test_no_import_cycles keeps that acyclic).
+#: Each entry is a top-level module or folder of robot_dynamics/, ``__init__`` the package face.
+#: The floor holds what every layer uses: errors, the numba cache's location, the input checks;
+#: the face (``import robot_dynamics as rd``) sits above the library it re-exports and below the
+#: node pipeline (control/), the nodes (ros/) and the command-line tools (tools/), which use it.
+FLOORS = (
+    ("errors", "cache", "checks", "tools.bundled"),
+    ("model",),
+    ("algorithms",),
+    ("symbolic", "constraints", "identification", "analysis"),
+    ("simulation", "timing", "codegen"),
+    ("__init__",),
+    ("control",),
+    ("ros",),
+    ("tools", "__main__"),
+)
+# tools/bundled.py (where the shipped files are; it imports errors only) is on the floor although it
+# lives in tools/: the face (rd.bundled_path) and ros/ use it.
+
+
+def floor_of(module):
+    """The index in FLOORS of a robot_dynamics module (its longest listed prefix)."""
+    parts = module.split(".")[1:] or ["__init__"]
+    for n in range(len(parts), 0, -1):
+        name = ".".join(parts[:n])
+        for k, floor in enumerate(FLOORS):
+            if name in floor:
+                return k
+    raise AssertionError("%s is on no floor of FLOORS" % module)
+
+
+def test_no_floor_imports_a_higher_one():
+    """No arrow runs back up: each import goes to the importer's floor or a lower one
+    (the face counted as a module: a library module that imports ``robot_dynamics``
+    imports upward)."""
+    assert floor_of("robot_dynamics") == 5 and floor_of("robot_dynamics.tools.bundled") == 0
+    assert floor_of("robot_dynamics.tools.cli") == 8 and floor_of("robot_dynamics.model.urdf") == 1
+    upward = ["%s (floor %d) -> %s (floor %d)" % (m, floor_of(m), d, floor_of(d))
+              for m, deps in sorted(import_graph().items()) for d in sorted(deps) if floor_of(d) > floor_of(m)]
+    assert not upward, "imports that run back up:\n" + "\n".join(upward)
 
 
 def test_layers_are_folders():
