@@ -8,6 +8,14 @@ package_name = 'robot_dynamics'
 share = os.path.join('share', package_name)
 
 
+def package_version():
+    """package.xml's <version>: the package's one version, written there only (ROS reads
+    package.xml; pip and colcon read it here; robot_dynamics.__version__ is what was installed)."""
+    from xml.etree import ElementTree
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'package.xml')
+    return ElementTree.parse(path).findtext('version').strip()
+
+
 def files(pattern):
     """Files matching pattern, minus folder READMEs; [] if the folder is missing."""
     return [path for path in sorted(glob(pattern))
@@ -16,7 +24,7 @@ def files(pattern):
 
 setup(
     name=package_name,
-    version='0.1.0',
+    version=package_version(),
     packages=find_packages(exclude=['test', 'test.*']),
     data_files=[
         ('share/ament_index/resource_index/packages',

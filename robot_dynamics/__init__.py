@@ -98,7 +98,21 @@ from .analysis.impedance import CartesianImpedance, JointImpedance  # noqa: E402
 from .timing import TimedTrajectory, TrajectoryCheck, check_trajectory, retime  # noqa: E402
 from .tools.bundled import bundled_models, bundled_path  # noqa: E402
 
-__version__ = "0.2.0"
+
+
+def _version():
+    """package.xml's <version>, the one place it is written: as installed (importlib.metadata; setup.py
+    reads package.xml), else, when the package runs uninstalled from a checkout, read there."""
+    from importlib import metadata
+    try:
+        return metadata.version("robot_dynamics")
+    except metadata.PackageNotFoundError:
+        from pathlib import Path
+        from xml.etree import ElementTree
+        return ElementTree.parse(Path(__file__).resolve().parents[1] / "package.xml").findtext("version").strip()
+
+
+__version__ = _version()
 
 __all__ = [
     "Model", "Data", "Joint", "Loop", "load_urdf", "load_mjcf",
