@@ -50,11 +50,15 @@ def main():
     node = DynamicsNode()
     if hasattr(node, 'configure'):
         node.configure()
+    # Older checkouts: node._on_joint_state and node.backend_state().
+    on_joint_state = getattr(node, 'on_joint_state', None) or getattr(node, '_on_joint_state')
+    backend_state = (node.backend_state if hasattr(node, 'backend_state')
+                     else lambda: node.backend.state(node.model))
     if args.backend == 'compiled':               # the code compiles in a thread; a timer of the node picks it up
         deadline = time.monotonic() + 120
-        while node.backend_state() != 'compiled' and time.monotonic() < deadline:
+        while backend_state() != 'compiled' and time.monotonic() < deadline:
             rclpy.spin_once(node, timeout_sec=0.05)
-        print('backend: %s' % node.backend_state(), flush=True)
+        print('backend: %s' % backend_state(), flush=True)
     names = ['panda_joint%d' % k for k in range(1, 8)]
     msgs = [JointState(name=names, position=list(np.full(7, 0.1 + 1e-5 * k)), velocity=[0.01] * 7)
             for k in range(args.messages)]
@@ -66,7 +70,7 @@ def main():
             m.header.stamp.sec, m.header.stamp.nanosec = divmod(time.time_ns(), 1_000_000_000)
             data = serialize_message(m)
             t0 = time.perf_counter_ns()
-            node._on_joint_state(data)
+            on_joint_state(data)
             took[k] = time.perf_counter_ns() - t0
         return took / 1e3
 

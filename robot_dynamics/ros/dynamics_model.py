@@ -1,7 +1,8 @@
 """dynamics_node's compiled backend (:mod:`robot_dynamics.control.backend`): the model's generated C
-compiled in a thread, and the pipeline rebuilt with it when it is ready."""
+compiled in a thread, and the pipeline rebuilt with it when it is ready; and the robots it refuses."""
 from ..control.backend import COMPILED, CompiledModels, covers
-from ..control.base_state import describe_base
+from ..control.base_state import base_link, describe_base
+from .dynamics_params import observer_on
 
 #: [s] How often the executor looks whether a model's code is compiled (control/backend.py), while it is not.
 COMPILE_POLL = 0.1
@@ -70,3 +71,28 @@ class CompiledBackend:
             self.log.error('backend compiled: %s' % problem)
         else:
             self.log.info('backend compiled: the torques of %r now come from its generated C' % model.name)
+
+
+def moving_base_problem(model, p):
+    """None for a fixed base, or a floating or planar one with ``base_state_topic`` (parameters ``p``); else
+    what to set."""
+    if model.root_joint is None:
+        return None
+    if not p.base_state_topic:
+        return ("%s: dynamics_node needs its pose and twist; set the parameter 'base_state_topic' to a "
+                "nav_msgs/Odometry topic of the base (child_frame_id %r, twist in the base frame), or give a "
+                "description whose root link is fixed to the world" % (describe_base(model), base_link(model)))
+    if observer_on(p):
+        return ("%s: the momentum observer (parameter 'observer_gains') needs a fixed base: the measured "
+                "joint torques of a moving base do not give its momentum without the wrenches on the base "
+                "(contacts, wheels); set 'observer_gains' to [] for this robot" % describe_base(model))
+    return None
+
+
+def observer_loops_problem(model, p):
+    """The momentum observer (parameters ``p``) refuses a closed-loop robot: the text, or None."""
+    if model.loops and observer_on(p):
+        return ("robot %r has closed loops (loops_file): the momentum observer (parameter 'observer_gains') "
+                "needs a tree, whose joint torques give its momentum; set 'observer_gains' to [] for this robot"
+                % model.name)
+    return None

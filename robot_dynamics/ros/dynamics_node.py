@@ -123,30 +123,26 @@ import time
 
 from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
-from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
+from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from rclpy.serialization import deserialize_message
 from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import JointState
-from trajectory_msgs.msg import JointTrajectory
 
 from .. import control
-from ..control.base_state import base_link, describe_base
+from ..control.base_state import describe_base
 from ..control.external_torque import warm_up as warm_up_observer
-from ..control.joint_map import JointMapError
 from ..control.payload_fit import parallel_is_exclusive
 from ..control.settings import from_params
 from ..control.staleness import InputRate
 from ..control.statistics import Statistics
 from ..control.torque_loop import WAITING, NoTorque, base_state_problem
-from ..control.trajectory import TrajectorySampler
 from ..control.watchdog import Watchdog
 from ..errors import InputError
 from . import params as P
 from .cdr import JointStateReader, JointStateWriter, header_bytes
 from .command_output import CommandOutput
 from .dynamics_diagnostics import Snapshot, fill_status
-from .dynamics_model import CompiledBackend
+from .dynamics_model import CompiledBackend, moving_base_problem, observer_loops_problem
 from .dynamics_params import NODE_PARAMS, observer_on, parameter_changes, validate
 from .dynamics_watchdog import on_timeout
 from .identify_service import IdentifyService
@@ -155,6 +151,7 @@ from .joint_inputs import JointInputs
 from .model_node import ModelNode, run, warm_up_model, warm_up_moving_base
 from .observer_outputs import ObserverOutputs
 from .payload_sync import PayloadSync
+from .reference_inputs import ReferenceInputs
 
 #: rclpy adds two QoS-event waitables to every publisher and subscription unless told otherwise, and its executor
 #: walks all of them for every message: measured, they cost more than the dynamics. The default warnings stay on
@@ -246,11 +243,9 @@ class DynamicsNode(ModelNode):
         if p.services_node:
             self.payload_sync = PayloadSync(self, self.holder, self.resolve_service_name(p.services_node))
             self.create_timer(0.1, self.payload_sync.tick, clock=Clock(clock_type=ClockType.STEADY_TIME))
-        quiet = SubscriptionEventCallbacks(use_default_callbacks=False)
-        # Raw (serialized) messages: the size is checked before the costly conversion to Python objects.
-        for topic, stream in (('~/trajectory', False), ('~/reference', True)):
-            self.create_subscription(JointTrajectory, topic, lambda data, s=stream: self.on_reference(data, s), 10,
-                                     event_callbacks=quiet, raw=True)
+        ReferenceInputs(self, p, self.stats, lambda: self.pipeline if self.ready else (
+            'no robot model yet' if self.model is None else 'the model does not fit the controller'),
+            self.get_logger(), self.warn, self.now_ns)      # ~/trajectory, ~/reference
         TargetInputs(self, self.target, self.warn, self.now_ns)  # ~/target_pose, ~/target_joints (impedance modes)
         self.joint_inputs.subscribe()       # extra_joint_state_topics
         if p.base_state_topic:
@@ -319,26 +314,11 @@ class DynamicsNode(ModelNode):
         return None
 
     def moving_base_problem(self, model):
-        """None for a fixed base, or a floating or planar one with ``base_state_topic``; else what to set."""
-        if model.root_joint is None:
-            return None
-        if not self.p.base_state_topic:
-            return ("%s: dynamics_node needs its pose and twist; set the parameter 'base_state_topic' to a "
-                    "nav_msgs/Odometry topic of the base (child_frame_id %r, twist in the base frame), or give a "
-                    "description whose root link is fixed to the world" % (describe_base(model), base_link(model)))
-        if observer_on(self.p):
-            return ("%s: the momentum observer (parameter 'observer_gains') needs a fixed base: the measured "
-                    "joint torques of a moving base do not give its momentum without the wrenches on the base "
-                    "(contacts, wheels); set 'observer_gains' to [] for this robot" % describe_base(model))
-        return None
+        return moving_base_problem(model, self.p)
 
     def loops_problem(self, model):
         """ModelNode's check of ``actuated_joints``; and the observer refuses a closed-loop robot."""
-        if model.loops and observer_on(self.p):
-            return ("robot %r has closed loops (loops_file): the momentum observer (parameter 'observer_gains') "
-                    "needs a tree, whose joint torques give its momentum; set 'observer_gains' to [] for this robot"
-                    % model.name)
-        return super().loops_problem(model)
+        return observer_loops_problem(model, self.p) or super().loops_problem(model)
 
     def service_base_state(self, model):
         """The latest base state from ``base_state_topic`` if it is fresh (InputError if not)."""
@@ -367,34 +347,6 @@ class DynamicsNode(ModelNode):
     def warn(self, text):
         """A warning, at most once a second."""
         self.get_logger().warning(text, throttle_duration_sec=1.0)
-
-    def on_reference(self, data, stream):
-        """A ~/trajectory (``stream`` False: sampled from its start) or ~/reference (the first point, held)."""
-        topic = '~/reference' if stream else '~/trajectory'
-        self.stats.n_references += 1
-        if len(data) > self.p.max_trajectory_bytes:
-            self.stats.n_bad += 1
-            return self.warn('%s ignored: %d bytes, more than max_trajectory_bytes (%d)'
-                             % (topic, len(data), self.p.max_trajectory_bytes))
-        try:
-            msg = deserialize_message(data, JointTrajectory)
-        except Exception as exc:        # malformed CDR from a raw DDS writer
-            self.stats.n_bad += 1
-            return self.warn('%s ignored: cannot deserialize: %s' % (topic, exc))
-        if not self.ready:
-            # Like a joint state then: not malformed, only unusable for now.
-            return self.warn('reference ignored: %s' % ('no robot model yet' if self.model is None
-                                                        else 'the model does not fit the controller'))
-        if not msg.points:
-            self.pipeline.set_reference(None, 0)
-            return self.get_logger().info('reference cleared (empty trajectory)')
-        try:
-            sampler = TrajectorySampler(self.pipeline.joint_names, msg, hold_first=stream)
-        except JointMapError as exc:
-            self.stats.n_bad += 1
-            return self.warn('reference ignored: %s' % exc)
-        start = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-        self.pipeline.set_reference(sampler, start if (start and not stream) else self.now_ns(), stream)
 
     def on_base_state(self, msg):
         """A nav_msgs/Odometry on base_state_topic: the base state the next joint states use."""

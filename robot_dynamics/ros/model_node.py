@@ -45,7 +45,7 @@ from ..errors import InputError
 from ..ros import params as P
 from ..control.closed_loop import check_actuated
 from ..control.model_holder import ModelHolder, read_model_file, resolve_path  # noqa: F401  (also here)
-from . import payloads, queries
+from . import payloads, queries, timing_queries
 from .queries import describe_base  # noqa: F401  (describe_base: also here)
 # Also model_node's names, where the nodes and tests import them from:
 from .spin import DEFAULT_EXECUTOR, EXECUTORS, STOP_WAIT, StopSignals, close, make_executor, run  # noqa: F401
@@ -130,7 +130,7 @@ class ModelNode(Node):
         from_topic = self.load_model()
         self.create_timer(self.p.diagnostics_period, self.publish_diagnostics)
         if self.query_services:
-            queries.register(self, self.holder)
+            register_queries(self, self.holder)
         payloads.register(self, self.holder)
         self.create_inputs()
         if from_topic:
@@ -251,3 +251,18 @@ class ModelNode(Node):
         array = DiagnosticArray(status=[status])
         array.header.stamp = self.get_clock().now().to_msg()
         self.diagnostics.publish(array)
+
+
+def register_queries(node, holder):
+    """Create the read-only services of :data:`.query_services.QUERY_SERVICES` on ``node`` (an rclpy Node),
+    answered from ``holder`` by the functions of :mod:`.queries` and :mod:`.timing_queries`."""
+    from robot_dynamics_interfaces.srv import (CheckTrajectory, ForwardDynamics, GravityCompensation,
+                                               InverseDynamics, MassMatrix, RetimeTrajectory, TrajectoryEfforts)
+    for kind, name, handler in ((GravityCompensation, 'gravity_compensation', queries.gravity),
+                                (InverseDynamics, 'inverse_dynamics', queries.inverse_dynamics),
+                                (ForwardDynamics, 'forward_dynamics', queries.forward_dynamics),
+                                (MassMatrix, 'mass_matrix', queries.mass_matrix),
+                                (TrajectoryEfforts, 'fill_trajectory_efforts', queries.trajectory_efforts),
+                                (RetimeTrajectory, 'retime_trajectory', timing_queries.retime),
+                                (CheckTrajectory, 'check_trajectory', timing_queries.check_trajectory)):
+        node.create_service(kind, '~/' + name, lambda request, response, h=handler: h(holder, request, response))

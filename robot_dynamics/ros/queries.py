@@ -10,8 +10,8 @@ dynamics_services process beside it does, under its names
 (:mod:`.query_services`). Each handler is a function of the node's
 :class:`robot_dynamics.control.model_holder.ModelHolder` (its ``model``,
 ``base_state``, ``actuated``, ``no_model``, ``p.friction_smoothing``), the
-request and the response; :func:`register` creates the services of a node
-that serves them (dynamics_services, simulator_node).
+request and the response; :func:`.model_node.register_queries` creates the
+services of a node that serves them (dynamics_services, simulator_node).
 
 A floating or planar base (``model.root_joint``): the services take the joints from the request
 and the base from the holder's ``base_state`` (the node's), with the base's
@@ -209,19 +209,3 @@ def trajectory_efforts(holder, request, response):
     except ValueError as exc:
         return fail(response, exc)
     return ok(response, '%d points' % len(request.trajectory.points))
-
-
-def register(node, holder):
-    """Create the read-only services of :data:`.query_services.QUERY_SERVICES` on ``node`` (an rclpy Node),
-    answered from ``holder`` (:mod:`.timing_queries` too)."""
-    from robot_dynamics_interfaces.srv import (CheckTrajectory, ForwardDynamics, GravityCompensation,
-                                               InverseDynamics, MassMatrix, RetimeTrajectory, TrajectoryEfforts)
-    from . import timing_queries
-    for kind, name, handler in ((GravityCompensation, 'gravity_compensation', gravity),
-                                (InverseDynamics, 'inverse_dynamics', inverse_dynamics),
-                                (ForwardDynamics, 'forward_dynamics', forward_dynamics),
-                                (MassMatrix, 'mass_matrix', mass_matrix),
-                                (TrajectoryEfforts, 'fill_trajectory_efforts', trajectory_efforts),
-                                (RetimeTrajectory, 'retime_trajectory', timing_queries.retime),
-                                (CheckTrajectory, 'check_trajectory', timing_queries.check_trajectory)):
-        node.create_service(kind, '~/' + name, lambda request, response, h=handler: h(holder, request, response))
