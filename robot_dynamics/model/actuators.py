@@ -35,7 +35,7 @@ from typing import Optional, Tuple
 
 from ..errors import URDFError
 from . import packed as P
-from .files import read_bounded
+from .files import read_yaml
 
 MAX_BYTES = 1024 * 1024          # an actuators file is a few kilobytes
 KEYS = ("armature", "rotor_inertia", "gear_ratio", "friction")
@@ -143,7 +143,7 @@ def parse_actuators(source):
     if source is None:
         return {}
     if isinstance(source, (str, bytes, os.PathLike)):
-        source = _yaml(_text(source))
+        source = read_yaml(source, MAX_BYTES, "actuators", _is_text)
         if source is None:
             return {}
     if not isinstance(source, dict):
@@ -258,25 +258,9 @@ def _number(value, joint, field, units, minimum=None, key=None):
     return v
 
 
-def _text(source):
-    if isinstance(source, bytes):
-        return source.decode("utf-8", "replace")
-    text = os.fspath(source)
-    if isinstance(source, str) and ("\n" in text or text.lstrip().startswith("{")
-                                    or (":" in text and not os.path.exists(text))):
-        return text
-    data = read_bounded(text, MAX_BYTES, "actuators file")
-    if len(data) > MAX_BYTES:
-        raise URDFError("actuators file %r is larger than %d bytes" % (text, MAX_BYTES))
-    return data.decode("utf-8", "replace")
-
-
-def _yaml(text):
-    import yaml
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise URDFError("actuators: malformed YAML: %s" % " ".join(str(exc).split())) from None
+def _is_text(source):
+    """A str holding a newline, starting with ``{``, or holding a ``:`` and naming no file is YAML text."""
+    return "\n" in source or source.lstrip().startswith("{") or (":" in source and not os.path.exists(source))
 
 
 # --- URDF <transmission> -------------------------------------------------------------------------

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..errors import URDFError
 from .spatial import homogeneous, rpy_to_matrix
-from .files import read_bounded
+from .files import read_yaml
 
 #: Constraints each kind of closure joint imposes (rows of its residual and Jacobian).
 KINDS = {"point": 3, "revolute": 5, "weld": 6}
@@ -92,7 +92,7 @@ def parse_loops(source):
     if source is None:
         return ()
     if isinstance(source, (str, bytes, os.PathLike)):
-        source = _yaml(_text(source))
+        source = read_yaml(source, MAX_BYTES, "loops", _is_text)
     if isinstance(source, dict):
         extra = sorted(set(source) - {"loops"})
         if extra:
@@ -153,24 +153,9 @@ def check_loops(model, loops):
     return tuple(loops)
 
 
-def _text(source):
-    if isinstance(source, bytes):
-        return source.decode("utf-8", "replace")
-    text = os.fspath(source)
-    if isinstance(source, str) and ("\n" in text or text.lstrip().startswith(("loops:", "[", "{"))):
-        return text
-    data = read_bounded(text, MAX_BYTES, "loops file")
-    if len(data) > MAX_BYTES:
-        raise URDFError("loops file %r is larger than %d bytes" % (text, MAX_BYTES))
-    return data.decode("utf-8", "replace")
-
-
-def _yaml(text):
-    import yaml
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise URDFError("loops: malformed YAML: %s" % " ".join(str(exc).split())) from None
+def _is_text(source):
+    """A str holding a newline or starting with ``loops:``, ``[`` or ``{`` is YAML text."""
+    return "\n" in source or source.lstrip().startswith(("loops:", "[", "{"))
 
 
 def _loop(item, k):
