@@ -15,7 +15,7 @@ from rclpy.parameter import Parameter  # noqa: E402
 
 from robot_dynamics.errors import ParameterError  # noqa: E402
 from robot_dynamics.ros import dynamics_params, param_files, params as P, simulator_params  # noqa: E402
-from robot_dynamics.tools import param_tables  # noqa: E402
+from robot_dynamics.ros import param_tables  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = P.schema('model.yaml', skip=())
@@ -216,7 +216,7 @@ def test_nodes_md_tables_are_the_files():
     found = param_tables.blocks_in(text)
     assert sorted(found) == sorted(p.name for p in param_files.folder().glob('*.yaml'))
     for name, block in found.items():
-        assert block == param_tables.block(name), 'run python -m robot_dynamics.tools.param_tables --write docs/NODES.md'
+        assert block == param_tables.block(name), 'run python -m robot_dynamics.ros.param_tables --write docs/NODES.md'
 
 
 def test_the_settings_fields_checked_are_those_problems_reads():

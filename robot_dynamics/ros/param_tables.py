@@ -1,8 +1,8 @@
 """docs/NODES.md's parameter tables, printed from the nodes' schema files (``config/params/*.yaml``).
 
-    python -m robot_dynamics.tools.param_tables                  # every table, in NODES.md's markers
-    python -m robot_dynamics.tools.param_tables state.yaml       # one file's
-    python -m robot_dynamics.tools.param_tables --write docs/NODES.md   # renew the tables in place
+    python -m robot_dynamics.ros.param_tables                  # every table, in NODES.md's markers
+    python -m robot_dynamics.ros.param_tables state.yaml       # one file's
+    python -m robot_dynamics.ros.param_tables --write docs/NODES.md   # renew the tables in place
 
 Each table is one file's own entries (an included file has its own table) between the markers
 ``<!-- params: NAME -->`` and ``<!-- /params -->``: a test checks that NODES.md holds exactly
@@ -11,7 +11,7 @@ what this prints (test/test_param_files.py). Reads the files only (no rclpy).
 import json
 import sys
 
-from ..ros import param_files
+from . import param_files
 
 BEGIN, END = '<!-- params: %s -->', '<!-- /params -->'
 HEADER = ('| parameter | type | default | read-only | checks | description |\n'
@@ -32,7 +32,7 @@ def table(name):
 def block(name):
     """``table(name)`` between its markers, with the line that says where it comes from."""
     return '\n'.join((BEGIN % name, '<!-- generated from config/params/%s by python -m '
-                      'robot_dynamics.tools.param_tables; do not edit -->' % name, table(name), END))
+                      'robot_dynamics.ros.param_tables; do not edit -->' % name, table(name), END))
 
 
 def tables():
