@@ -16,6 +16,7 @@ from rclpy.parameter import Parameter  # noqa: E402
 from robot_dynamics.errors import ParameterError  # noqa: E402
 from robot_dynamics.ros import dynamics_params, param_files, params as P, simulator_params  # noqa: E402
 from robot_dynamics.ros import param_tables  # noqa: E402
+from shipped import install_share  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = P.schema('model.yaml', skip=())
@@ -230,3 +231,14 @@ def test_the_settings_fields_checked_are_those_problems_reads():
 
     Spy(joints=('a', 'b'), kp=(1.0,), initial_positions=(0.0, 0.0)).problems()
     assert read & names == set(simulator_params.SETTINGS_CHECKED)
+
+
+def test_an_installed_package_finds_its_files_in_the_share_directory(tmp_path, monkeypatch):
+    """No checkout beside the code (a wheel or a colcon install): config/params of the share directory, which
+    setup.py's data_files fill (test/shipped.py installs them as setup.py would)."""
+    installed = install_share(tmp_path / 'install')
+    monkeypatch.setenv('AMENT_PREFIX_PATH', str(installed))
+    monkeypatch.setattr(param_files, 'CHECKOUT', tmp_path / 'no_checkout' / 'config' / 'params')
+    assert param_files.folder() == installed / 'share' / 'robot_dynamics' / 'config' / 'params'
+    assert tuple(P.schema('dynamics_node.yaml')) == dynamics_params.NODE_PARAMS
+    assert [p.default for p in P.schema('simulator_node.yaml')] == [p.default for p in simulator_params.NODE_PARAMS]

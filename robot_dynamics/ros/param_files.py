@@ -35,11 +35,15 @@ VALUE_CHECKS = {}          # name -> function(value, *args) -> problem text or N
 CROSS_CHECKS = {}          # name -> function(params) -> a problem text, a list of them, or None
 
 
+#: config/params of the checkout this code runs from (an editable install); absent in an installed package.
+CHECKOUT = Path(__file__).resolve().parents[2].joinpath(*FOLDER)
+
+
 def folder():
-    """``config/params`` beside this code (a checkout), else in the installed share directory."""
-    here = Path(__file__).resolve().parents[2].joinpath(*FOLDER)
-    if here.is_dir():
-        return here
+    """``config/params`` beside this code (a checkout), else in the installed share directory (the ament
+    index, else ``<sys.prefix>/share/robot_dynamics``: :func:`robot_dynamics.tools.bundled.share_directory`)."""
+    if CHECKOUT.is_dir():
+        return CHECKOUT
     from ..tools.bundled import share_directory
     return share_directory().joinpath(*FOLDER)
 

@@ -23,9 +23,10 @@ def table(name):
     entries = [e for e in param_files.read(name)[1] if e['file'] == name]
     rows = [HEADER]
     for e in entries:
+        kind = e['type'] + (' (dynamic typing)' if e.get('dynamic_typing') else '')
         rows.append('| `%s` | %s | %s | %s | %s | %s |' % (
-            e['name'], e['type'] + (' (dynamic typing)' if e.get('dynamic_typing') else ''), _default(e['default_value']),
-            'yes' if e.get('read_only') else 'no', _checks(e.get('validation')), _cell(e['description'])))
+            e['name'], kind, _default(e['default_value']), 'yes' if e.get('read_only') else 'no',
+            _checks(e.get('validation')), _cell(e['description'])))
     return '\n'.join(rows)
 
 
