@@ -147,11 +147,12 @@ def _claims_nodes(ns):
 
 
 def _claims_retiming(ns):
-    """timed.yaml is the trajectory, written in the working folder."""
+    """timed.yaml is the trajectory, written in the working folder; the check says feasible."""
     yaml = pytest.importorskip("yaml")
     msg = yaml.safe_load(Path("timed.yaml").read_text())
     assert msg["joint_names"] == list(ns["model"].joint_names)
     np.testing.assert_allclose([p["positions"] for p in msg["points"]], ns["traj"].q, rtol=1e-9, atol=1e-12)
+    assert ns["check"].feasible, ns["check"].summary()      # retimed, then checked at the same limits (issue 33)
 
 
 def _claims_realtime(ns):

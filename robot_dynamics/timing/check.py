@@ -14,7 +14,10 @@ from ..analysis.friction import friction_torques
 from ..errors import InputError
 
 QUANTITIES = ("effort", "velocity", "acceleration")
-#: A ratio up to 1 + TOLERANCE counts as within the limit (rounding of a value computed at the limit).
+#: The one tolerance of the timing package (docs/RETIMING.md): a ratio up to 1 + TOLERANCE counts as within
+#: the limit here (the rounding of a value computed at its limit: toppra meets its constraints to about
+#: 1e-7), and :func:`~robot_dynamics.retime` tightens its limits until every ratio it checks is at most
+#: 1 - TOLERANCE, so that what it returns is feasible here, sampled anywhere.
 TOLERANCE = 1e-6
 
 

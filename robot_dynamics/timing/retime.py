@@ -19,22 +19,34 @@ What it guarantees (docs/RETIMING.md gives the measured figures):
 - Coulomb friction is exact (the motion along the path never reverses, so
   sgn(qd) = sgn(q'(s))); viscous friction, b qd, is linear in sd and does
   not fit the form above: the torque limits are tightened by b times the
-  velocity limit, its largest value.
+  velocity limit, its largest value;
+- the result is then checked at CHECK_DENSITY points per grid interval
+  (CHECK_POINTS in all, at least) and at the waypoints (where the spline's
+  third derivative jumps, so the accelerations and torques have a kink) against the limits asked for; where a ratio passes 1 - TOLERANCE (the
+  feasibility check's one tolerance, :data:`.check.TOLERANCE`) the limit
+  toppra is given is tightened by 1.5 times the excess (3, 6, ... times
+  on later rounds) and toppra runs again, so that what :func:`retime` returns passes
+  :func:`~robot_dynamics.check_trajectory` at the same limits.
 """
 import math
 
 import numpy as np
 
 from .. import checks
-from ..algorithms.rnea import gravity_torques, rnea
+from ..algorithms.rnea import gravity_torques
 from ..errors import InputError
-from .check import fixed_base, joint_limits, motor_torques
+from .check import TOLERANCE, fixed_base, joint_limits, motor_torques
 
 #: Largest grid interval [rad | m of chord length] of the default grid, and its bounds in points.
 GRID_STEP = 0.01
 MIN_GRIDPOINTS, MAX_GRIDPOINTS = 400, 4000
 PARAMETERS = ("chord", "uniform")
 UNLIMITED = 1e12          # a joint without a limit, for toppra (which takes finite bounds)
+#: retime checks its result at CHECK_DENSITY points per grid interval, more on a coarse grid (CHECK_POINTS
+#: in all, at least), and re-runs toppra at most MAX_REFINEMENTS times with limits tightened where a ratio
+#: passed 1 - TOLERANCE between the grid points.
+CHECK_DENSITY, CHECK_POINTS = 10, 20000
+MAX_REFINEMENTS = 4
 
 
 def path_parameter(waypoints, kind="chord"):
@@ -177,15 +189,6 @@ def default_gridpoints(length):
     return int(min(max(math.ceil(length / GRID_STEP) + 1, MIN_GRIDPOINTS), MAX_GRIDPOINTS))
 
 
-def torque_constraint(model, effort):
-    """toppra's JointTorqueConstraint on this package's RNEA: |tau| <= effort, with the
-    Coulomb friction as its dry-friction term (viscous friction: see :func:`retime`)."""
-    import toppra.constraint as tc
-    coulomb, _ = friction_coefficients(model)
-    return tc.JointTorqueConstraint(lambda q, qd, qdd: rnea(model, q, qd, qdd), np.c_[-effort, effort],
-                                    coulomb, discretization_scheme=tc.DiscretizationType.Interpolation)
-
-
 def retime(model, waypoints, *, velocity_limits=None, acceleration_limits=None, effort_scale=1.0,
            gridpoints=None, parameter="chord"):
     """The time-optimal motion along a spline through ``waypoints`` under velocity, acceleration and torque limits.
@@ -214,8 +217,8 @@ def retime(model, waypoints, *, velocity_limits=None, acceleration_limits=None, 
             toppra finding no parameterisation.
     """
     import toppra
-    import toppra.algorithm
-    import toppra.constraint as tc
+
+    from .path_torque import path_dynamics
     fixed_base(model, "retime")
     W = check_waypoints(model, waypoints)
     if not (isinstance(effort_scale, (int, float)) and math.isfinite(effort_scale) and effort_scale > 0):
@@ -227,7 +230,7 @@ def retime(model, waypoints, *, velocity_limits=None, acceleration_limits=None, 
     acc = joint_limits(model, acceleration_limits, np.full(model.nq, np.inf), "acceleration_limits")
     effort = np.asarray(model.effort_limit, dtype=float) * effort_scale
     check_gravity(model, W, effort)
-    _, viscous = friction_coefficients(model)
+    coulomb, viscous = friction_coefficients(model)
     s = path_parameter(W, parameter)
     path = toppra.SplineInterpolator(s, W)
     n = default_gridpoints(float(np.sum(np.linalg.norm(np.diff(W, axis=0), axis=1)))) if gridpoints is None \
@@ -235,14 +238,41 @@ def retime(model, waypoints, *, velocity_limits=None, acceleration_limits=None, 
     if n < 2:
         raise InputError("gridpoints must be >= 2, got %r" % (gridpoints,))
     grid = np.linspace(s[0], s[-1], n)
-    constraints = [tc.JointVelocityConstraint(np.c_[-vel, vel])]
-    if np.any(np.isfinite(acc)):
-        a = np.where(np.isfinite(acc), acc, UNLIMITED)
+    given = Limits(effort, vel, acc)
+    inner = Limits(np.where(np.isfinite(effort), effort - viscous * vel - law_margins(model, vel), UNLIMITED),
+                   vel.copy(), np.where(np.isfinite(acc), acc, UNLIMITED))
+    dense = np.union1d(dense_parameter(grid, max(CHECK_DENSITY, math.ceil(CHECK_POINTS / (n - 1)))), s)
+    dynamics = path_dynamics(model, path, grid, coulomb)
+    for attempt in range(MAX_REFINEMENTS + 1):
+        parameterisation, sd = time_optimal(path, grid, dynamics, inner)
+        if not tighten(inner, given, peaks(model, motion_along(path, grid, sd, dense)), 1.5 * 2 ** attempt):
+            return TimedTrajectory(model, W, s, grid, sd, parameterisation, (effort, vel, acc))
+    raise InputError("retime still exceeded a limit between its %d grid points after %d re-runs of toppra with "
+                     "tightened limits: pass more gridpoints" % (n, MAX_REFINEMENTS))
+
+
+class Limits:
+    """(nq,) limits of the motion: ``effort`` [N m | N], ``velocity`` [rad/s | m/s], ``acceleration``
+    [rad/s^2 | m/s^2] (inf or UNLIMITED: none)."""
+
+    def __init__(self, effort, velocity, acceleration):
+        self.effort, self.velocity, self.acceleration = effort, velocity, acceleration
+
+
+def time_optimal(path, grid, dynamics, limits):
+    """toppra's TOPPRA (solver 'seidel', constant sdd on each grid interval) under ``limits``, the torques
+    from the path ``dynamics`` (a, b, c of :func:`.path_torque.path_dynamics`): the parameterisation
+    (a function of t) and (N,) sd at the grid points."""
+    import toppra.algorithm
+    import toppra.constraint as tc
+
+    from .path_torque import PathTorqueConstraint
+    constraints = [tc.JointVelocityConstraint(np.c_[-limits.velocity, limits.velocity])]
+    if np.any(limits.acceleration < UNLIMITED):
+        a = limits.acceleration
         constraints.append(tc.JointAccelerationConstraint(np.c_[-a, a], tc.DiscretizationType.Interpolation))
-    finite = np.isfinite(effort)
-    if np.any(finite):
-        limit = np.where(finite, effort - viscous * vel - law_margins(model, vel), UNLIMITED)
-        constraints.append(torque_constraint(model, limit))
+    if np.any(limits.effort < UNLIMITED):
+        constraints.append(PathTorqueConstraint(dynamics, limits.effort))
     algorithm = toppra.algorithm.TOPPRA(constraints, path, gridpoints=grid, solver_wrapper="seidel",
                                         parametrizer="ParametrizeConstAccel")
     parameterisation = algorithm.compute_trajectory(0.0, 0.0)
@@ -250,5 +280,42 @@ def retime(model, waypoints, *, velocity_limits=None, acceleration_limits=None, 
         raise InputError("toppra found no feasible time parameterisation (return code %s): the limits leave no "
                          "motion along this path; try a larger effort_scale or other waypoints"
                          % (algorithm.problem_data.return_code,))
-    return TimedTrajectory(model, W, s, grid, np.asarray(algorithm.problem_data.sd_vec, dtype=float),
-                           parameterisation, (effort, vel, acc))
+    return parameterisation, np.asarray(algorithm.problem_data.sd_vec, dtype=float)
+
+
+def dense_parameter(grid, density):
+    """Path parameter s at ``density`` evenly spaced points per grid interval, the last grid point included."""
+    steps = np.arange(density) / density
+    return np.r_[(grid[:-1, None] + np.diff(grid)[:, None] * steps).ravel(), grid[-1]]
+
+
+def motion_along(path, grid, sd, s):
+    """(q, qd, qdd), each (len(s), nq), at path parameters ``s`` of the motion toppra returns: sdd constant
+    on each grid interval, sd^2 linear; qd = q'(s) sd, qdd = q'(s) sdd + q''(s) sd^2."""
+    sdd = np.diff(sd ** 2) / (2.0 * np.diff(grid))
+    i = np.clip(np.searchsorted(grid, s, side="right") - 1, 0, grid.size - 2)
+    sd2 = np.maximum(sd[i] ** 2 + 2.0 * sdd[i] * (s - grid[i]), 0.0)[:, None]
+    ps = path(s, 1)
+    return path(s), ps * np.sqrt(sd2), ps * sdd[i][:, None] + path(s, 2) * sd2
+
+
+def peaks(model, motion):
+    """:class:`Limits` of the largest |torque|, |velocity| and |acceleration| of each joint along ``motion``."""
+    q, qd, qdd = motion
+    return Limits(*(np.max(np.abs(x), axis=0) for x in (motor_torques(model, q, qd, qdd), qd, qdd)))
+
+
+def tighten(inner, given, peak, gain):
+    """Tighten ``inner``, the limits toppra is given, where ``peak`` passes (1 - TOLERANCE) x ``given``:
+    by ``gain`` times the excess (torques in N m, velocities and accelerations as a factor). True if it did.
+
+    The excess does not always shrink in proportion (where another joint's limit binds at the grid points,
+    a joint's peak between them moves less than its own limit), so :func:`retime` doubles the gain at each
+    re-run: 1.5, 3, 6, ..."""
+    bound = (1.0 - TOLERANCE)
+    over = {k: getattr(peak, k) > bound * getattr(given, k) for k in ("effort", "velocity", "acceleration")}
+    inner.effort[over["effort"]] -= gain * (peak.effort - bound * given.effort)[over["effort"]]
+    for k in ("velocity", "acceleration"):
+        ratio = getattr(peak, k)[over[k]] / (bound * getattr(given, k)[over[k]])
+        getattr(inner, k)[over[k]] /= 1.0 + gain * (ratio - 1.0)
+    return any(np.any(o) for o in over.values())
