@@ -128,6 +128,7 @@ def test_the_choices_are_the_code_s():
 
 def test_defaults_are_valid_and_typed():
     p = declare(DYNAMICS)
+    assert type(p) is dynamics_params.Parameters
     names = [f.name for f in fields(p)]
     assert names == [s.name for s in DYNAMICS]
     types = {f.name: f.type for f in fields(p)}

@@ -106,6 +106,10 @@ def observer_outputs_need_observer(p):
 
 NODE_PARAMS = P.schema('dynamics_node.yaml')
 
+#: The class of dynamics_node's parameter object (what :func:`.params.declare` returns for it): one typed
+#: attribute per parameter, model.yaml's first.
+Parameters = P.parameters_class(P.names_and_types(P.schema('model.yaml', skip=()) + NODE_PARAMS))
+
 
 def validate(p, warn):
     """Run every cross validator on the parameters ``p`` (one ParameterError listing all their problems);

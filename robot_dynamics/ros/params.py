@@ -93,6 +93,11 @@ def parameters_class(names_and_types):
     return make_dataclass('Parameters', [(n, _py_type(t)) for n, t in names_and_types], slots=True)
 
 
+def names_and_types(schema):
+    """The key of :func:`parameters_class` for ``schema``: (name, type) pairs; 'any' for a dynamically typed one."""
+    return tuple((p.name, 'any' if p.dynamic else p.type) for p in schema)
+
+
 def _py_type(ptype):
     return PY_TYPES.get(ptype, Any)
 
@@ -133,8 +138,7 @@ def declare(node, schema, undeclarable=False):
     problems += param_files.cross_problems(schema, valid)
     if problems:
         raise ParameterError('invalid parameters:\n  ' + '\n  '.join(problems))
-    cls = parameters_class(tuple((p.name, 'any' if p.dynamic else p.type) for p in schema))
-    return cls(**values)
+    return parameters_class(names_and_types(schema))(**values)
 
 
 def check_all(schema, params):
