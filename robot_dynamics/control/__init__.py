@@ -17,10 +17,10 @@ messages, call these and publish. Every piece is tested without DDS (test/contro
 - :mod:`.controller_guard`: when command_watchdog asks the controller_manager to deactivate the controller;
 - :mod:`.statistics`: the counters and timings that diagnostics report;
 - :mod:`.external_torque`: the momentum observer and collision detection;
-- :mod:`.payload_fit`, :mod:`.identification`: payload identification from joint states.
-
+- :mod:`.payload_fit`, :mod:`.identification`: payload identification from joint states;
 - :mod:`.settings`, :mod:`.laws`, :mod:`.pipeline`: what the pipeline is built from, its laws, and
-  :func:`build`, which builds it.
+  :func:`build`, which builds it;
+- :mod:`.model_holder`: a node's model, payloads and status, which the services answer from.
 
 Importing this package imports none of its modules (:func:`build` imports :mod:`.pipeline` when called).
 """

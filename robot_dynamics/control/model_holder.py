@@ -59,7 +59,8 @@ class ModelHolder:
             self.loops, self.loops_error = self._read('loops_file', parse_loops)
         if self.p.actuators_file:
             from ..model.actuators import parse_actuators
-            self.actuators, self.actuators_error = self._read('actuators_file', lambda text: parse_actuators(text + '\n'))
+            self.actuators, self.actuators_error = self._read('actuators_file',
+                                                              lambda text: parse_actuators(text + '\n'))
         return self.loops_error or self.actuators_error
 
     def _read(self, parameter, parse):
@@ -172,7 +173,8 @@ class ModelHolder:
         """Clear the payload on ``link`` ('' : every payload): (what was done, None) or (None, the problem)."""
         if link and link not in self.payloads:
             if link not in self.base_model.link_names:
-                return None, 'unknown link %r; the model\'s links are: %s' % (link, ', '.join(self.base_model.link_names))
+                return None, ('unknown link %r; the model\'s links are: %s'
+                              % (link, ', '.join(self.base_model.link_names)))
             text, edit = 'no payload on %r' % link, lambda payloads: None
         else:
             text = 'payload on %r cleared' % link if link else 'all payloads cleared'

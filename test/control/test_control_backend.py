@@ -39,7 +39,8 @@ def test_the_laws_on_compiled_code_equal_the_library(panda):
                                computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd), rtol=0, atol=1e-9)
     laws = laws_of(model, model.joint_names, "computed_torque", 0.0, kp, kd, 10**8, dynamics=fast)
     assert laws.dynamics is fast and laws.base is None and laws.loop is None
-    np.testing.assert_allclose(laws.computed_torque(q, qd, q_d, qd_d, qdd_d), computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd),
+    np.testing.assert_allclose(laws.computed_torque(q, qd, q_d, qd_d, qdd_d),
+                               computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd),
                                rtol=0, atol=1e-9)
 
 
