@@ -4,7 +4,8 @@ A joint's law (``model.friction_laws``, :mod:`robot_dynamics.model.actuators`)
 gives the friction torque ``tau_f(v)`` that opposes the joint velocity
 ``v``; the result is what a controller adds to compensate it, and a
 simulator subtracts it from the applied torque. The laws (viscous, coulomb, stribeck, sigmoid) and their
-smoothed sign ``sgn_s`` are written once, in :mod:`robot_dynamics.model.friction`.
+smoothed sign ``sgn_s`` are written once, in :mod:`robot_dynamics.model.friction` (one formula over a
+table of coefficients, compiled); this module builds a model's table and maps mimic joints.
 
 :func:`friction_law_torque` and :func:`friction_law_gradient` evaluate one
 law (and its derivatives with respect to its parameters, for a nonlinear
@@ -19,9 +20,11 @@ import numpy as np
 from .. import checks
 from ..errors import InputError
 from ..model.actuators import FrictionLaw
-from ..model.friction import friction_law_gradient, friction_law_torque, sigma as _sigma  # noqa: F401 (rd.*)
+from ..model import friction as law
+from ..model.friction import friction_law_gradient, friction_law_torque  # noqa: F401 (rd.*)
 
 _TABLES = {}        # id(model) -> its per-body law table or None (a Model never changes; dropped with it)
+_PLAIN = {}         # id(model) -> the coefficients of its packed viscous and Coulomb columns
 _MISSING = object()
 
 
@@ -47,57 +50,34 @@ def friction_torques(model, qd, *, smoothing=0.0):
     G = model.coupling
     qd_b = QD @ G.T                                       # body joint velocities
     table = law_table(model)
-    if table is None:                                     # viscous and unsmoothed Coulomb only
-        sign = np.tanh(qd_b / smoothing) if smoothing > 0 else np.sign(qd_b)
-        tau_b = model.body_damping * qd_b + model.body_friction * sign
-    else:
-        tau_b = table.torques(qd_b, smoothing)
+    C = _plain_coefficients(model) if table is None else table.C
+    tau_b = law.torques(C, qd_b, smoothing)
     return (tau_b @ G).reshape(shape + (model.nv,))
 
 
 class LawTable:
-    """Every law of a model's bodies as (nb,) coefficient arrays, one formula:
-
-    ``tau = viscous v + (coulomb + excess exp(-(v / vs)^2)) sgn_s(v)
-    + phi1 (sigma(phi2 (v + phi3)) - sigma(phi2 phi3))``
-
-    with ``excess = static - coulomb`` (stribeck, 0 otherwise), ``vs`` the
-    stribeck velocity and ``phi1`` nonzero only for the sigmoid;
-    ``smoothing`` (nb,) the laws' own smoothing (0: the call's)."""
+    """Every law of a model's bodies as the coefficient table ``C`` (ROWS, nb) of the one
+    formula, :func:`robot_dynamics.model.friction.law_torque` (its module doc);
+    ``stribeck``, ``sigmoid``: whether any law has a Stribeck peak or is a sigmoid."""
 
     def __init__(self, laws):
-        p = [law.params for law in laws]
-        self.viscous = np.array([x.get("viscous", 0.0) for x in p])
-        self.coulomb = np.array([x.get("coulomb", 0.0) for x in p])
-        self.excess = np.array([x["static"] - x["coulomb"] if law.law == "stribeck" else 0.0
-                                for law, x in zip(laws, p)])
-        self.inv_vs = np.array([1.0 / x["stribeck_velocity"] if law.law == "stribeck" else 0.0
-                                for law, x in zip(laws, p)])
-        self.smoothing = np.array([x.get("smoothing", 0.0) for x in p])
-        sig = [law.law == "sigmoid" for law in laws]
-        self.phi1 = np.array([x["phi1"] if s else 0.0 for s, x in zip(sig, p)])
-        self.phi2 = np.array([x["phi2"] if s else 0.0 for s, x in zip(sig, p)])
-        self.phi3 = np.array([x["phi3"] if s else 0.0 for s, x in zip(sig, p)])
-        self.offset = self.phi1 * _sigma(self.phi2 * self.phi3)
-        self.stribeck, self.sigmoid = bool(np.any(self.excess)), bool(np.any(self.phi1))
-        self.smoothed = bool(np.any(self.smoothing))
-
-    def sign(self, v, smoothing):
-        """sgn_s(v), (..., nb)."""
-        if not self.smoothed:
-            return np.tanh(v / smoothing) if smoothing > 0 else np.sign(v)
-        s = np.where(self.smoothing > 0, self.smoothing, smoothing)
-        return np.where(s > 0, np.tanh(v / np.where(s > 0, s, 1.0)), np.sign(v))
+        self.C = law.coefficients(laws)
+        self.stribeck, self.sigmoid = bool(np.any(self.C[law.EXCESS])), bool(np.any(self.C[law.PHI1]))
 
     def torques(self, v, smoothing):
         """tau_f (..., nb) at body velocities v (..., nb)."""
-        level = self.coulomb
-        if self.stribeck:
-            level = level + self.excess * np.exp(-np.square(v * self.inv_vs))
-        tau = self.viscous * v + level * self.sign(v, smoothing)
-        if self.sigmoid:
-            tau = tau + (self.phi1 * _sigma(self.phi2 * (v + self.phi3)) - self.offset)
-        return tau
+        return law.torques(self.C, v, smoothing)
+
+
+def _plain_coefficients(model):
+    """The table of a model whose laws are viscous or unsmoothed coulomb: the packed
+    DAMPING and FRICTION columns (``model.body_damping``, ``model.body_friction``)."""
+    C = _PLAIN.get(id(model))
+    if C is None:
+        C = _PLAIN[id(model)] = np.zeros((law.ROWS, model.nb))
+        C[law.VISCOUS], C[law.COULOMB] = model.body_damping, model.body_friction
+        weakref.finalize(model, _PLAIN.pop, id(model), None)
+    return C
 
 
 def law_table(model):

@@ -1,7 +1,7 @@
 """``NAME_friction_torques``: each joint's friction law (docs/ACTUATORS.md) as C, its
 coefficients folded, the terms that are zero left out.
 
-The laws are those of :mod:`robot_dynamics.analysis.friction` (the torque
+The laws are those of :mod:`robot_dynamics.model.friction` (the torque
 along the motion at joint velocity ``v``):
 
 - viscous:  ``viscous v``
@@ -15,9 +15,19 @@ one > 0, else the call's ``smoothing``; ``sign(v)`` when both are 0. A mimic
 joint's law acts at its own velocity (multiplier times its source's) and its
 torque is mapped onto the source joint, as ``rd.friction_torques`` does; a
 floating or planar root's coordinates have none.
-"""
-import math
 
+Written once: the C is printed from the same coefficient table
+(:func:`robot_dynamics.model.friction.coefficients`) as the compiled law
+:func:`robot_dynamics.model.friction.law_torque` evaluates, term for term in
+its order (``viscous v + (coulomb + excess exp(-(v inv_vs)^2)) sgn_s(v) +
+(phi1 sigma(phi2 (v + phi3)) - offset)``), so the generated function and the
+library differ only where a zero term is left out (adding an exact 0) and in
+the C library's tanh/exp; test_codegen compares the two. C cannot call the
+Python law, and a second description of the law (a table of terms for both
+to read) would only move the one formula into a small interpreter; the
+coefficients, where the laws differ, come from one place.
+"""
+from ..model import friction as law
 from .literals import c_double, comment_text
 
 SIGNATURE = "const double *qd, double smoothing, double *tau"
@@ -65,12 +75,12 @@ def _body(model, P):
     for i, name in enumerate(model.body_joint):
         if i < model.root_nv or name not in model.actuators:
             continue
-        law = model.actuators[name].friction
-        term = _law(P, law.law, law.params)
+        friction = model.actuators[name].friction
+        term = _law(P, law.coefficients([friction])[:, 0])
         if term is None:
             continue
         columns = [j for j in range(model.nv) if G[i, j] != 0.0]
-        lines.append("    /* %s: %s */" % (comment_text(name), law.law))
+        lines.append("    /* %s: %s */" % (comment_text(name), friction.law))
         lines.append("    v = %s;" % " + ".join(_scaled(G[i, j], "qd[%d]" % j) for j in columns))
         lines.append("    f = %s;" % term)
         lines += ["    tau[%d] += %s;" % (j, _scaled(G[i, j], "f")) for j in columns]
@@ -81,27 +91,22 @@ def _body(model, P):
     return "\n".join(head + zero + lines)
 
 
-def _law(P, law, p):
-    """The C expression of one law at velocity ``v``; None when it is zero."""
+def _law(P, c):
+    """The C expression of the law of coefficient column ``c`` (ROWS,) at velocity ``v``, the terms of
+    :func:`robot_dynamics.model.friction.law_torque` in its order; None when it is zero."""
     terms = []
-    if law == "sigmoid":
-        if p["phi1"] == 0.0:
-            return None
-        offset = p["phi1"] * (0.5 + 0.5 * math.tanh(0.5 * p["phi2"] * p["phi3"]))
-        return "%s * %s_sigma(%s * (v + %s)) - %s" % (c_double(p["phi1"]), P, c_double(p["phi2"]),
-                                                      c_double(p["phi3"]), c_double(offset))
-    if law in ("coulomb", "stribeck"):
-        own = p.get("smoothing", 0.0)
-        sign = "%s_sgn(v, %s)" % (P, c_double(own) if own > 0 else "smoothing")
-        level = c_double(p["coulomb"])
-        if law == "stribeck" and p["static"] != p["coulomb"]:
-            level = "(%s + %s * exp(-(v / %s) * (v / %s)))" % (
-                level, c_double(p["static"] - p["coulomb"]), c_double(p["stribeck_velocity"]),
-                c_double(p["stribeck_velocity"]))
-        if law == "stribeck" or p["coulomb"] != 0.0:
-            terms.append("%s * %s" % (level, sign))
-    if p.get("viscous", 0.0) != 0.0:
-        terms.append("%s * v" % c_double(p["viscous"]))
+    if c[law.VISCOUS] != 0.0:
+        terms.append("%s * v" % c_double(c[law.VISCOUS]))
+    if c[law.COULOMB] != 0.0 or c[law.EXCESS] != 0.0:
+        level = c_double(c[law.COULOMB])
+        if c[law.EXCESS] != 0.0:
+            level = "(%s + %s * exp(-(v * %s) * (v * %s)))" % (
+                level, c_double(c[law.EXCESS]), c_double(c[law.INV_VS]), c_double(c[law.INV_VS]))
+        own = c[law.SMOOTH]
+        terms.append("%s * %s_sgn(v, %s)" % (level, P, c_double(own) if own > 0 else "smoothing"))
+    if c[law.PHI1] != 0.0:
+        terms.append("(%s * %s_sigma(%s * (v + %s)) - %s)" % (
+            c_double(c[law.PHI1]), P, c_double(c[law.PHI2]), c_double(c[law.PHI3]), c_double(c[law.OFFSET])))
     return " + ".join(terms) or None
 
 

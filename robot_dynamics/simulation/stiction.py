@@ -32,14 +32,21 @@ rest; a joint arriving at zero velocity stops there in one step, without
 reversing; the friction torque never exceeds the law's level, so it only
 takes energy out of the motion. The laws with no static level (viscous,
 a coulomb law with its own smoothing) are evaluated as they are.
+
+The laws themselves are :func:`robot_dynamics.model.friction.law_torque` and
+its slope, written once there: the table L here is that module's
+coefficient table with three rows of the switch's own after it.
 """
 import numpy as np
 
 from ..algorithms.kernels import jit
+from ..model.friction import (COULOMB, EXCESS, PHI1, ROWS, SMOOTH, VISCOUS, law_slope,  # noqa: F401
+                              law_torque)  # (re-exported: the simulator's compiled step calls them from here)
 
-# Rows of the per-joint law table L (LROWS, nq), from law_rows().
-(VISCOUS, COULOMB, EXCESS, INV_VS, SMOOTH, PHI1, PHI2, PHI3, OFFSET, HOLD_LO, HOLD_HI, STICK_V) = range(12)
-LROWS = 12
+# Rows of the per-joint law table L (LROWS, nq), from law_rows(): the laws' coefficients
+# (model/friction.py's rows 0 .. ROWS - 1), then the stick band.
+(HOLD_LO, HOLD_HI, STICK_V) = range(ROWS, ROWS + 3)
+LROWS = ROWS + 3
 
 
 def law_rows(table, nq, stick_velocity):
@@ -48,10 +55,7 @@ def law_rows(table, nq, stick_velocity):
     None: zero laws), with its stick band (:func:`law_rows_band`)."""
     L = np.zeros((LROWS, nq))
     if table is not None:
-        for row, values in ((VISCOUS, table.viscous), (COULOMB, table.coulomb), (EXCESS, table.excess),
-                            (INV_VS, table.inv_vs), (SMOOTH, table.smoothing), (PHI1, table.phi1),
-                            (PHI2, table.phi2), (PHI3, table.phi3), (OFFSET, table.offset)):
-            L[row] = values
+        L[:ROWS] = table.C
     L[STICK_V] = stick_velocity
     return law_rows_band(L)
 
@@ -67,41 +71,6 @@ def law_rows_band(L):
         static = L[COULOMB, i] > 0 or L[EXCESS, i] != 0 or L[PHI1, i] > 0
         L[HOLD_LO, i], L[HOLD_HI, i] = (min(lo, 0.0), max(hi, 0.0)) if static and L[SMOOTH, i] == 0.0 else (0.0, 0.0)
     return L
-
-
-@jit
-def law_torque(L, i, v, smoothing):
-    """tau_f of joint i's law at velocity v (docs/ACTUATORS.md): the torque
-    along the motion, smoothing as :func:`robot_dynamics.friction_torques`."""
-    s = L[SMOOTH, i] if L[SMOOTH, i] > 0.0 else smoothing
-    sgn = np.tanh(v / s) if s > 0.0 else np.sign(v)
-    level = L[COULOMB, i]
-    if L[EXCESS, i] != 0.0:
-        x = v * L[INV_VS, i]
-        level += L[EXCESS, i] * np.exp(-x * x)
-    tau = L[VISCOUS, i] * v + level * sgn
-    if L[PHI1, i] != 0.0:
-        tau += L[PHI1, i] * (0.5 + 0.5 * np.tanh(0.5 * L[PHI2, i] * (v + L[PHI3, i]))) - L[OFFSET, i]
-    return tau
-
-
-@jit
-def law_slope(L, i, v, smoothing):
-    """d tau_f / dv of joint i's law at v (0 for the jump of an unsmoothed sign)."""
-    s = L[SMOOTH, i] if L[SMOOTH, i] > 0.0 else smoothing
-    sgn = np.tanh(v / s) if s > 0.0 else np.sign(v)
-    dsgn = (1.0 - sgn * sgn) / s if s > 0.0 else 0.0
-    level, dlevel = L[COULOMB, i], 0.0
-    if L[EXCESS, i] != 0.0:
-        x = v * L[INV_VS, i]
-        g = L[EXCESS, i] * np.exp(-x * x)
-        level += g
-        dlevel = -2.0 * x * L[INV_VS, i] * g
-    slope = L[VISCOUS, i] + level * dsgn + dlevel * sgn
-    if L[PHI1, i] != 0.0:
-        a = 0.5 + 0.5 * np.tanh(0.5 * L[PHI2, i] * (v + L[PHI3, i]))
-        slope += L[PHI1, i] * L[PHI2, i] * a * (1.0 - a)
-    return slope
 
 
 @jit
