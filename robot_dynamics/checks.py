@@ -4,6 +4,13 @@ A single C-contiguous float64 (nq,) state goes straight to a compiled
 entry point with an explicit signature (``single`` guards it); anything
 else (lists, batches, other dtypes) goes through ``batch``, which
 broadcasts the states to one (B, nq) block. Errors say what was expected and what came.
+
+On the package's floor, beside errors.py (the lowest of test_architecture's
+FLOORS, which every layer may import): the model layer checks its inputs with
+it as the algorithms, analysis, constraints, identification, the simulator and
+the nodes' pipeline do, so it cannot sit in any of them without an arrow
+running back up (it lived in algorithms/, which model/configuration.py then
+imported). It imports only errors.py.
 """
 import numpy as np
 from .errors import InputError
