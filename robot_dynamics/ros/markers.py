@@ -28,6 +28,7 @@ import numpy as np
 
 from ..algorithms.kinematics import forward_kinematics
 from ..model.inertia import inertia_about_com, principal_axes
+from ..model.configuration import matrix_quaternion as quaternion  # (3, 3) -> (4,) xyzw, w >= 0
 
 AXIS_LENGTH = 0.1        # [m]
 LINE_WIDTH = 0.005       # [m]
@@ -81,24 +82,6 @@ def box_sides(mass, moments):
     I = np.asarray(moments, dtype=float)
     sq = 6.0 * (I.sum() - 2.0 * I) / mass
     return np.maximum(np.sqrt(np.maximum(sq, 0.0)), MIN_SIDE)
-
-
-def quaternion(R):
-    """Unit quaternion (x, y, z, w) of a rotation matrix (3, 3) (Shepperd's method, w >= 0)."""
-    t = np.trace(R)
-    if t > 0:
-        s = 2.0 * np.sqrt(1.0 + t)
-        q = [(R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s, 0.25 * s]
-    else:
-        i = int(np.argmax(np.diag(R)))
-        j, k = (i + 1) % 3, (i + 2) % 3
-        s = 2.0 * np.sqrt(1.0 + R[i, i] - R[j, j] - R[k, k])
-        q = [0.0, 0.0, 0.0, (R[k, j] - R[j, k]) / s]
-        q[i] = 0.25 * s
-        q[j] = (R[j, i] + R[i, j]) / s
-        q[k] = (R[k, i] + R[i, k]) / s
-    q = np.array(q)
-    return q if q[3] >= 0 else -q
 
 
 def sphere_diameter(mass):
