@@ -4,10 +4,12 @@ The physics the laws promise (Ott 2008 ch. 3; Handbook sec. 7.4-7.5), checked
 in the library's simulator at 1 kHz with RK4 on the model the law uses:
 
 - at rest under a constant external force F (moment tau) at the flange, the
-  displacement is K^-1 F (the angle K^-1 tau), within 3 %;
+  displacement is K^-1 F (the angle K^-1 tau), within 0.5 %, and along the
+  other axes less than 0.1 % of it (docs/IMPEDANCE.md: 0.9985 to 1.0000, and
+  0.017 %); in joint space q - q_d = K^-1 J^T F at rest, to 1e-7 of its largest;
 - a 5 cm step of the target settles to 1 mm in the time the closed loop
   Lambda e'' + D e' + K e = 0 predicts at the start (its modes, each
-  critically damped), within 20 %, overshooting by less than 5 %;
+  critically damped), within 2 %, overshooting by less than 0.5 %;
 - the null-space posture term moves the elbow and not the flange;
 - a one-joint pendulum by hand, the modal damping's ratio, the quaternion
   error, the safety limits, batches, and bad input.
@@ -27,6 +29,8 @@ PANDA = rd.load_urdf(str(ROOT / "urdf" / "panda_arm.urdf"))
 TCP = "panda_hand_tcp"
 Q0 = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8])          # elbow bent, away from singularities
 K = np.array([500.0, 500.0, 500.0, 30.0, 30.0, 30.0])
+COMPLIANCE = 0.005      # displacement / K^-1 F within 1 +- 0.5 % (measured 0.9985 to 1.0000, docs/IMPEDANCE.md)
+CROSSTALK = 0.001       # along the other axes, of K^-1 F (measured <= 0.00017)
 
 
 def run(law, target, seconds, wrench=None, q0=Q0, record=None):
@@ -57,9 +61,9 @@ def test_a_force_at_the_flange_displaces_it_by_the_compliance(axis, force):
     sim = run(imp, target, 1.5, wrench=F)
     p, _ = imp.pose(sim.q)
     want = force / K[axis]
-    assert abs(p[axis] - target[0][axis] - want) <= 0.03 * abs(want), (p - target[0], want)
+    assert abs(p[axis] - target[0][axis] - want) <= COMPLIANCE * abs(want), (p - target[0], want)
     others = np.delete(p - target[0], axis)
-    assert np.all(np.abs(others) <= 0.03 * abs(want))
+    assert np.all(np.abs(others) <= CROSSTALK * abs(want)), (others, want)
     assert np.abs(sim.qd).max() < 5e-3                        # at rest (rad/s)
 
 
@@ -73,8 +77,8 @@ def test_a_moment_at_the_flange_turns_it_by_the_rotational_compliance(axis, mome
     _, Q = imp.pose(sim.q)
     rotation = quaternion_log(quaternion_multiply(Q, target[1] * [-1, -1, -1, 1]))   # Q Q_d^-1, base frame
     want = moment / K[3 + axis]
-    assert abs(rotation[axis] - want) <= 0.03 * abs(want), (rotation, want)
-    assert np.all(np.abs(np.delete(rotation, axis)) <= 0.03 * abs(want))
+    assert abs(rotation[axis] - want) <= COMPLIANCE * abs(want), (rotation, want)
+    assert np.all(np.abs(np.delete(rotation, axis)) <= CROSSTALK * abs(want)), (rotation, want)
 
 
 def predicted_settling(Lambda, Kmat, e0, tol, zeta=1.0):
@@ -104,9 +108,9 @@ def test_a_5_cm_step_settles_in_the_time_the_damping_ratio_predicts_without_over
     err = np.array([np.linalg.norm(x[1] - p0 - step) for x in trace])
     outside = np.flatnonzero(err > 1e-3)
     t_sim = t[outside[-1] + 1]
-    assert abs(t_sim / t_pred - 1) <= 0.2, (t_sim, t_pred)
+    assert abs(t_sim / t_pred - 1) <= 0.02, (t_sim, t_pred)              # measured 0.871 s / 0.872 s
     along = np.array([(x[1] - p0) @ step / 0.05 for x in trace])       # progress along the step [m]
-    assert along.max() <= 0.05 * 1.05, along.max()
+    assert along.max() <= 0.05 * 1.005, along.max()                     # measured: none (-0.3 %)
 
 
 def test_the_nullspace_posture_moves_the_elbow_and_not_the_flange():
@@ -151,7 +155,7 @@ def test_joint_impedance_yields_to_an_external_torque_by_its_compliance():
         sim.set_command(imp.torque(sim.q, sim.qd, Q0), "effort")
         sim.step()
     tau_ext = rd.jacobian(PANDA, sim.q, TCP).T @ F
-    np.testing.assert_allclose(sim.q - Q0, tau_ext / k, rtol=0.03, atol=1e-4 * np.abs(tau_ext / k).max())
+    np.testing.assert_allclose(sim.q - Q0, tau_ext / k, rtol=0, atol=1e-7 * np.abs(tau_ext / k).max())  # 4e-9
 
 
 def test_modal_damping_gives_the_ratio_in_every_mode():
