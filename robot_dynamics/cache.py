@@ -1,13 +1,30 @@
-"""Where numba keeps the compiled kernels: a folder keyed on every source file.
+"""Where the package keeps what it compiles: numba's kernels and ``rd.compile``'s shared objects.
 
-numba's own cache checks only the timestamp of the file that defines a
-kernel, and misses a change to a helper inlined from another file. So the
-package keys the whole cache on the hash of every ``.py`` file of the
-layers that hold compiled code (:data:`KERNEL_LAYERS`; a test checks that
-no other file defines a kernel):
-``<package>/__pycache__/numba-<hash>``, or
-``~/.cache/robot_dynamics/numba-<hash>`` where the package folder is not
-writable. An explicit ``NUMBA_CACHE_DIR`` in the environment wins.
+One per-user folder, following the XDG Base Directory Specification:
+``$XDG_CACHE_HOME/robot_dynamics`` when ``XDG_CACHE_HOME`` is an absolute
+path (a relative one is ignored, as the specification says), else
+``~/.cache/robot_dynamics`` (:func:`user_cache_dir`); folders made there
+are private to the user (mode 0700).
+
+- The shared objects of ``rd.compile`` (and the node's ``backend:
+  compiled``) always go there, in ``codegen/`` (:func:`compiled_dir`):
+  they are made from a model, not from the package, so they are the
+  user's data and never written into the package, which an installed
+  package may not allow. Where that folder cannot be written, a fresh
+  private temporary folder of the process takes them (never a shared
+  one: a shared object found there would be loaded and run).
+- numba's kernels are keyed on the package's sources: numba's own cache
+  checks only the timestamp of the file that defines a kernel and misses
+  a change to a helper inlined from another file, so the package keys the
+  whole cache on the hash of every ``.py`` file of the layers that hold
+  compiled code (:data:`KERNEL_LAYERS`; a test checks that no other file
+  defines a kernel). Like Python's own bytecode, they are kept beside the
+  sources when the package folder is writable,
+  ``<package>/__pycache__/numba-<hash>`` (numba names each entry after the
+  full path of its source folder, and the set-up and the packaging test
+  seed the cache there), else in the per-user folder,
+  ``<user cache>/numba-<hash>``. An explicit ``NUMBA_CACHE_DIR`` in the
+  environment wins.
 """
 import hashlib
 import os
@@ -25,18 +42,47 @@ def source_hash():
     return h.hexdigest()[:16]
 
 
-def cache_dir():
-    """The folder this source tree's kernels are cached in (created if needed)."""
-    name = "numba-" + source_hash()
-    for base in (PACKAGE / "__pycache__", Path.home() / ".cache" / "robot_dynamics"):
-        folder = base / name
+def user_cache_dir():
+    """``$XDG_CACHE_HOME/robot_dynamics`` (an absolute XDG_CACHE_HOME), else
+    ``~/.cache/robot_dynamics``; None when there is no home folder either."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            if os.access(folder, os.W_OK):
-                return folder
-        except OSError:
-            continue
+            base = Path.home() / ".cache"
+        except RuntimeError:                         # no HOME and no password entry
+            return None
+    return Path(base) / "robot_dynamics"
+
+
+def writable(folder):
+    """``folder``, made if needed (mode 0700), or None where it cannot be written."""
+    if folder is None:
+        return None
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return folder if os.access(folder, os.W_OK) else None
+
+
+def cache_dir():
+    """The folder this source tree's numba kernels are cached in (made if
+    needed): beside the sources if writable, else in the per-user folder;
+    None if neither can be written."""
+    name = "numba-" + source_hash()
+    user = user_cache_dir()
+    for base in (PACKAGE / "__pycache__", user):
+        folder = writable(base / name) if base is not None else None
+        if folder is not None:
+            return folder
     return None
+
+
+def compiled_dir():
+    """The folder of ``rd.compile``'s shared objects, ``<user cache>/codegen``
+    (made if needed), or None if it cannot be written."""
+    user = user_cache_dir()
+    return writable(user / "codegen") if user is not None else None
 
 
 def configure():

@@ -1,14 +1,18 @@
 """``rd.compile(model)``: the generated C, built with the system compiler and
 called through ctypes, with the library's shapes and checks.
 
-The shared object is cached by the sha256 of the generated source (written
-without a date) in the numba cache's folder
-(:func:`robot_dynamics.cache.cache_dir`), so a second ``compile`` of the
-same model only loads it.
+The shared object is cached in the per-user cache folder,
+``$XDG_CACHE_HOME/robot_dynamics/codegen`` (default
+``~/.cache/robot_dynamics/codegen``; :func:`robot_dynamics.cache.compiled_dir`),
+never in the package, named after the sha256 of everything that makes it
+(:func:`build`): a second ``compile`` of the same model only loads it, and
+two models, two versions of the generator or two machines sharing a home
+folder never share a file.
 """
 import ctypes
 import hashlib
 import os
+import platform
 import shutil
 import subprocess
 import tempfile
@@ -74,15 +78,22 @@ def find_compiler():
 def build(model, folder=None):
     """(path, module) of the shared object of ``model``'s generated C, compiled if
     not cached; ``module`` is the name of the CPython binding built into it
-    (:mod:`robot_dynamics.codegen.binding`), None without Python's headers."""
+    (:mod:`robot_dynamics.codegen.binding`), None without Python's headers.
+
+    ``folder``: default :func:`robot_dynamics.cache.compiled_dir`, else (not
+    writable) a new private temporary folder. The file is keyed on the
+    generated source, the binding's source, the flags, Python's headers and
+    the machine's architecture."""
     prefix = "rd_model"
     header, code = generate(model, prefix, date="")
     include = binding.python_include()
     floating = model.root_joint == "floating"
-    key = hashlib.sha256("\0".join((header, code, " ".join(CFLAGS), str(include),
+    key = hashlib.sha256("\0".join((header, code, " ".join(CFLAGS), str(include), platform.machine(),
                                      binding.source(prefix, "M", floating))).encode()).hexdigest()[:20]
     module = "rd_codegen_%s" % key if include else None
-    folder = Path(folder) if folder is not None else (cache.cache_dir() or Path(tempfile.gettempdir()))
+    if folder is None:
+        folder = cache.compiled_dir() or tempfile.mkdtemp(prefix="robot_dynamics-codegen-")
+    folder = Path(folder)
     so = folder / ("codegen-%s.so" % key)
     if so.is_file():
         return so, module
@@ -288,7 +299,9 @@ def compile(model, folder=None):
 
     Args:
         model: a :class:`robot_dynamics.Model` (fixed, floating or planar base).
-        folder: where to cache the shared object (default: the numba cache's folder).
+        folder: where to cache the shared object (default: the per-user
+            cache folder, ``$XDG_CACHE_HOME/robot_dynamics/codegen`` or
+            ``~/.cache/robot_dynamics/codegen``).
 
     Returns:
         A :class:`CompiledModel` with ``rnea``, ``gravity_torques``,
