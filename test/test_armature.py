@@ -7,7 +7,9 @@ RNEA and the kinetic energy include it), MuJoCo's ``dof_armature`` (its
 ``mj_fullM``), and the identities on random trees. With mimic joints
 Pinocchio's models have every joint independent: each of its joints gets its
 body's armature and, with G the constant map of our velocities to its,
-``M = G^T M_pin G`` (as test_pinocchio.py).
+``M = G^T M_pin G`` (as test_pinocchio.py). By hand: Craig's two-link arm
+with point masses plus ``diag(rotor_inertia * gear_ratio**2)``. No reference
+is built from ``rd.mass_matrix`` itself (issue 33).
 """
 import os
 import re
@@ -263,6 +265,31 @@ def test_armature_adds_its_diagonal_and_nothing_else(tree):
     close(rd.kinetic_energy(model, q, qd) - rd.kinetic_energy(plain, q, qd), 0.5 * model.armature @ qd ** 2)
 
 
+def test_two_link_arm_with_geared_rotors_by_hand():
+    """Craig's two-link arm with point masses (urdf/textbook/point_mass_two_link.urdf, his eq. 6.60) with
+    a geared rotor on each joint: M = M_Craig + diag(rotor_inertia * gear_ratio^2) and
+    tau = tau_Craig + that diagonal times qdd; gravity and Coriolis terms unchanged."""
+    m1, l1, m2, l2, g = 1.9, 0.62, 0.85, 0.37, 9.81
+    plain = quiet_load(os.path.join(URDF, "textbook", "point_mass_two_link.urdf"), gravity=(0.0, -g, 0.0))
+    model = plain.with_actuators({"joint1": {"rotor_inertia": 3.0e-5, "gear_ratio": 120.0},
+                                  "joint2": {"rotor_inertia": 2.0e-5, "gear_ratio": 80.0}})
+    Ia = np.array([3.0e-5 * 120.0 ** 2, 2.0e-5 * 80.0 ** 2])             # 0.432 and 0.128 kg m^2
+    np.testing.assert_allclose(model.armature, Ia, rtol=1e-15)
+    rng = np.random.default_rng(12)
+    for _ in range(3):
+        q, qd, qdd = rng.uniform(-2.0, 2.0, (3, 2))
+        c1, c2, s2, c12 = np.cos(q[0]), np.cos(q[1]), np.sin(q[1]), np.cos(q[0] + q[1])
+        M = np.array([[m2 * l2 ** 2 + 2 * m2 * l1 * l2 * c2 + (m1 + m2) * l1 ** 2, m2 * l2 ** 2 + m2 * l1 * l2 * c2],
+                      [m2 * l2 ** 2 + m2 * l1 * l2 * c2, m2 * l2 ** 2]]) + np.diag(Ia)
+        h = np.array([-m2 * l1 * l2 * s2 * qd[1] ** 2 - 2 * m2 * l1 * l2 * s2 * qd[0] * qd[1]
+                      + m2 * l2 * g * c12 + (m1 + m2) * l1 * g * c1,
+                      m2 * l1 * l2 * s2 * qd[0] ** 2 + m2 * l2 * g * c12])
+        close(rd.mass_matrix(model, q), M, 1e-12)
+        close(rd.rnea(model, q, qd, qdd), M @ qdd + h, 1e-12)
+        close(rd.aba(model, q, qd, M @ qdd + h), qdd, 1e-10)
+        close(rd.gravity_torques(model, q), rd.gravity_torques(plain, q), 1e-15)
+
+
 def test_energy_balance_with_armature(tree):
     """dT/dt = qd^T (tau - g) along the motion tau produces (Handbook sec. 3.4), by central differences."""
     model, rng = tree
@@ -296,10 +323,16 @@ def test_batches_and_the_control_loop_path_take_the_armature(tree):
     close(rd.aba(model, q, qd, tau, data=data, out=out), rd.aba(model, q, qd, tau), 1e-12)
 
 
-def test_derivatives_take_the_armature(tree):
-    model, rng = tree
-    q, qd, qdd, tau = random_state(model, rng)
-    M = rd.mass_matrix(model, q)
+TREES = [(s, r, False) for s in range(4) for r in (None, "floating", "planar")] + [(3, None, True), (7, None, True)]
+
+
+@pytest.mark.parametrize("seed, root, mimic", TREES, ids=lambda p: str(p))
+def test_derivatives_take_the_armature(seed, root, mimic):
+    """dtau/dqdd and the inverse of the mass matrix against Pinocchio's M with the same armature."""
+    require("Pinocchio", pin is not None)
+    text, model = random_tree(seed, root, mimic)
+    q, qd, qdd, tau = random_state(model, np.random.default_rng(100 + seed))
+    M = Reference(text, model).mass_matrix(q)                       # Pinocchio, pin_model.armature set
     close(rd.rnea_derivatives(model, q, qd, qdd)[2], M)
     dq, dv, Minv = rd.aba_derivatives(model, q, qd, tau)
     close(Minv, np.linalg.inv(M), 1e-8)
@@ -310,17 +343,26 @@ def test_derivatives_take_the_armature(tree):
 
 
 def test_operational_space_inertia_uses_the_armature():
-    plain = rd.load_urdf(os.path.join(URDF, "panda_arm.urdf"))
+    """Lambda = (J M^-1 J^T)^-1 with Pinocchio's M, its armature set (the Jacobian, which the armature
+    does not change, is ours: test_pinocchio.py checks it)."""
+    require("Pinocchio", pin is not None)
+    path = os.path.join(URDF, "panda_arm.urdf")
+    plain = rd.load_urdf(path)
     model = plain.with_actuators(armature_spec(plain, 4))
     q = np.array([0.1, -0.6, 0.2, -2.0, 0.3, 1.4, 0.5])
     J = rd.jacobian(model, q, "panda_link8")
-    Lambda = np.linalg.inv(J @ np.linalg.solve(rd.mass_matrix(model, q), J.T))
+    with open(path) as fh:
+        M = Reference(fh.read(), model).mass_matrix(q)
+    Lambda = np.linalg.inv(J @ np.linalg.solve(M, J.T))
     os_ = rd.operational_space(model, q, None, "panda_link8")
     close(os_.Lambda, Lambda, 1e-8)
     assert not np.allclose(os_.Lambda, rd.operational_space(plain, q, None, "panda_link8").Lambda, rtol=1e-3)
 
 
 def test_constrained_dynamics_of_a_loop_take_the_armature():
+    """The four-bar: M qdd + h - tau, with Pinocchio's M and h of the tree (its armature set), is a
+    constraint force only (in the row space of the loop Jacobian)."""
+    require("Pinocchio", pin is not None)
     path = os.path.join(URDF, "examples", "four_bar.urdf")
     loops = os.path.join(URDF, "examples", "four_bar.loops.yaml")
     plain = rd.load_urdf(path, loops=loops)
@@ -331,7 +373,9 @@ def test_constrained_dynamics_of_a_loop_take_the_armature():
     qdd, lam = rd.constrained_forward_dynamics(model, q, qd, tau)
     J = rd.loop_jacobian(model, q)
     N = np.linalg.svd(J)[2][np.linalg.matrix_rank(J):].T            # the loops' free directions
-    r = rd.mass_matrix(model, q) @ qdd + rd.nonlinear_effects(model, q, qd) - tau
+    with open(path) as fh:
+        ref = Reference(fh.read(), model)
+    r = ref.rnea(q, qd, qdd) - tau                                    # Pinocchio: M qdd + h
     close(N.T @ r, np.zeros(N.shape[1]), 1e-9)                       # constraint forces only
     close(J @ qdd, np.zeros(J.shape[0]), 1e-9)
     assert not np.allclose(qdd, rd.constrained_forward_dynamics(plain, q, qd, tau)[0], rtol=1e-3)
