@@ -36,11 +36,11 @@ import numpy as np
 from .. import checks
 from .dispatch import Algorithm, run
 from .kernels import (MAT, TABLE, V_RO, ST_force, XT_force_add, all_finite, bad_length, chunks, entry, finite1,
-                      inline, jit, nbodies, parallel, work, work_buffer, work_size)
+                      inline, jit, nbodies, parallel, set_base_acceleration, work, work_buffer, work_size)
 from ..errors import InputError
 from ..model.packed import PARENT, QIDX, QMUL
 from .floating import require_fixed
-from .rnea import forward_pass
+from .rnea import forward_step
 
 NPARAM = 10                  # inertial parameters per body
 PARAMETER_NAMES = ("m", "mc_x", "mc_y", "mc_z", "I_xx", "I_xy", "I_yy", "I_xz", "I_yz", "I_zz")
@@ -121,7 +121,10 @@ def add_regressor(D, j, column, value, Y):
 def _regressor(D, q, qd, qdd, Y, R, p, v, a, F):
     """One state: Y (nq, 10 nb). Work rows: nb bodies + the base row; F (>= 2, 6) scratch."""
     n = nbodies(D)
-    forward_pass(D, q, qd, qdd, R, p, v, a)               # v_i, a_i (Featherstone Table 5.1)
+    v[n, :] = 0.0
+    set_base_acceleration(D, a)
+    for i in range(n):                                    # forward pass (rnea's): v_i, a_i
+        forward_step(D, i, q, qd, qdd, R, p, v, a)
     Y[:, :] = 0.0
     for i in range(n):                                    # columns of body i
         for k in range(10):

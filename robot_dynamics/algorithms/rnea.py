@@ -22,23 +22,19 @@ _NO_FEXT = np.empty((0, 0, 6))      # no external forces
 
 
 @inline
-def forward_pass(D, q, qd, qdd, R, p, v, a):
-    """The forward pass of one state (Featherstone Table 5.1): each body's
-    transform (R, p), spatial velocity v and acceleration a, body frame.
-    Work rows: nb bodies + the base row (v = 0, a = -g, Handbook eq. 3.39).
+def forward_step(D, i, q, qd, qdd, R, p, v, a):
+    """Body i of the RNEA's forward pass (Featherstone Table 5.1): its transform
+    (R, p), spatial velocity v_i and acceleration a_i (body frame) from its
+    parent's row of v and a (the base row: v = 0, a = -g, Handbook eq. 3.39).
     Shared by :func:`_rnea` and the regressor (algorithms/regressor.py)."""
-    n = nbodies(D)
-    v[n, :] = 0.0
-    set_base_acceleration(D, a)
-    for i in range(n):
-        par = parent_row(D, i)
-        qdi, qddi = joint_coordinate(D, i, qd), joint_coordinate(D, i, qdd)
-        jcalc(D, i, joint_position(D, i, q), R, p)
-        X_motion(R, p, i, v, par, v)               # v_i = X_i v_p + S_i qd_i
-        S_add(D, i, qdi, v)
-        X_motion(R, p, i, a, par, a)               # a_i = X_i a_p + S_i qdd_i + v_i x S_i qd_i
-        S_add(D, i, qddi, a)
-        crm_S_add(D, i, v, qdi, a)
+    par = parent_row(D, i)
+    qdi, qddi = joint_coordinate(D, i, qd), joint_coordinate(D, i, qdd)
+    jcalc(D, i, joint_position(D, i, q), R, p)
+    X_motion(R, p, i, v, par, v)                   # v_i = X_i v_p + S_i qd_i
+    S_add(D, i, qdi, v)
+    X_motion(R, p, i, a, par, a)                   # a_i = X_i a_p + S_i qdd_i + v_i x S_i qd_i
+    S_add(D, i, qddi, a)
+    crm_S_add(D, i, v, qdi, a)
 
 
 @inline
@@ -46,8 +42,10 @@ def _rnea(D, q, qd, qdd, fext, tau, R, p, v, a, f):
     """One state. fext (nb, 6) body-frame [n; f] wrenches, or (0, 6) for none.
     Work rows: nb bodies + the base row (v = 0, a = -g)."""
     n = nbodies(D)
-    forward_pass(D, q, qd, qdd, R, p, v, a)
-    for i in range(n):
+    v[n, :] = 0.0
+    set_base_acceleration(D, a)
+    for i in range(n):                                    # forward pass
+        forward_step(D, i, q, qd, qdd, R, p, v, a)
         I_times(D, i, MASS, a, i, f, i)             # f_i = I_i a_i + v_i x* I_i v_i - f_ext_i
         I_times(D, i, MASS, v, i, f, n)             # (base row of f as scratch)
         crf_add(v, i, f, n, f, i)
