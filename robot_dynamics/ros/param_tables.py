@@ -73,7 +73,8 @@ def _checks(validation):
 
 
 def _cell(text):
-    return ' '.join(text.split()).replace('|', '\\|')
+    """One line of table text: '|' escaped, and '<' so that <robot> or <dynamics> shows as written."""
+    return ' '.join(text.split()).replace('|', '\\|').replace('<', '&lt;')
 
 
 def main(argv=None):
