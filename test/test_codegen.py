@@ -278,7 +278,8 @@ def test_panda_code_is_unrolled_folded_and_documented():
         assert "q[0]" not in body and body.count("sin(q[") == 6 and body.count("cos(q[") == 6, name
     gravity = source.split("void panda_gravity(")[1].split("\n}")[0]
     assert "qd" not in gravity
-    assert source.count("\n") < 2500
+    dynamics = source.split("const char *const panda_frame_names")[0]    # test_codegen_frames.py: the rest
+    assert dynamics.count("\n") < 2500
 
 
 def test_one_link_pendulum_gravity_and_inertia_in_closed_form(tmp_path):
@@ -612,22 +613,32 @@ def test_the_documented_header_excerpt_is_the_generated_api():
 
 
 def test_the_realtime_cpp_example_checks_every_function_from_cpp(tmp_path):
-    """docs/REALTIME.md: its law and its check program compile with g++ -std=c++17 -Wall -Werror
-    and agree with the values the library writes, in a 1 kHz-style loop over 200 states."""
+    """docs/REALTIME.md: its Cartesian impedance law and its check program compile with g++ -std=c++17
+    -Wall -Werror and agree with the values the library writes (the functions to 1e-12, the law's torque
+    with rd.CartesianImpedance's to 1e-9), in a 1 kHz-style loop over 200 states over the joint ranges."""
     gxx = shutil.which("g++")
     require("g++", gxx)
     law, program = re.findall(r"```cpp\n(.*?)```", (ROOT / "docs" / "REALTIME.md").read_text(), re.S)
     model = load(ROOT / "urdf" / "panda_arm.urdf")
     rd.codegen(model, "panda", tmp_path)
-    (tmp_path / "gravity_pd.hpp").write_text(law)
+    (tmp_path / "cartesian_impedance.hpp").write_text(law)
     (tmp_path / "check_panda.cpp").write_text(program)
     q, qd, qdd, tau = states(model, 200, 11)
+    ready = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+    stiffness, frame = np.array([200.0, 200.0, 200.0, 10.0, 10.0, 10.0]), "panda_hand_tcp"      # as check_panda.cpp
+    impedance = rd.CartesianImpedance(model, frame, stiffness=stiffness, damping=2 * np.sqrt(stiffness),
+                                      nullspace_stiffness=10.0, q_nullspace=ready, max_condition=1e8)
+    position, quaternion = impedance.pose(ready)
     with open(tmp_path / "reference.txt", "w") as f:
         for k in range(200):
             g = rd.gravity_torques(model, q[k])
+            T = rd.link_pose(model, q[k], frame)
             row = [q[k], qd[k], qdd[k], rd.rnea(model, q[k], qd[k], qdd[k]), g,
                    rd.nonlinear_effects(model, q[k], qd[k]) - g, rd.mass_matrix(model, q[k]).ravel(), tau[k],
-                   rd.aba(model, q[k], qd[k], tau[k]), rd.friction_torques(model, qd[k])]
+                   rd.aba(model, q[k], qd[k], tau[k]), rd.friction_torques(model, qd[k]), T[:3, 3],
+                   T[:3, :3].ravel(), rd.jacobian(model, q[k], frame).ravel(),
+                   rd.jacobian_derivative_times_qd(model, q[k], qd[k], frame),
+                   impedance.torque(q[k], qd[k], position + [0.05, 0.0, 0.0], quaternion)]
             f.write(" ".join(repr(float(x)) for part in row for x in part) + "\n")
     steps = [[find_compiler(), "-O2", "-std=c99", *WARNINGS[:3], "-c", "panda.c", "-o", "panda.o"],
              [gxx, "-O2", "-std=c++17", "-Wall", "-Werror", "check_panda.cpp", "panda.o", "-lm", "-o", "check"]]

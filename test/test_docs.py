@@ -156,9 +156,10 @@ def _claims_retiming(ns):
 
 
 def _claims_realtime(ns):
-    """reference.txt as check_panda.cpp reads it: 200 states of q qd qdd tau g c M tau_in qdd friction."""
+    """reference.txt as check_panda.cpp reads it: 200 states of q qd qdd tau g c M tau_in qdd friction,
+    the frame's p R J Jdot_qd and the law's torque."""
     rows = [line.split() for line in Path("reference.txt").read_text().splitlines()]
-    assert len(rows) == 200 and {len(r) for r in rows} == {9 * 7 + 49}
+    assert len(rows) == 200 and {len(r) for r in rows} == {9 * 7 + 49 + 3 + 9 + 6 * 7 + 6 + 7}
     assert Path("generated/panda.h").is_file() and Path("generated/panda.c").is_file()
 
 
@@ -380,7 +381,7 @@ def test_realtime_check_program_from_an_empty_folder(scratch):
     (line, src), = python_blocks(doc)
     run_block(src, {"__name__": "__doc_example__"}, "%s:%d" % (doc, line))
     law, program = re.findall(r"```cpp\n(.*?)```", (ROOT / doc).read_text(), re.S)
-    Path("gravity_pd.hpp").write_text(law)
+    Path("cartesian_impedance.hpp").write_text(law)
     Path("check_panda.cpp").write_text(program)
     commands = [cmd for cmd, _ in shown_commands(doc) if not cmd.startswith("robot-dynamics ")]
     assert len(commands) == 2

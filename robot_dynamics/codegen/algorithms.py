@@ -35,14 +35,18 @@ def coordinate(model, i, x):
     return mul(const(model.body_multiplier[i]), x[int(model.body_coordinate[i])])
 
 
-def joints(model, em, q):
+def joints(model, em, q, bodies=None):
     """Emit every body's joint transform at q (nv,), the kernels' coordinates
     (:func:`kernel_positions`): sin and cos of revolute joint angles (one pair
     per body; folded for a literal angle, the root chain's zeros), Rot(a, q)
     or the translation a q. Returns the list of
-    :class:`~robot_dynamics.codegen.spatial.Joint`."""
-    out = []
+    :class:`~robot_dynamics.codegen.spatial.Joint` (None for a body not in
+    ``bodies``, when given: a frame's path)."""
+    out, keep = [], None if bodies is None else set(bodies)
     for i in range(model.nb):
+        if keep is not None and i not in keep:
+            out.append(None)
+            continue
         X = model.joint_placement[i]
         prismatic = int(model.joint_type[i]) == 1
         J = Joint(X[:3, :3], X[:3, 3], model.axis[i], prismatic)
@@ -76,21 +80,27 @@ def root_gravity(model, em, q):
     :func:`robot_dynamics.model.configuration.root_gravity`."""
     gp = model.root_placement[:3, :3].T @ model.gravity            # Rp^T g, a literal
     if model.root_joint == "floating":
-        x, y, z, w = q[3:7]
-        inv = em.let(div(ONE, call("sqrt", dot(q[3:7], q[3:7]))))
-        x, y, z, w = em.lets([mul(e, inv) for e in (x, y, z, w)])
-        two = const(2.0)
-        R = [[sub(ONE, mul(two, add(mul(y, y), mul(z, z)))), mul(two, sub(mul(x, y), mul(z, w))),
-              mul(two, add(mul(x, z), mul(y, w)))],
-             [mul(two, add(mul(x, y), mul(z, w))), sub(ONE, mul(two, add(mul(x, x), mul(z, z)))),
-              mul(two, sub(mul(y, z), mul(x, w)))],
-             [mul(two, sub(mul(x, z), mul(y, w))), mul(two, add(mul(y, z), mul(x, w))),
-              sub(ONE, mul(two, add(mul(x, x), mul(y, y))))]]
-        R = [em.lets(row) for row in R]
+        R = base_rotation(em, q)
         return em.lets([dot([R[r][k] for r in range(3)], constants(gp)) for k in range(3)]) + [ZERO] * 3
     s, c = em.let(call("sin", q[2])), em.let(call("cos", q[2]))
     return em.lets([add(mul(c, const(gp[0])), mul(s, const(gp[1]))),
                     sub(mul(c, const(gp[1])), mul(s, const(gp[0]))), ZERO])
+
+
+def base_rotation(em, q):
+    """The rotation world <- base of a floating root: the quaternion (x, y, z, w)
+    at q[3:7], normalised here (:func:`robot_dynamics.model.configuration.quaternion_matrix`)."""
+    x, y, z, w = q[3:7]
+    inv = em.let(div(ONE, call("sqrt", dot(q[3:7], q[3:7]))))
+    x, y, z, w = em.lets([mul(e, inv) for e in (x, y, z, w)])
+    two = const(2.0)
+    R = [[sub(ONE, mul(two, add(mul(y, y), mul(z, z)))), mul(two, sub(mul(x, y), mul(z, w))),
+          mul(two, add(mul(x, z), mul(y, w)))],
+         [mul(two, add(mul(x, y), mul(z, w))), sub(ONE, mul(two, add(mul(x, x), mul(z, z)))),
+          mul(two, sub(mul(y, z), mul(x, w)))],
+         [mul(two, sub(mul(x, z), mul(y, w))), mul(two, add(mul(y, z), mul(x, w))),
+          sub(ONE, mul(two, add(mul(x, x), mul(y, y))))]]
+    return [em.lets(row) for row in R]
 
 
 def root_bias(model, em, v):

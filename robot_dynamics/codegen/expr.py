@@ -150,6 +150,10 @@ class Emitter:
     def assign(self, target, e):
         self.lines.append("%s%s = %s;" % (self.indent, target, c_text(e)))
 
+    def line(self, text):
+        """A statement or label as it is (``switch (frame) {``, ``case 3: {``)."""
+        self.lines.append(text)
+
     def comment(self, text):
         self.lines.append("%s/* %s */" % (self.indent, text))
 
@@ -161,10 +165,11 @@ class Emitter:
             m = _LET.match(line)
             if m and m.group(1) not in used:
                 continue
-            used.update(_NAME.findall(line.split("=", 1)[1] if m else line))
+            used.update(_NAME.findall(line.split("=", 1)[1] if m else _COMMENT.sub("", line)))
             kept.append(line)
         return "\n".join(reversed(kept))
 
 
 _LET = re.compile(r"^\s*const double (t\d+) = ")
 _NAME = re.compile(r"\bt\d+\b")
+_COMMENT = re.compile(r"/\*[^*]*\*/")           # a name in a comment is no use

@@ -12,7 +12,7 @@ from pathlib import Path
 from . import algorithms as A
 from .expr import Emitter
 from .literals import c_double, c_string, comment_text
-from . import friction
+from . import frames, friction
 from ..errors import InputError
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -173,11 +173,13 @@ def _header(model, prefix, origin):
         "extern const double %s_effort_limit[%s_NJ];   /* [N m | N], HUGE_VAL where the URDF has none */" % (P, P),
         "extern const double %s_damping[%s_NJ];        /* viscous [N m s/rad | N s/m], not applied */" % (P, P),
         "extern const double %s_friction[%s_NJ];       /* Coulomb [N m | N], not applied */" % (P, P),
+        *frames.header_constants(model, P),
         "",
     ]
     for (name, args, what, _), decl in zip(FUNCTIONS, _declarations(P)):
         lines += ["/* %s */" % what, decl]
     lines += friction.declarations(P)
+    lines += frames.declarations(P)
     lines += ["", "/* The same for n states (row-major blocks). */"] + _declarations(P)[len(FUNCTIONS):]
     lines += ["", "#ifdef __cplusplus", "}", "#endif", "#endif", ""]
     return "\n".join(lines)
@@ -215,7 +217,7 @@ def _source(model, P, origin, bodies):
                   % (P, name, P, P, origin),
                   "void %s_%s_batch(int n, %s)" % (P, name, args), "{",
                   "    int k;", "    for (k = 0; k < n; ++k)", "        %s_%s(%s);" % (P, name, call), "}", ""]
-    return "\n".join(lines + friction.source(model, P, origin))
+    return "\n".join(lines + friction.source(model, P, origin) + frames.source(model, P, origin))
 
 
 def write(model, prefix, folder, source=None, date=None):
