@@ -236,12 +236,15 @@ def test_every_friction_law_equals_the_library_and_a_hand_value(tmp_path):
                   rd.friction_torques(model, qd, smoothing=smoothing))
         if model.root_nv:                                          # the root's coordinates have none
             assert np.all(compiled[name].friction_torques(qd)[:, :model.root_nv] == 0.0)
-    # By hand (Armstrong-Helouvry's law at v = vs = 0.1 rad/s): (0.6 + 0.4 / e) + 0.2 * 0.1.
+    # By hand, Armstrong-Helouvry's law (0.6 + 0.4 exp(-(v / 0.1)^2)) sgn(v) + 0.2 v at v / vs = 0.5, 1, -2.5,
+    # where exp(-(v / vs)^2) and a wrong exponent, exp(-|v / vs|), differ by 0.069, 0 and 0.080 N m
     one = models["laws_panda"].with_actuators({"panda_joint1": {"friction": LAWS[3]}})
     c = build({"laws_one": one}, tmp_path / "one")[0]["laws_one"]
-    qd = np.zeros(7)
-    qd[0] = 0.1
-    assert abs(c.friction_torques(qd)[0] - (0.6 + 0.4 / np.e + 0.02)) < 1e-15
+    qd = np.zeros((3, 7))
+    qd[:, 0] = 0.05, 0.1, -0.25
+    hand = [0.6 + 0.4 * np.exp(-0.25) + 0.01, 0.6 + 0.4 / np.e + 0.02, -(0.6 + 0.4 * np.exp(-6.25)) - 0.05]
+    np.testing.assert_allclose(c.friction_torques(qd)[:, 0], hand, rtol=0, atol=1e-15)
+    qd = qd[0]
     with pytest.raises(rd.InputError, match="smoothing"):
         c.friction_torques(qd, smoothing=-1.0)
     with pytest.raises(rd.InputError, match="qd"):

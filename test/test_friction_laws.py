@@ -25,9 +25,12 @@ def _model(law1, law2=None):
 
 def test_stribeck_by_hand():
     model = _model(STRIBECK)
-    # v = 0.1 = vs: (0.6 + 0.4 e^-1) + 0.2 * 0.1; v = -0.2: -(0.6 + 0.4 e^-4) - 0.04; v = 0: 0
-    got = rd.friction_torques(model, [[0.1, 0.0], [-0.2, 0.0], [0.0, 0.0]])[:, 0]
-    np.testing.assert_allclose(got, [0.6 + 0.4 / math.e + 0.02, -(0.6 + 0.4 * math.exp(-4.0)) - 0.04, 0.0],
+    # v = 0.1 = vs: (0.6 + 0.4 e^-1) + 0.2 * 0.1; v = -0.2: -(0.6 + 0.4 e^-4) - 0.04; v = 0: 0;
+    # v = 0.05 and -0.25 (v / vs = 0.5, -2.5), where the exponent shows: e^-0.25 and e^-6.25 (e^-0.5 and
+    # e^-2.5 with exp(-|v / vs|)), and the sign: + and -
+    got = rd.friction_torques(model, [[0.1, 0.0], [-0.2, 0.0], [0.0, 0.0], [0.05, 0.0], [-0.25, 0.0]])[:, 0]
+    np.testing.assert_allclose(got, [0.6 + 0.4 / math.e + 0.02, -(0.6 + 0.4 * math.exp(-4.0)) - 0.04, 0.0,
+                                     0.6 + 0.4 * math.exp(-0.25) + 0.01, -(0.6 + 0.4 * math.exp(-6.25)) - 0.05],
                                rtol=1e-14)
     # the joint j2 keeps its URDF viscous law (0.4)
     assert rd.friction_torques(model, [0.3, 2.0])[1] == pytest.approx(0.8, rel=1e-14)
