@@ -23,6 +23,7 @@ from ..algorithms.crba import mass_matrix
 from ..analysis.friction import LawTable, friction_torques, law_table
 from ..algorithms.kinematics import link_pose
 from ..errors import InputError
+from ..model.friction import torques as friction_law_torques
 from .stiction import COULOMB, VISCOUS, candidates, hold, law_rows, law_rows_band, law_torque
 
 
@@ -204,13 +205,9 @@ class JointFriction:
     def generalized_force(self, model, t, q, qd, command):
         if self._mimic:                     # the mimic map lives in friction_torques
             return -friction_torques(model, qd, smoothing=self.smoothing)
-        if self._table is not None:
-            return -self._table.torques(qd, self._s)
-        if not self._coulomb:               # the common case: viscous only
+        if self._table is None and not self._coulomb:       # the common case: viscous only
             return -(self.damping * qd) if self._viscous else None
-        s = self._s                         # same formula as friction_torques, without its checks
-        sign = np.tanh(qd / s) if s > 0 else np.sign(qd)
-        return -(self.damping * qd + self.friction * sign)
+        return -friction_law_torques(self._laws, qd, self._s)   # the one law (model/friction.py), without checks
 
     def hold(self, model, q, qd, tau, qdd, dt, W=None):
         """The stick-slip switch on a fixed base: ``qdd`` (nq,), the
