@@ -45,6 +45,11 @@ def test_friction_laws_by_hand():
     assert torque(stri, -0.5) == pytest.approx(-(1.0 + np.exp(-1.0) + 0.05), rel=1e-14)
     np.testing.assert_allclose(gradient(stri, np.array([0.5]))[0],               # static, coulomb, vs, viscous
                                [np.exp(-1.0), 1 - np.exp(-1.0), 4 * np.exp(-1.0), 0.5], rtol=1e-12)
+    # at v / vs = 0.5 and -2, where exp(-(v / vs)^2) and a wrong exponent or sign show (at v = vs they cannot)
+    assert torque(stri, 0.25) == pytest.approx(1.0 + np.exp(-0.25) + 0.025, rel=1e-14)
+    assert torque(stri, -1.0) == pytest.approx(-(1.0 + np.exp(-4.0)) - 0.1, rel=1e-14)
+    np.testing.assert_allclose(gradient(stri, np.array([0.25]))[0],              # d/dvs = (fs - fc) g 2 v^2 / vs^3
+                               [np.exp(-0.25), 1 - np.exp(-0.25), np.exp(-0.25), 0.25], rtol=1e-12)
     cou = make_law("coulomb", dict(coulomb=0.8, viscous=0.05, smoothing=0.01))
     assert torque(cou, 0.01) == pytest.approx(0.8 * np.tanh(1.0) + 0.0005, rel=1e-14)
     assert torque(make_law("coulomb", dict(coulomb=0.8)), -0.2) == -0.8
