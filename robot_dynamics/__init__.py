@@ -69,7 +69,8 @@ from .algorithms.derivatives import (aba_derivatives, coriolis_derivatives, grav
                                      rnea_derivatives)
 from .algorithms.dispatch import get_num_threads, set_num_threads  # noqa: E402
 from .algorithms.energy import kinetic_energy, potential_energy  # noqa: E402
-from .algorithms.kinematics import forward_kinematics, jacobian, link_pose  # noqa: E402
+from .algorithms.kinematics import forward_kinematics  # noqa: E402
+from .algorithms.task_space import jacobian, link_pose, operational_space_inertia  # noqa: E402
 from .algorithms.rnea import gravity_torques, nonlinear_effects, rnea  # noqa: E402
 from .analysis.config_space import configuration_space_form  # noqa: E402
 from .analysis.friction import friction_law_gradient, friction_law_torque, friction_torques  # noqa: E402
@@ -124,6 +125,7 @@ __all__ = [
     "center_of_mass", "com_jacobian", "centroidal_momentum_matrix", "centroidal_momentum",
     "neutral", "integrate", "difference", "normalize",
     "configuration_space_form", "operational_space", "cartesian_dynamics", "jacobian_derivative_times_qd",
+    "operational_space_inertia",
     "dynamically_consistent_inverse", "set_num_threads", "get_num_threads",
     "regressor", "inertial_parameters", "parameter_names", "friction_regressor", "friction_parameter_names",
     "base_parameters", "BaseParameters", "identify", "IdentificationResult", "identify_payload",

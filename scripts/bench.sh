@@ -5,9 +5,10 @@
 # With no option: bench/benchmark.py --write-docs (the kernels against
 # Pinocchio; regenerates the tables of docs/PERFORMANCE.md), then
 # bench/derivatives.py (the analytical derivatives against Pinocchio),
-# bench/simulation.py (simulation steps against MuJoCo) and bench/load_time.py
-# (loading every example-robot-data URDF against Pinocchio), which print their
-# tables. With options: bench/benchmark.py with them, alone.
+# bench/simulation.py (simulation steps against MuJoCo), bench/impedance.py (the
+# impedance laws against the same laws written plainly on Pinocchio) and
+# bench/load_time.py (loading every example-robot-data URDF against Pinocchio),
+# which print their tables. With options: bench/benchmark.py with them, alone.
 # Creates/reuses .venv with the dev requirements and runs from the checkout.
 set -euo pipefail
 
@@ -21,4 +22,5 @@ fi
 "$root/.venv/bin/python" bench/benchmark.py --write-docs
 "$root/.venv/bin/python" bench/derivatives.py
 "$root/.venv/bin/python" bench/simulation.py
+"$root/.venv/bin/python" bench/impedance.py
 "$root/.venv/bin/python" bench/load_time.py

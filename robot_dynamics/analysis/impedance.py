@@ -60,12 +60,14 @@ impedance modes (:mod:`robot_dynamics.control.impedance_target`) build on it.
 import numpy as np
 
 from .. import checks
+from ..algorithms import impedance_kernels as kernels
 from ..algorithms.crba import mass_matrix
 from ..algorithms.floating import require_fixed
 from ..algorithms.kinematics import jacobian, link_pose
-from ..algorithms.rnea import gravity_torques, nonlinear_effects
 from ..errors import InputError, SingularityError
 from ..model.configuration import matrix_quaternion, quaternion_multiply
+from ..model.data import Data
+from . import impedance_inputs as inputs
 
 
 class JointImpedance:
@@ -87,12 +89,19 @@ class JointImpedance:
         require_fixed(model, 'JointImpedance')
         self.model = model
         n = model.nv
-        self.K = _spd(stiffness, n, 'stiffness')
-        self.D = None if damping is None else _spd(damping, n, 'damping', strict=False)
-        self.zeta = _positive(damping_ratio, 'damping_ratio')
+        self.K = inputs.spd(stiffness, n, 'stiffness')
+        self.D = None if damping is None else inputs.spd(damping, n, 'damping', strict=False)
+        self.zeta = inputs.positive(damping_ratio, 'damping_ratio')
         self.include_gravity, self.include_coriolis = bool(include_gravity), bool(include_coriolis)
-        self.max_error = None if max_error is None else _limits(max_error, n, 'max_error')
+        self.max_error = None if max_error is None else inputs.limits(max_error, n, 'max_error')
         self.step = TorqueStep(max_torque_step, n)
+        self._data, self._x, self._scratch = Data(model), np.zeros((5, n)), np.zeros((4 * n + 3, n))
+        self._K = np.array(self.K, dtype=float)          # writable C float64 copies: the kernel's one signature
+        self._D = np.zeros((n, n)) if self.D is None else np.array(self.D, dtype=float)
+        self._max_error = np.zeros(n) if self.max_error is None else np.array(self.max_error, dtype=float)
+        self._flags = ((kernels.GRAVITY if self.include_gravity else 0) | (kernels.CORIOLIS if self.include_coriolis
+                       else 0) | (kernels.CLIP if self.max_error is not None else 0)
+                       | (kernels.DAMPING if self.D is not None else 0))
 
     def damping(self, q):
         """(..., nq, nq) the damping matrix at ``q`` [N m s/rad]."""
@@ -102,18 +111,43 @@ class JointImpedance:
 
     def torque(self, q, qd, q_d, qd_d=None, qdd_d=None):
         """(..., nq) the torques [N m] at the state ``(q, qd)`` towards the target ``q_d`` (with its
-        velocity ``qd_d`` and acceleration ``qdd_d``, zero when None); all (..., nq)."""
-        model = self.model
-        q, qd, q_d = _states(model, q=q, qd=qd, q_d=q_d)
-        e = q_d - q
-        if self.max_error is not None:
-            e = np.clip(e, -self.max_error, self.max_error)
-        de = -qd if qd_d is None else checks.as_float_array(qd_d, 'qd_d') - qd
-        tau = _matvec(self.K, e) + _matvec(self.damping(q), de)
+        velocity ``qd_d`` and acceleration ``qdd_d``, zero when None); all (..., nq).
+
+        One compiled kernel a state (:func:`robot_dynamics.algorithms.impedance_kernels.joint_law`) on
+        the law's own work buffers: a state of float64 arrays of shape (nq,) allocates only the result."""
+        n = self.model.nq
+        states = (q, qd, q_d, qd_d, qdd_d)
+        if all(x is None or (type(x) is np.ndarray and x.shape == (n,)) for x in states):
+            return self.step.apply_finite(self._one(*states))
+        q, qd, q_d = inputs.states(self.model, q=q, qd=qd, q_d=q_d)
+        qd_d = None if qd_d is None else inputs.states(self.model, qd_d=qd_d)[0]
+        qdd_d = None if qdd_d is None else inputs.states(self.model, qdd_d=qdd_d)[0]
+        shape, rows = inputs.broadcast(q, qd, q_d, qd_d, qdd_d)
+        if shape == ():
+            return self.step.apply(self._one(*(None if r is None else r[0] for r in rows)))
+        tau = np.stack([self._one(*(None if r is None else r[b] for r in rows)) for b in range(len(rows[0]))])
+        return tau.reshape(shape + (n,))
+
+    def _one(self, q, qd, q_d, qd_d, qdd_d):
+        """(n,) the torque of one state (arrays of shape (n,)) from the compiled kernel."""
+        x = self._x
+        x[0], x[1], x[2] = q, qd, q_d
+        flags = self._flags
+        if qd_d is not None:
+            x[3] = qd_d
+            flags |= kernels.TWIST
         if qdd_d is not None:
-            tau = tau + _matvec(mass_matrix(model, q), checks.as_float_array(qdd_d, 'qdd_d'))
-        tau = tau + _bias(model, q, qd, self.include_gravity, self.include_coriolis)
-        return self.step.apply(tau)
+            x[4] = qdd_d
+            flags |= kernels.ACCELERATION
+        tau = np.empty(self.model.nq)
+        status = kernels.joint_law(self._data.table, x[0], x[1], x[2], x[3], x[4], flags, self._K, self._D,
+                                   self._max_error, self.zeta, self._data.work, self._scratch, tau)
+        if status != 0:
+            inputs.states(self.model, q=q, qd=qd, q_d=q_d, **({} if qd_d is None else {'qd_d': qd_d}),
+                    **({} if qdd_d is None else {'qdd_d': qdd_d}))
+            raise InputError('the joint impedance torque is not finite although the state is: values too '
+                             'large for float64')
+        return tau
 
 
 class CartesianImpedance:
@@ -150,25 +184,49 @@ class CartesianImpedance:
                              % (model.name, model.nv))
         self.model, self.link = model, link
         self.point = checks.as_float_array(point, 'point').reshape(3)
-        self.K = _spd(stiffness, 6, 'stiffness')
-        self.D = None if damping is None else _spd(damping, 6, 'damping', strict=False)
-        self.zeta = _positive(damping_ratio, 'damping_ratio')
-        self.K0 = _nonnegative_vector(nullspace_stiffness, model.nv, 'nullspace_stiffness')
+        self.K = inputs.spd(stiffness, 6, 'stiffness')
+        self.D = None if damping is None else inputs.spd(damping, 6, 'damping', strict=False)
+        self.zeta = inputs.positive(damping_ratio, 'damping_ratio')
+        self.K0 = inputs.nonnegative_vector(nullspace_stiffness, model.nv, 'nullspace_stiffness')
         self.D0 = (2.0 * np.sqrt(self.K0) if nullspace_damping is None
-                   else _nonnegative_vector(nullspace_damping, model.nv, 'nullspace_damping'))
-        self.q_nullspace = None if q_nullspace is None else _states(model, q_nullspace=q_nullspace)[0]
+                   else inputs.nonnegative_vector(nullspace_damping, model.nv, 'nullspace_damping'))
+        self.q_nullspace = None if q_nullspace is None else inputs.states(model, q_nullspace=q_nullspace)[0]
         self.include_gravity, self.include_coriolis = bool(include_gravity), bool(include_coriolis)
         self.inertia = None
         if inertia_shaping:
             if inertia is None:
                 raise InputError('inertia_shaping needs the desired inertia: inertia=(6,) [kg x3, kg m^2 x3] or a '
                                  '6x6 SPD matrix')
-            self.inertia = _spd(inertia, 6, 'inertia')
+            self.inertia = inputs.spd(inertia, 6, 'inertia')
         elif inertia is not None:
             raise InputError('inertia is the desired inertia of inertia_shaping=True; got it without')
-        self.max_pose_error = None if max_pose_error is None else _limits(max_pose_error, 2, 'max_pose_error')
-        self.max_condition = _positive(max_condition, 'max_condition')
+        self.max_pose_error = None if max_pose_error is None else inputs.limits(max_pose_error, 2, 'max_pose_error')
+        self.max_condition = inputs.positive(max_condition, 'max_condition')
         self.step = TorqueStep(max_torque_step, model.nv)
+        self._kernel_arguments()
+
+    def _kernel_arguments(self):
+        """The compiled law's constant arguments and work buffers (writable C float64 copies)."""
+        model, n = self.model, self.model.nv
+        l = model.link_index(self.link)
+        self._body, self._P = int(model.link_body[l]), np.array(model.link_pose_rows[l])
+        self.point = np.array(self.point, dtype=float)
+        self._K = np.array(self.K, dtype=float)
+        damping = self.D
+        if damping is None and self.inertia is not None:       # the shaped inertia is constant: so is D
+            damping = modal_damping(self.inertia, self.K, self.zeta)
+        self._Dc = np.zeros((6, 6)) if damping is None else np.array(damping, dtype=float)
+        self._shaping_inv = np.zeros((6, 6)) if self.inertia is None else np.linalg.inv(self.inertia)
+        self.K0, self.D0 = np.array(self.K0, dtype=float), np.array(self.D0, dtype=float)
+        clip = self.max_pose_error is not None
+        self._scalars = np.array([self.zeta, self.max_condition] + (list(self.max_pose_error) if clip else [0, 0])
+                                 + [0.0])
+        self._flags = ((kernels.GRAVITY if self.include_gravity else 0)
+                       | (kernels.CORIOLIS if self.include_coriolis else 0)
+                       | (kernels.SHAPING if self.inertia is not None else 0) | (kernels.CLIP if clip else 0)
+                       | (kernels.DAMPING if damping is not None else 0))
+        self._data, self._x = Data(model), np.zeros((3, n))
+        self._target, self._scratch = np.zeros(kernels.TARGET_SIZE), kernels.cartesian_scratch(n)
 
     def pose(self, q):
         """(position (..., 3) [m], quaternion (..., 4) xyzw) of the point in the base frame."""
@@ -192,57 +250,92 @@ class CartesianImpedance:
             SingularityError: ``cond(J)`` above ``max_condition`` (the reason names it and the state).
             InputError: shapes, non-finite values, a quaternion off unit norm by more than 1e-6.
         """
+        n = self.model.nq
+        if (type(q) is np.ndarray and q.shape == (n,) and type(qd) is np.ndarray and qd.shape == (n,)
+                and type(position) is np.ndarray and position.shape == (3,) and type(quaternion) is np.ndarray
+                and quaternion.shape == (4,) and twist is None and acceleration is None and wrench is None
+                and self.inertia is None):
+            if self.q_nullspace is None:
+                self.q_nullspace = np.array(q, dtype=float)
+            t = self._target
+            t[0:3], t[3:7] = position, quaternion
+            return self.step.apply_finite(self._one(q, qd, self._flags, position, quaternion))
+        return self._checked(q, qd, position, quaternion, twist, acceleration, wrench)
+
+    def _checked(self, q, qd, position, quaternion, twist, acceleration, wrench):
+        """The torque of any call: checked, broadcast, one state at a time through the kernel."""
         model = self.model
-        q, qd = _states(model, q=q, qd=qd)
+        q, qd = inputs.states(model, q=q, qd=qd)
         if self.q_nullspace is None:
             self.q_nullspace = np.array(q.reshape(-1, model.nq)[0])
-        J = jacobian(model, q, self.link, self.point)
-        cond = np.linalg.cond(J)
-        if np.any(cond > self.max_condition):
-            raise SingularityError('Cartesian impedance refused near a singularity of %s: cond(J) = %.3g, more '
-                                   'than max_condition %.3g' % (self.link, np.max(cond), self.max_condition))
-        Jt = np.swapaxes(J, -1, -2)
-        Minv_Jt = np.linalg.solve(mass_matrix(model, q), Jt)
-        Lambda = np.linalg.inv(J @ Minv_Jt)                         # (J M^-1 J^T)^-1
-        e, de = self.errors(q, qd, J, position, quaternion, twist)
-        shaped = self.inertia if self.inertia is not None else Lambda
-        D = self.D if self.D is not None else modal_damping(shaped, self.K, self.zeta)
-        F = _matvec(self.K, e) + _matvec(D, de)
+        parts = [inputs.vector(position, 3, 'position'), unit_quaternion(quaternion)]
+        flags = self._flags
+        for x, name, n, flag in ((twist, 'twist', 6, kernels.TWIST), (acceleration, 'acceleration', 6,
+                                                                            kernels.ACCELERATION),
+                                 (wrench, 'wrench', 6, 0)):
+            if x is not None:
+                flags |= flag
+                parts.append(inputs.vector(x, n, name))
+            else:
+                parts.append(np.zeros(n))
         if self.inertia is not None:
-            F = self._shaped(F, Lambda, wrench)
-        a_d = 0.0 if acceleration is None else _vector(acceleration, 6, 'acceleration')
-        if self.include_coriolis:
-            a_d = a_d - jdot_qd_by_difference(model, q, qd, self.link, self.point)
-        if self.include_coriolis or acceleration is not None:
-            F = F + _matvec(Lambda, a_d)
-        tau0 = self.K0 * (self.q_nullspace - q) - self.D0 * qd
-        Jbar_t = np.swapaxes(Minv_Jt @ Lambda, -1, -2)              # Jbar^T = Lambda J M^-1
-        tau0 = tau0 - _matvec(Jt, _matvec(Jbar_t, tau0))            # (1 - J^T Jbar^T) tau_0
-        tau = _matvec(Jt, F) + tau0 + _bias(model, q, qd, self.include_gravity, self.include_coriolis)
+            self._shaping_checks(wrench)
+        shape, rows = inputs.broadcast(q, qd, *parts)
+        taus, conds = [], []
+        for b in range(len(rows[0])):
+            self._target[:] = np.concatenate([r[b] for r in rows[2:]])
+            taus.append(self._one(rows[0][b], rows[1][b], flags, rows[2][b], rows[3][b], refuse=False))
+            conds.append(self._scalars[4])
+        if max(conds) > self.max_condition:
+            self._refuse(max(conds))
+        tau = np.stack(taus).reshape(shape + (model.nq,))
         return self.step.apply(tau)
 
-    def _shaped(self, F, Lambda, wrench):
-        """``Lambda Lambda_d^-1 (K e + D de + F_ext) - F_ext`` (Ott eq. 3.12): the spring and damper
-        wrench ``F`` of the apparent inertia Lambda_d."""
+    def _one(self, q, qd, flags, position, quaternion, refuse=True):
+        """(n,) the torque of one state from the compiled kernel, the target in ``self._target``."""
+        x = self._x
+        x[0], x[1], x[2] = q, qd, self.q_nullspace
+        tau = np.empty(self.model.nq)
+        status = kernels.cartesian_law(self._data.table, x[0], x[1], self._body, self._P, self.point, self._target,
+                                       flags, self._K, self._Dc, self._shaping_inv, self.K0, self.D0, x[2],
+                                       self._scalars, self._data.work, self._scratch, tau)
+        if status == 4:
+            if refuse:
+                self._refuse(self._scalars[4])
+            tau[:] = np.nan
+        elif status == 3:
+            raise SingularityError('Cartesian impedance refused: J M^-1 J^T of %s is not positive definite at this '
+                                   'state (a singular pose)' % self.link)
+        elif status != 0:
+            inputs.states(self.model, q=q, qd=qd)
+            inputs.vector(position, 3, 'position'), unit_quaternion(quaternion)
+            inputs.vector(self._target, kernels.TARGET_SIZE, 'target')
+            raise InputError('the Cartesian impedance torque is not finite although the state is: values too '
+                             'large for float64')
+        return tau
+
+    def _refuse(self, cond):
+        raise SingularityError('Cartesian impedance refused near a singularity of %s: cond(J) = %.3g, more '
+                               'than max_condition %.3g' % (self.link, cond, self.max_condition))
+
+    def _shaping_checks(self, wrench):
         if wrench is None:
             raise InputError('inertia shaping needs the measured external wrench (wrench=(6,) [N, N m], base '
                              'frame): the apparent inertia is set by feeding it back')
         if not self.include_coriolis:
             raise InputError('inertia shaping needs include_coriolis=True (the task-space bias is cancelled)')
-        w = _vector(wrench, 6, 'wrench')
-        return _matvec(Lambda, np.linalg.solve(self.inertia, (F + w)[..., None])[..., 0]) - w
 
     def errors(self, q, qd, J, position, quaternion, twist=None):
         """(e, de): the clipped pose error (..., 6) and the twist error (..., 6) of the module doc."""
         p, Q = self.pose(q)
         Q_d = unit_quaternion(quaternion)
-        e = np.concatenate([_vector(position, 3, 'position') - p,
+        e = np.concatenate([inputs.vector(position, 3, 'position') - p,
                             quaternion_log(quaternion_multiply(Q_d, quaternion_conjugate(Q)))], axis=-1)
         if self.max_pose_error is not None:
             e = np.concatenate([_clip_norm(e[..., :3], self.max_pose_error[0]),
                                 _clip_norm(e[..., 3:], self.max_pose_error[1])], axis=-1)
         v = _matvec(J, qd)
-        de = -v if twist is None else _vector(twist, 6, 'twist') - v
+        de = -v if twist is None else inputs.vector(twist, 6, 'twist') - v
         return e, de
 
 
@@ -272,13 +365,20 @@ class TorqueStep:
     """
 
     def __init__(self, max_step, n):
-        self.max_step = None if max_step is None else _limits(max_step, n, 'max_torque_step')
+        self.max_step = None if max_step is None else inputs.limits(max_step, n, 'max_torque_step')
         self.last = None
         self.limited = 0
 
     def reset(self):
         """Forget the last torque (the next call is not limited)."""
         self.last = None
+
+    def apply_finite(self, tau):
+        """:meth:`apply` for one state's torque (n,) known to be finite (a law's kernel checked it)."""
+        if self.max_step is None:
+            self.last = tau.copy()
+            return tau
+        return self.apply(tau)
 
     def apply(self, tau, max_step=None):
         """``tau`` (n,) within ``max_step`` [N m] (scalar or (n,); None: the constructor's) of the last
@@ -325,7 +425,7 @@ def quaternion_log(a):
 
 def unit_quaternion(x, tol=1e-6):
     """``x`` (..., 4) as a float array, checked finite and of unit norm within ``tol``."""
-    x = _vector(x, 4, 'quaternion')
+    x = inputs.vector(x, 4, 'quaternion')
     norm = np.linalg.norm(x, axis=-1)
     if np.any(np.abs(norm - 1.0) > tol):
         raise InputError('quaternion (x, y, z, w) must have unit norm (within %g), got norm %s'
@@ -334,17 +434,6 @@ def unit_quaternion(x, tol=1e-6):
 
 
 # --- helpers ---------------------------------------------------------------------------------
-def _bias(model, q, qd, gravity, coriolis):
-    """(..., nq) the compensated part of ``h = C qd + g`` [N m]."""
-    if gravity and coriolis:
-        return nonlinear_effects(model, q, qd)
-    if gravity:
-        return gravity_torques(model, q)
-    if coriolis:
-        return nonlinear_effects(model, q, qd) - gravity_torques(model, q)
-    return 0.0
-
-
 def _matvec(A, x):
     return np.einsum('...ij,...j->...i', A, x)
 
@@ -352,60 +441,3 @@ def _matvec(A, x):
 def _clip_norm(x, limit):
     n = np.linalg.norm(x, axis=-1, keepdims=True)
     return x * np.minimum(1.0, limit / np.maximum(n, 1e-300))
-
-
-def _states(model, **states):
-    out = []
-    for name, x in states.items():
-        x = checks.as_float_array(x, name)
-        if x.shape[-1:] != (model.nq,):
-            raise InputError('%s must have %d values (one per joint of %r), got shape %s'
-                             % (name, model.nq, model.name, x.shape))
-        checks.check_finite(**{name: x})
-        out.append(x)
-    return out
-
-
-def _vector(x, n, name):
-    x = checks.as_float_array(x, name)
-    if x.shape[-1:] != (n,):
-        raise InputError('%s must have %d values, got shape %s' % (name, n, x.shape))
-    checks.check_finite(**{name: x})
-    return x
-
-
-def _spd(x, n, name, strict=True):
-    """(n, n) from a (n,) diagonal or an (n, n) matrix, checked symmetric and positive (semi)definite."""
-    x = checks.as_float_array(x, name)
-    if x.shape == (n,):
-        x = np.diag(x)
-    if x.shape != (n, n):
-        raise InputError('%s must be %d values (a diagonal) or a %dx%d matrix, got shape %s' % (name, n, n, n, x.shape))
-    checks.check_finite(**{name: x})
-    if not np.allclose(x, x.T, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(x).max())):
-        raise InputError('%s must be symmetric' % name)
-    w = np.linalg.eigvalsh(x)
-    if (w.min() <= 0.0) if strict else (w.min() < -1e-12 * max(1.0, w.max())):
-        raise InputError('%s must be positive %sdefinite, got eigenvalues %s'
-                         % (name, '' if strict else 'semi', np.array2string(w, precision=4)))
-    return x
-
-
-def _positive(x, name):
-    if not (isinstance(x, (int, float, np.floating, np.integer)) and np.isfinite(x) and x > 0):
-        raise InputError('%s must be a positive number, got %r' % (name, x))
-    return float(x)
-
-
-def _nonnegative_vector(x, n, name):
-    x = np.broadcast_to(checks.as_float_array(x, name), (n,)).copy() if np.ndim(x) == 0 else _vector(x, n, name)
-    if not (np.all(np.isfinite(x)) and np.all(x >= 0)):
-        raise InputError('%s must be finite and >= 0, got %s' % (name, x))
-    return x
-
-
-def _limits(x, n, name):
-    x = np.broadcast_to(checks.as_float_array(x, name), (n,)).copy() if np.ndim(x) == 0 else _vector(x, n, name)
-    if not np.all(x > 0):
-        raise InputError('%s must be > 0, got %s' % (name, x))
-    return x

@@ -55,6 +55,7 @@ import numpy as np
 from .. import checks
 from ..algorithms.crba import mass_matrix
 from ..algorithms.kinematics import forward_kinematics, jacobian
+from ..algorithms.task_space import frame_jdot_qd
 from ..model import PRISMATIC
 from ..algorithms.rnea import gravity_torques, nonlinear_effects
 from ..errors import SingularityError  # noqa: F401  (raised here, exported by the package)
@@ -301,22 +302,35 @@ def _condition(A):
     return float(s[0] / s[-1]) if s[-1] > 0 else float("inf")
 
 
-def jacobian_derivative_times_qd(model, q, qd, link, point=(0.0, 0.0, 0.0), *, frame="base", rows="all"):
+def jacobian_derivative_times_qd(model, q, qd, link, point=(0.0, 0.0, 0.0), *, frame="base", rows="all",
+                                 data=None, out=None):
     """``Jdot qd``: the acceleration of the point (linear rows) and of its link
     (angular rows) when ``qdd = 0``, expressed in ``frame``; (..., m).
 
-    Base-frame derivative of the Jacobian's columns: ``d/dt a_k = w_k x a_k``
-    and ``d/dt (a_k x (x - o_k)) = d/dt a_k x (x - o_k) + a_k x (v_x - v_ok)``.
+    On a fixed base in the base frame with all rows, the compiled recursion of
+    :func:`robot_dynamics.algorithms.task_space.frame_jdot_qd` (``data=``,
+    ``out=`` (..., 6): nothing allocated for one state); else the base-frame
+    derivative of the Jacobian's columns: ``d/dt a_k = w_k x a_k`` and
+    ``d/dt (a_k x (x - o_k)) = d/dt a_k x (x - o_k) + a_k x (v_x - v_ok)``.
     """
+    if model.root_joint is None and frame == "base" and isinstance(rows, str) and rows == "all":
+        return frame_jdot_qd(model, q, qd, link, point, data=data, out=out)
     idx, _ = _rows(rows)
     x = checks.point(point)
     frame_link = _frame_link(model, link, frame)
     shape, Q, QD = _states(model, q, qd)
-    out = np.empty((Q.shape[0], len(idx)))
+    res = np.empty((Q.shape[0], len(idx)))
     for i in range(Q.shape[0]):
         _, bias6, Rf, _ = _bias_one(model, Q[i], QD[i], link, x, frame_link)
-        out[i] = _to_frame(Rf, bias6)[idx]
-    return out.reshape(shape + (len(idx),))
+        res[i] = _to_frame(Rf, bias6)[idx]
+    res = res.reshape(shape + (len(idx),))
+    if out is None:
+        return res
+    if not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.shape == res.shape and out.flags.writeable):
+        raise InputError("out must be a writable float64 array of shape %s, got %s"
+                         % (res.shape, getattr(out, "shape", type(out).__name__)))
+    out[...] = res
+    return out
 
 
 def dynamically_consistent_inverse(model, q, link, point=(0.0, 0.0, 0.0), *, frame="base", rows="all",

@@ -1,0 +1,338 @@
+"""Compiled impedance laws of one state (the laws and their conventions:
+:mod:`robot_dynamics.analysis.impedance`, which calls these kernels).
+
+One kernel per law, on the task-space kernels (:mod:`.task_kernels`), the
+composite-rigid-body algorithm and the RNEA; the work arrays are a
+:class:`~robot_dynamics.Data`'s (``W``) and the law's own scratch (``S``), so a
+call allocates nothing. The modal damping's eigenvectors come from the cyclic
+Jacobi method (Golub & Van Loan, *Matrix Computations*, 4th ed., sec. 8.5):
+``D = L f(L^-1 K L^-T) L^T`` is a matrix function, the same for any
+eigenbasis. Status: 0 done, 2 a value not finite or a quaternion off unit
+norm (the caller's checks then say which), 3 ``J M^-1 J^T`` not positive
+definite, 4 ``cond(J)`` above the bound (``S[0]`` holds it).
+"""
+import numpy as np
+
+from .crba import _crba
+from .kernels import finite1, inline, jit, nbodies, work, world_poses
+from .rnea import _gravity, _rnea
+from .task_kernels import cholesky, frame_bias, frame_jacobian, frame_point, task_inertia
+
+# Flags of the Cartesian law (FLAGS bits)
+GRAVITY, CORIOLIS, SHAPING, TWIST, ACCELERATION, CLIP, DAMPING = 1, 2, 4, 8, 16, 32, 64
+# The target vector of the Cartesian law: position 0:3, quaternion 3:7 (x, y, z, w),
+# twist 7:13, acceleration 13:19, wrench 19:25.
+TARGET_SIZE = 25
+
+
+@inline
+def jacobi_eigen(A, m, V):
+    """A (m, m) symmetric -> its eigenvalues on the diagonal of A, eigenvectors in
+    the columns of V (cyclic Jacobi rotations; an off-diagonal entry below 1e-18 of
+    its two diagonal entries is set to zero, so the sweeps end with an exactly
+    diagonal A, in 5 to 8 sweeps for the laws' 6x6 and 7x7; at most 50)."""
+    for r in range(m):
+        for c in range(m):
+            V[r, c] = 1.0 if r == c else 0.0
+    for _ in range(50):
+        off = 0.0
+        for r in range(m):
+            for c in range(r + 1, m):
+                off += abs(A[r, c])
+        if off == 0.0:
+            return
+        for p in range(m - 1):
+            for q in range(p + 1, m):
+                apq = A[p, q]
+                if abs(apq) <= 1e-18 * (abs(A[p, p]) + abs(A[q, q])):    # below rounding: zero, and skip
+                    A[p, q] = A[q, p] = 0.0
+                    continue
+                theta = (A[q, q] - A[p, p]) / (2.0 * apq)
+                t = (1.0 if theta >= 0.0 else -1.0) / (abs(theta) + np.sqrt(theta * theta + 1.0))
+                c = 1.0 / np.sqrt(t * t + 1.0)
+                s = t * c
+                for k in range(m):                           # A <- A G (columns p, q)
+                    akp, akq = A[k, p], A[k, q]
+                    A[k, p] = c * akp - s * akq
+                    A[k, q] = s * akp + c * akq
+                for k in range(m):                           # A <- G^T A (rows p, q)
+                    apk, aqk = A[p, k], A[q, k]
+                    A[p, k] = c * apk - s * aqk
+                    A[q, k] = s * apk + c * aqk
+                A[p, q] = A[q, p] = 0.0
+                for k in range(m):
+                    vkp, vkq = V[k, p], V[k, q]
+                    V[k, p] = c * vkp - s * vkq
+                    V[k, q] = s * vkp + c * vkq
+
+
+@inline
+def modal_damping(I, K, zeta, m, L, A, V, D):
+    """D (m, m) <- ``L U diag(2 zeta sqrt(w)) U^T L^T`` with ``I = L L^T`` and
+    ``L^-1 K L^-T = U diag(w) U^T`` (Albu-Schaeffer et al., ICRA 2003). False if I
+    is not positive definite. L, A, V: (m, m) scratch."""
+    if not cholesky(I, L, m):
+        return False
+    for c in range(m):                                       # A = L^-1 K (forward solves, column by column)
+        for i in range(m):
+            s = K[i, c]
+            for k in range(i):
+                s -= L[i, k] * A[k, c]
+            A[i, c] = s / L[i, i]
+    for r in range(m):                                       # A <- A L^-T: rows solved against L
+        for i in range(m):
+            s = A[r, i]
+            for k in range(i):
+                s -= L[i, k] * A[r, k]
+            A[r, i] = s / L[i, i]
+    for r in range(m):                                       # symmetric in exact arithmetic
+        for c in range(r + 1, m):
+            A[r, c] = A[c, r] = 0.5 * (A[r, c] + A[c, r])
+    jacobi_eigen(A, m, V)
+    for r in range(m):                                       # A <- L U (lower L), columns scaled
+        for c in range(m):
+            s = 0.0
+            for k in range(r + 1):
+                s += L[r, k] * V[k, c]
+            D[r, c] = s
+    for c in range(m):                                       # column 0 <- sqrt of each mode's damping
+        A[c, 0] = np.sqrt(2.0 * zeta * np.sqrt(max(A[c, c], 0.0)))
+    for r in range(m):
+        for c in range(m):
+            V[r, c] = D[r, c] * A[c, 0]
+    for r in range(m):
+        for c in range(r + 1):
+            s = 0.0
+            for k in range(m):
+                s += V[r, k] * V[c, k]
+            D[r, c] = s
+            D[c, r] = s
+    return True
+
+
+@inline
+def _bias(D, q, qd, tau, flags, w, zero):
+    """tau <- the compensated part of h = C qd + g (flags GRAVITY, CORIOLIS); R, p, v, a, f of w."""
+    gravity, coriolis = flags & GRAVITY, flags & CORIOLIS
+    if coriolis:
+        zero[:] = 0.0
+        _rnea(D, q, qd, zero, np.empty((0, 6)), tau, w.R, w.p, w.v, w.a, w.f)
+        if not gravity:
+            _gravity(D, q, zero, w.R, w.p, w.a, w.f)
+            for k in range(tau.shape[0]):
+                tau[k] -= zero[k]
+    elif gravity:
+        _gravity(D, q, tau, w.R, w.p, w.a, w.f)
+    else:
+        tau[:] = 0.0
+
+
+@jit
+def joint_law(D, q, qd, q_d, qd_d, qdd_d, flags, K, Dm, max_error, zeta, W, S, tau):
+    """tau (n,) <- K e + D de + M qdd_d + h (:class:`~robot_dynamics.JointImpedance`);
+    flags: GRAVITY, CORIOLIS, CLIP (max_error), DAMPING (Dm given, else modal), TWIST
+    (qd_d given), ACCELERATION (qdd_d given). S: (4 n + 2, n) scratch."""
+    n = q.shape[0]
+    w = work(W, nbodies(D) + 1, n)
+    e, de, y = S[0], S[1], S[2]
+    L, A, V, Dq = S[3:3 + n], S[3 + n:3 + 2 * n], S[3 + 2 * n:3 + 3 * n], S[3 + 3 * n:3 + 4 * n]
+    for k in range(n):
+        e[k] = q_d[k] - q[k]
+        if flags & CLIP:
+            e[k] = min(max(e[k], -max_error[k]), max_error[k])
+        de[k] = (qd_d[k] if flags & TWIST else 0.0) - qd[k]
+    need_M = (flags & ACCELERATION) or not (flags & DAMPING)
+    if need_M:
+        _crba(D, q, w.M, w.R, w.p, w.IC, 0)
+    if flags & DAMPING:
+        Dm_ = Dm
+    else:
+        if not modal_damping(w.M, K, zeta, n, L, A, V, Dq):
+            return 3
+        Dm_ = Dq
+    for r in range(n):
+        s = 0.0
+        for c in range(n):
+            s += K[r, c] * e[c] + Dm_[r, c] * de[c]
+        y[r] = s
+    if flags & ACCELERATION:                                  # M qdd_d
+        for r in range(n):
+            s = 0.0
+            for c in range(n):
+                s += w.M[r, c] * qdd_d[c]
+            y[r] += s
+    _bias(D, q, qd, tau, flags, w, e)
+    for r in range(n):
+        tau[r] += y[r]
+    return 0 if finite1(tau) else 2
+
+
+def cartesian_scratch(n):
+    """The Cartesian law's scratch S (n + 65, max(n, 6)) for n joints."""
+    return np.zeros((n + 65, max(n, 6)))
+
+
+@inline
+def shepperd(T, Q):
+    """Q (4,) <- the unit quaternion (x, y, z, w), w >= 0, of the rotation T[:3, :3]
+    (Shepperd's method, as :func:`robot_dynamics.model.configuration.matrix_quaternion`)."""
+    t = T[0, 0] + T[1, 1] + T[2, 2]
+    i, best = 0, t
+    for k in range(3):
+        if T[k, k] > best:
+            i, best = k + 1, T[k, k]
+    if i == 0:
+        s = 2.0 * np.sqrt(1.0 + t)
+        Q[0], Q[1], Q[2], Q[3] = (T[2, 1] - T[1, 2]) / s, (T[0, 2] - T[2, 0]) / s, (T[1, 0] - T[0, 1]) / s, s / 4
+    else:
+        a, b, c = i - 1, i % 3, (i + 1) % 3
+        s = 2.0 * np.sqrt(1.0 + T[a, a] - T[b, b] - T[c, c])
+        Q[a], Q[b], Q[c] = s / 4, (T[b, a] + T[a, b]) / s, (T[c, a] + T[a, c]) / s
+        Q[3] = (T[c, b] - T[b, c]) / s
+    if Q[3] < 0:
+        for k in range(4):
+            Q[k] = -Q[k]
+
+
+@inline
+def rotation_error(target, Q, e):
+    """e[3:6] <- log(Q_d Q^-1), the rotation vector [rad] the shorter way round, Q_d = target[3:7]."""
+    ax, ay, az, aw = target[3], target[4], target[5], target[6]
+    bx, by, bz, bw = -Q[0], -Q[1], -Q[2], Q[3]
+    vx = aw * bx + bw * ax + (ay * bz - az * by)
+    vy = aw * by + bw * ay + (az * bx - ax * bz)
+    vz = aw * bz + bw * az + (ax * by - ay * bx)
+    ww = aw * bw - (ax * bx + ay * by + az * bz)
+    if ww < 0.0:
+        vx, vy, vz, ww = -vx, -vy, -vz, -ww
+    s = np.sqrt(vx * vx + vy * vy + vz * vz)
+    scale = 2.0 * np.arctan2(s, ww) / s if s > 1e-12 else 2.0 / max(ww, 1e-300)
+    e[3], e[4], e[5] = vx * scale, vy * scale, vz * scale
+
+
+@inline
+def clip_norm(e, o, limit):
+    s = np.sqrt(e[o] * e[o] + e[o + 1] * e[o + 1] + e[o + 2] * e[o + 2])
+    f = min(1.0, limit / max(s, 1e-300))
+    for k in range(o, o + 3):
+        e[k] *= f
+
+
+@inline
+def condition(J, n, G, V):
+    """cond(J) (6, n) as sqrt of the extreme eigenvalues of J J^T (G, V: 6x6 scratch)."""
+    for r in range(6):
+        for c in range(r + 1):
+            s = 0.0
+            for k in range(n):
+                s += J[r, k] * J[c, k]
+            G[r, c] = G[c, r] = s
+    jacobi_eigen(G, 6, V)
+    lo, hi = G[0, 0], G[0, 0]
+    for k in range(1, 6):
+        lo, hi = min(lo, G[k, k]), max(hi, G[k, k])
+    return np.sqrt(hi / lo) if lo > 0.0 else np.inf
+
+
+@inline
+def matvec6(A, x, y):
+    for r in range(6):
+        s = 0.0
+        for c in range(6):
+            s += A[r, c] * x[c]
+        y[r] = s
+
+
+@jit
+def cartesian_law(D, q, qd, body, P, point, target, flags, K, Dc, shaping_inv, K0, D0, q0, scalars, W, S, tau):
+    """tau (n,) <- the Cartesian impedance torque of one state (:class:`~robot_dynamics.CartesianImpedance`).
+
+    target (25,): position, quaternion, twist, acceleration, wrench (TARGET_SIZE); flags: GRAVITY,
+    CORIOLIS, SHAPING, TWIST, ACCELERATION, CLIP, DAMPING (Dc given or the constant modal
+    damping of the shaped inertia; else modal on Lambda(q)); shaping_inv: Lambda_d^-1;
+    scalars: (zeta, max_condition, max translation, max rotation, cond(J) out); S: cartesian_scratch(n).
+    """
+    n = q.shape[0]
+    if not (finite1(q) and finite1(qd) and finite1(target)):
+        return 2
+    qx, qy, qz, qw = target[3], target[4], target[5], target[6]
+    if not abs(np.sqrt(qx * qx + qy * qy + qz * qz + qw * qw) - 1.0) <= 1e-6:
+        return 2
+    w = work(W, nbodies(D) + 1, n)
+    J, Y = S[0:6, :n], S[6:6 + n, :6]
+    r = 6 + n
+    Lam, A, C, Z = S[r:r + 6, :6], S[r + 6:r + 12, :6], S[r + 12:r + 18, :6], S[r + 18:r + 24, :6]
+    Lm, Am, Vm, Dq = S[r + 24:r + 30, :6], S[r + 30:r + 36, :6], S[r + 36:r + 42, :6], S[r + 42:r + 48, :6]
+    e, de, F, acc, t6, tau0, t = (S[r + 48, :6], S[r + 49, :6], S[r + 50, :6], S[r + 51, :6], S[r + 52, :6],
+                                  S[r + 53, :n], S[r + 54, :n])
+    T = S[r + 55:r + 59, :4]
+    world_poses(D, q, w.R, w.p, w.Rw, w.pw)
+    frame_point(D, body, P, point, w.Rw, w.pw, T)
+    frame_jacobian(D, body, T, w.Rw, w.pw, J)
+    cond = condition(J, n, Am, Vm)
+    scalars[4] = cond
+    if not cond <= scalars[1]:
+        return 4
+    if flags & CORIOLIS:
+        frame_bias(D, qd, body, T, w.Rw, w.pw, w.v, w.a, acc)
+    _crba(D, q, w.M, w.R, w.p, w.IC, 0)
+    if not task_inertia(w.M, n, J, 6, Y, A, C, Z, Lam):
+        return 3
+    L = w.M
+    for c in range(6):                                       # Y <- M^-1 J^T = L^-T Y
+        for i in range(n - 1, -1, -1):
+            s = Y[i, c]
+            for k in range(i + 1, n):
+                s -= L[k, i] * Y[k, c]
+            Y[i, c] = s / L[i, i]
+    shepperd(T, t6)                                          # the pose error
+    for k in range(3):
+        e[k] = target[k] - T[k, 3]
+    rotation_error(target, t6, e)
+    if flags & CLIP:
+        clip_norm(e, 0, scalars[2])
+        clip_norm(e, 3, scalars[3])
+    for k in range(6):                                       # de = twist - J qd
+        s = 0.0
+        for c in range(n):
+            s += J[k, c] * qd[c]
+        de[k] = (target[7 + k] if flags & TWIST else 0.0) - s
+    if flags & DAMPING:
+        Dm = Dc
+    else:
+        if not modal_damping(Lam, K, scalars[0], 6, Lm, Am, Vm, Dq):
+            return 3
+        Dm = Dq
+    for k in range(6):
+        s = 0.0
+        for c in range(6):
+            s += K[k, c] * e[c] + Dm[k, c] * de[c]
+        F[k] = s
+    if flags & SHAPING:                                      # Lambda Lambda_d^-1 (F + F_ext) - F_ext
+        for k in range(6):
+            F[k] += target[19 + k]
+        matvec6(shaping_inv, F, t6)
+        matvec6(Lam, t6, F)
+        for k in range(6):
+            F[k] -= target[19 + k]
+    if flags & (CORIOLIS | ACCELERATION):                    # + Lambda (a_d - Jdot qd)
+        for k in range(6):
+            t6[k] = (target[13 + k] if flags & ACCELERATION else 0.0) - (acc[k] if flags & CORIOLIS else 0.0)
+        matvec6(Lam, t6, e)
+        for k in range(6):
+            F[k] += e[k]
+    for k in range(n):                                       # the posture torque tau_0
+        tau0[k] = K0[k] * (q0[k] - q[k]) - D0[k] * qd[k]
+    for k in range(6):                                       # Jbar^T tau_0 = Lambda (M^-1 J^T)^T tau_0
+        s = 0.0
+        for c in range(n):
+            s += Y[c, k] * tau0[c]
+        t6[k] = s
+    matvec6(Lam, t6, e)
+    _bias(D, q, qd, tau, flags, w, t)
+    for c in range(n):                                       # tau += J^T F + (1 - J^T Jbar^T) tau_0
+        s = tau0[c]
+        for k in range(6):
+            s += J[k, c] * (F[k] - e[k])
+        tau[c] += s
+    return 0 if finite1(tau) else 2
