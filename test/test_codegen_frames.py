@@ -245,6 +245,7 @@ LOCAL.update({"floating%d" % s: (random_urdf(s, n_links=8, p_massless=0.0), "flo
 LOCAL.update({"planar%d" % s: (random_urdf(s, n_links=6, p_massless=0.0), "planar") for s in (4,)})
 LOCAL.update({"floating_mimic%d" % s: (random_urdf(s, n_links=9, mimic=True, p_massless=0.0), "floating")
               for s in (11,)})
+LOCAL.update({"planar_mimic%d" % s: (random_urdf(s, n_links=8, mimic=True, p_massless=0.0), "planar") for s in (3,)})
 
 
 @pytest.fixture(scope="module")
