@@ -14,7 +14,7 @@ definite, 4 ``cond(J)`` above the bound (``S[0]`` holds it).
 import numpy as np
 
 from .crba import _crba
-from .kernels import finite1, inline, jit, nbodies, work, world_poses
+from .kernels import finite1, finite2, inline, jit, nbodies, work, world_poses
 from .rnea import _gravity, _rnea
 from .task_kernels import cholesky, frame_bias, frame_jacobian, frame_point, task_inertia
 
@@ -35,18 +35,14 @@ def jacobi_eigen(A, m, V):
         for c in range(m):
             V[r, c] = 1.0 if r == c else 0.0
     for _ in range(50):
-        off = 0.0
-        for r in range(m):
-            for c in range(r + 1, m):
-                off += abs(A[r, c])
-        if off == 0.0:
-            return
+        rotated = False
         for p in range(m - 1):
             for q in range(p + 1, m):
                 apq = A[p, q]
                 if abs(apq) <= 1e-18 * (abs(A[p, p]) + abs(A[q, q])):    # below rounding: zero, and skip
                     A[p, q] = A[q, p] = 0.0
                     continue
+                rotated = True
                 theta = (A[q, q] - A[p, p]) / (2.0 * apq)
                 t = (1.0 if theta >= 0.0 else -1.0) / (abs(theta) + np.sqrt(theta * theta + 1.0))
                 c = 1.0 / np.sqrt(t * t + 1.0)
@@ -64,6 +60,8 @@ def jacobi_eigen(A, m, V):
                     vkp, vkq = V[k, p], V[k, q]
                     V[k, p] = c * vkp - s * vkq
                     V[k, q] = s * vkp + c * vkq
+        if not rotated:
+            return
 
 
 @inline
@@ -128,11 +126,18 @@ def _bias(D, q, qd, tau, flags, w, zero):
 
 
 @jit
-def joint_law(D, q, qd, q_d, qd_d, qdd_d, flags, K, Dm, max_error, zeta, W, S, tau):
-    """tau (n,) <- K e + D de + M qdd_d + h (:class:`~robot_dynamics.JointImpedance`);
-    flags: GRAVITY, CORIOLIS, CLIP (max_error), DAMPING (Dm given, else modal), TWIST
-    (qd_d given), ACCELERATION (qdd_d given). S: (4 n + 2, n) scratch."""
-    n = q.shape[0]
+def joint_law(D, X, flags, G, zeta, W, S, tau):
+    """tau (n,) <- K e + D de + M qdd_d + h (:class:`~robot_dynamics.JointImpedance`).
+
+    X (5, n): q, qd, q_d, qd_d, qdd_d; G (2 n + 1, n): K, D, max_error; flags: GRAVITY,
+    CORIOLIS, CLIP (max_error), DAMPING (D given, else modal), TWIST (qd_d given),
+    ACCELERATION (qdd_d given). S: (4 n + 3, n) scratch. (Few arguments: each array
+    argument of a compiled call costs about 0.1 us of dispatch.)"""
+    n = X.shape[1]
+    q, qd, q_d, qd_d, qdd_d = X[0], X[1], X[2], X[3], X[4]
+    K, Dm, max_error = G[0:n], G[n:2 * n], G[2 * n]
+    if not (finite2(X)):
+        return 2
     w = work(W, nbodies(D) + 1, n)
     e, de, y = S[0], S[1], S[2]
     L, A, V, Dq = S[3:3 + n], S[3 + n:3 + 2 * n], S[3 + 2 * n:3 + 3 * n], S[3 + 3 * n:3 + 4 * n]
@@ -244,15 +249,18 @@ def matvec6(A, x, y):
 
 
 @jit
-def cartesian_law(D, q, qd, body, P, point, target, flags, K, Dc, shaping_inv, K0, D0, q0, scalars, W, S, tau):
+def cartesian_law(D, X, body, P, point, target, flags, G, scalars, W, S, tau):
     """tau (n,) <- the Cartesian impedance torque of one state (:class:`~robot_dynamics.CartesianImpedance`).
 
-    target (25,): position, quaternion, twist, acceleration, wrench (TARGET_SIZE); flags: GRAVITY,
-    CORIOLIS, SHAPING, TWIST, ACCELERATION, CLIP, DAMPING (Dc given or the constant modal
-    damping of the shaped inertia; else modal on Lambda(q)); shaping_inv: Lambda_d^-1;
-    scalars: (zeta, max_condition, max translation, max rotation, cond(J) out); S: cartesian_scratch(n).
+    X (5, n): q, qd, q_0 (the posture), K_0, D_0; target (25,): position, quaternion, twist,
+    acceleration, wrench (TARGET_SIZE); G (18, 6): K, D, Lambda_d^-1; flags: GRAVITY,
+    CORIOLIS, SHAPING, TWIST, ACCELERATION, CLIP, DAMPING (D given or the constant modal
+    damping of the shaped inertia; else modal on Lambda(q)); scalars: (zeta, max_condition,
+    max translation, max rotation, cond(J) out); S: cartesian_scratch(n).
     """
-    n = q.shape[0]
+    n = X.shape[1]
+    q, qd, q0, K0, D0 = X[0], X[1], X[2], X[3], X[4]
+    K, Dc, shaping_inv = G[0:6], G[6:12], G[12:18]
     if not (finite1(q) and finite1(qd) and finite1(target)):
         return 2
     qx, qy, qz, qw = target[3], target[4], target[5], target[6]

@@ -96,9 +96,12 @@ class JointImpedance:
         self.max_error = None if max_error is None else inputs.limits(max_error, n, 'max_error')
         self.step = TorqueStep(max_torque_step, n)
         self._data, self._x, self._scratch = Data(model), np.zeros((5, n)), np.zeros((4 * n + 3, n))
-        self._K = np.array(self.K, dtype=float)          # writable C float64 copies: the kernel's one signature
-        self._D = np.zeros((n, n)) if self.D is None else np.array(self.D, dtype=float)
-        self._max_error = np.zeros(n) if self.max_error is None else np.array(self.max_error, dtype=float)
+        self._gains = np.zeros((2 * n + 1, n))            # K, D, max_error: the kernel's constant arguments
+        self._gains[:n] = self.K
+        if self.D is not None:
+            self._gains[n:2 * n] = self.D
+        if self.max_error is not None:
+            self._gains[2 * n] = self.max_error
         self._flags = ((kernels.GRAVITY if self.include_gravity else 0) | (kernels.CORIOLIS if self.include_coriolis
                        else 0) | (kernels.CLIP if self.max_error is not None else 0)
                        | (kernels.DAMPING if self.D is not None else 0))
@@ -116,9 +119,9 @@ class JointImpedance:
         One compiled kernel a state (:func:`robot_dynamics.algorithms.impedance_kernels.joint_law`) on
         the law's own work buffers: a state of float64 arrays of shape (nq,) allocates only the result."""
         n = self.model.nq
-        states = (q, qd, q_d, qd_d, qdd_d)
-        if all(x is None or (type(x) is np.ndarray and x.shape == (n,)) for x in states):
-            return self.step.apply_finite(self._one(*states))
+        if (type(q) is np.ndarray and q.shape == (n,) and type(qd) is np.ndarray and qd.shape == (n,)
+                and type(q_d) is np.ndarray and q_d.shape == (n,) and qd_d is None and qdd_d is None):
+            return self.step.apply_finite(self._one(q, qd, q_d, None, None))
         q, qd, q_d = inputs.states(self.model, q=q, qd=qd, q_d=q_d)
         qd_d = None if qd_d is None else inputs.states(self.model, qd_d=qd_d)[0]
         qdd_d = None if qdd_d is None else inputs.states(self.model, qdd_d=qdd_d)[0]
@@ -140,8 +143,8 @@ class JointImpedance:
             x[4] = qdd_d
             flags |= kernels.ACCELERATION
         tau = np.empty(self.model.nq)
-        status = kernels.joint_law(self._data.table, x[0], x[1], x[2], x[3], x[4], flags, self._K, self._D,
-                                   self._max_error, self.zeta, self._data.work, self._scratch, tau)
+        status = kernels.joint_law(self._data.table, x, flags, self._gains, self.zeta, self._data.work,
+                                   self._scratch, tau)
         if status != 0:
             inputs.states(self.model, q=q, qd=qd, q_d=q_d, **({} if qd_d is None else {'qd_d': qd_d}),
                     **({} if qdd_d is None else {'qdd_d': qdd_d}))
@@ -211,13 +214,15 @@ class CartesianImpedance:
         l = model.link_index(self.link)
         self._body, self._P = int(model.link_body[l]), np.array(model.link_pose_rows[l])
         self.point = np.array(self.point, dtype=float)
-        self._K = np.array(self.K, dtype=float)
         damping = self.D
         if damping is None and self.inertia is not None:       # the shaped inertia is constant: so is D
             damping = modal_damping(self.inertia, self.K, self.zeta)
-        self._Dc = np.zeros((6, 6)) if damping is None else np.array(damping, dtype=float)
-        self._shaping_inv = np.zeros((6, 6)) if self.inertia is None else np.linalg.inv(self.inertia)
-        self.K0, self.D0 = np.array(self.K0, dtype=float), np.array(self.D0, dtype=float)
+        self._gains = np.zeros((18, 6))                         # K, D, Lambda_d^-1
+        self._gains[0:6] = self.K
+        if damping is not None:
+            self._gains[6:12] = damping
+        if self.inertia is not None:
+            self._gains[12:18] = np.linalg.inv(self.inertia)
         clip = self.max_pose_error is not None
         self._scalars = np.array([self.zeta, self.max_condition] + (list(self.max_pose_error) if clip else [0, 0])
                                  + [0.0])
@@ -225,7 +230,7 @@ class CartesianImpedance:
                        | (kernels.CORIOLIS if self.include_coriolis else 0)
                        | (kernels.SHAPING if self.inertia is not None else 0) | (kernels.CLIP if clip else 0)
                        | (kernels.DAMPING if damping is not None else 0))
-        self._data, self._x = Data(model), np.zeros((3, n))
+        self._data, self._x = Data(model), np.zeros((5, n))       # q, qd, q_0, K_0, D_0
         self._target, self._scratch = np.zeros(kernels.TARGET_SIZE), kernels.cartesian_scratch(n)
 
     def pose(self, q):
@@ -294,11 +299,10 @@ class CartesianImpedance:
     def _one(self, q, qd, flags, position, quaternion, refuse=True):
         """(n,) the torque of one state from the compiled kernel, the target in ``self._target``."""
         x = self._x
-        x[0], x[1], x[2] = q, qd, self.q_nullspace
+        x[0], x[1], x[2], x[3], x[4] = q, qd, self.q_nullspace, self.K0, self.D0
         tau = np.empty(self.model.nq)
-        status = kernels.cartesian_law(self._data.table, x[0], x[1], self._body, self._P, self.point, self._target,
-                                       flags, self._K, self._Dc, self._shaping_inv, self.K0, self.D0, x[2],
-                                       self._scalars, self._data.work, self._scratch, tau)
+        status = kernels.cartesian_law(self._data.table, x, self._body, self._P, self.point, self._target, flags,
+                                       self._gains, self._scalars, self._data.work, self._scratch, tau)
         if status == 4:
             if refuse:
                 self._refuse(self._scalars[4])
