@@ -31,6 +31,15 @@ against RK4 and our linearly implicit Euler against MuJoCo's implicitfast
 each does the work of its implicit step: ours a CRBA, an RNEA and a solve). Both start from the same state and are checked to reach the
 same state after 0.1 s. Timing loops alternate; a ratio is the median of
 the ratios of back-to-back pairs. Target: ratio <= 1.0.
+
+Then ``Simulator.step()`` (one step a call, as the simulator node calls it;
+RK4, the default forces and velocity limits, the arm servoed at its ready
+pose) without a wrench and with one applied wrench on panda_link7, in the
+link frame and in the base frame, side by side: ``--loops`` alternating
+loops of 200 steps each, the median time per step and the median of the
+paired ratios (issue 34: a wrench used to send each stage's ABA to the
+thread pool, 231 us against 32 us). Target: ratio <= 1.5.
+``--only-wrench`` runs this table alone.
 """
 import argparse
 import pathlib
@@ -121,6 +130,47 @@ def mujoco_steps(model, loops, n=1000):
     return rows
 
 
+WRENCHES = {'link': [0.0, 0.0, -10.0, 0.0, 0.5, 0.0], 'base': [0.0, 0.0, -10.0, 0.0, 0.5, 0.0]}
+
+
+def wrench_steps(model, loops, n=200):
+    """Per-step times [us] of Simulator.step() without and with one applied wrench
+    (link frame, base frame): rows (frame, without, with, median paired ratio)."""
+    from robot_dynamics.simulation import Simulator
+    rows = []
+    for frame, wrench in WRENCHES.items():
+        plain, loaded = (Simulator(model, dt=1e-3, integrator='rk4', q0=READY) for _ in range(2))
+        for sim in (plain, loaded):
+            sim.set_command(READY, mode='position')
+        loaded.apply_wrench('panda_link7', wrench, frame)
+
+        def steps(sim):
+            sim.reset(READY)
+            start = time.perf_counter()
+            for _ in range(n):
+                sim.step()
+            return (time.perf_counter() - start) / n * 1e6
+        steps(plain), steps(loaded)                         # compile / load
+        a, b = [], []
+        for k in range(loops):
+            pair = (steps(plain), steps(loaded)) if k % 2 == 0 else tuple(reversed((steps(loaded), steps(plain))))
+            a.append(pair[0])
+            b.append(pair[1])
+        rows.append((frame, statistics.median(a), statistics.median(b), statistics.median(y / x for x, y in zip(a, b))))
+    return rows
+
+
+def print_wrench_steps(rows, markdown):
+    if markdown:
+        print('| Simulator.step (RK4, Panda) | no wrench [us] | one wrench [us] | ratio | target | met |')
+        print('|---|---:|---:|---:|---:|---|')
+        for frame, a, b, r in rows:
+            print('| wrench in the %s frame | %.1f | %.1f | %.2f | <= 1.5 | %s |' % (frame, a, b, r, 'yes' if r <= 1.5 else 'no'))
+    else:
+        for frame, a, b, r in rows:
+            print('step without wrench %7.1f us   with one (%s frame) %7.1f us   ratio %.2f' % (a, frame, b, r))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--duration', type=float, default=10.0, help='simulated seconds per run (default 10)')
@@ -128,8 +178,12 @@ def main(argv=None):
     parser.add_argument('--markdown', action='store_true')
     parser.add_argument('--no-mujoco', action='store_true', help='leave out the step-time comparison with MuJoCo')
     parser.add_argument('--loops', type=int, default=41, help='timing loops per step comparison (default 41)')
+    parser.add_argument('--only-wrench', action='store_true', help='only the step with and without a wrench')
     args = parser.parse_args(argv)
     model = rd.load_urdf(str(ROOT / 'urdf' / 'panda_arm.urdf'))
+    if args.only_wrench:
+        print_wrench_steps(wrench_steps(model, args.loops), args.markdown)
+        return 0
     for integrator in ('rk4', 'semi_implicit_euler'):       # compile / load every kernel first
         for options in cases(model).values():
             run_case(model, integrator, 0.05, options)
@@ -146,6 +200,8 @@ def main(argv=None):
     else:
         for name, integ, wall, rtf in rows:
             print('%-6s %-20s %7.2f s  %6.1fx real time' % (name, integ, wall, rtf))
+    print()
+    print_wrench_steps(wrench_steps(model, args.loops), args.markdown)
     if args.no_mujoco:
         return 0
     steps = mujoco_steps(model, args.loops)

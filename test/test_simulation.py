@@ -611,11 +611,30 @@ def test_fused_step_with_coulomb_friction_and_no_stops():
     assert np.abs(qf - qp).max() < 1e-10 and np.abs(qdf - qdp).max() < 1e-8
 
 
-def test_fused_path_is_left_for_wrenches_custom_plug_ins_and_mimic_models(panda):
+@pytest.mark.parametrize("integrator", ["rk4", "semi_implicit_euler"])
+def test_fused_step_with_wrenches_equals_the_plug_in_path(panda, integrator):
+    """Link-frame and base-frame wrenches, changed during the run, a servo and the stops: the
+    compiled step (the wrenches as f_ext of every stage) and the plug-in path agree to round-off."""
+    def drive(sim, k):
+        if k == 0:
+            sim.set_command(READY + 0.2, mode="position")
+            sim.apply_wrench("panda_link7", [0.0, 3.0, -10.0, 0.2, 0.5, 0.0])
+        elif k == 100:
+            sim.apply_wrench("panda_link5", [5.0, 0.0, 2.0, 0.0, -0.3, 0.1], frame="base")
+        elif k == 200:
+            sim.apply_wrench("panda_link7", [0.0, 0.0, -30.0, 0.0, 0.0, 0.0], frame="base")
+        elif k == 300:
+            sim.clear_wrenches("panda_link5")
+    (qf, qdf, used), (qp, qdp, unused) = _run_both(panda, READY, integrator, drive, 400)
+    assert used and not unused
+    assert np.abs(qf - qp).max() < 1e-10 and np.abs(qdf - qdp).max() < 1e-8
+
+
+def test_fused_path_is_kept_for_wrenches_and_left_for_custom_plug_ins_and_mimic_models(panda):
     sim = Simulator(panda)
     assert sim._fast_path() is not None
     sim.apply_wrench("panda_link7", [0, 0, -5, 0, 0, 0])
-    assert sim._fast_path() is None                      # ExternalWrenches runs in Python
+    assert sim._fast_path() is not None                  # the wrenches go into the compiled step
     sim.clear_wrenches()
     assert sim._fast_path() is not None
     assert Simulator(panda, integrator="explicit_euler")._fast_path() is None

@@ -14,14 +14,14 @@ import numpy as np
 from . import floating
 from ..errors import SingularityError
 from .dispatch import Algorithm, chain, public
-from .kernels import (TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work, work_size, S_add, crm_S_add, all_finite, bad_length,
+from .kernels import (MAT, TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work, work_size, S_add, crm_S_add, all_finite, bad_length,
                    crf_add, finite1, XT_force_add, I_matrix, I_times, inline, jit,
                    joint_coordinate, ST_force, jcalc, joint_position, X_motion, nbodies,
                    parent_row, set_base_acceleration)
 from .crba import _crba
 from ..model.packed import ARMATURE, AXIS, JTYPE, MASS, NQ, PARENT, PRISMATIC
 from .root_kernels import NO_WRENCH, bad_sizes, cholesky_solve, root_component, root_sizes, root_state
-from .rnea import _NO_FEXT, _rnea
+from .rnea import _NO_FEXT, _rnea, bad_wrenches
 
 
 @inline
@@ -279,6 +279,18 @@ def forward_states_crb(D, Q, QD, TAU, FEXT, QDD, W):
             QDD[b, :] = np.nan
 
 
+@jit
+def aba_states(D, Q, QD, TAU, FEXT, mimic, QDD, W):
+    """:func:`aba_batch` on the calling thread, its arguments and a work
+    buffer: a batch of one state without the thread pool."""
+    if mimic:
+        forward_states_crb(D, Q, QD, TAU, FEXT, QDD, W)
+    elif FEXT.shape[0] > 0:
+        forward_states_fext(D, Q, QD, TAU, FEXT, QDD, W)
+    else:
+        forward_states(D, Q, QD, TAU, QDD, W)
+
+
 @parallel
 def aba_batch(D, Q, QD, TAU, FEXT, mimic, QDD):
     """(B, nq) forward dynamics on all threads; FEXT (B, nb, 6), or (0, 0, 6) for none."""
@@ -313,6 +325,34 @@ def fd_crb_one(D, q, qd, tau, qdd, W):
     if W.shape[0] == 0:
         return 1
     if not _fd_crb(D, q, qd, tau, np.empty((0, 6)), qdd, work(W, nbodies(D) + 1, q.shape[0])):
+        return 2
+    return 0 if finite1(qdd) and finite1(q) and finite1(qd) and finite1(tau) else 2
+
+
+@entry(TABLE, V_RO, V_RO, V_RO, MAT, V, V)
+def aba_fext_one(D, q, qd, tau, fext, qdd, W):
+    """Single-state entry point with external forces fext (nb, 6), body-frame
+    [n; f] wrenches (:func:`.wrench.body_wrenches`)."""
+    if bad_length(D, q) or bad_length(D, qd) or bad_length(D, tau) or bad_length(D, qdd) \
+            or bad_wrenches(D, fext):
+        return 1
+    W = work_buffer(D, W, q.shape[0])
+    if W.shape[0] == 0:
+        return 1
+    _aba(D, q, qd, tau, fext, qdd, work(W, nbodies(D) + 1, q.shape[0]))
+    return 0 if finite1(qdd) and finite1(q) and finite1(qd) and finite1(tau) else 2
+
+
+@entry(TABLE, V_RO, V_RO, V_RO, MAT, V, V)
+def fd_crb_fext_one(D, q, qd, tau, fext, qdd, W):
+    """:func:`fd_crb_one` with external forces fext (nb, 6), as :func:`aba_fext_one`."""
+    if bad_length(D, q) or bad_length(D, qd) or bad_length(D, tau) or bad_length(D, qdd) \
+            or bad_wrenches(D, fext):
+        return 1
+    W = work_buffer(D, W, q.shape[0])
+    if W.shape[0] == 0:
+        return 1
+    if not _fd_crb(D, q, qd, tau, fext, qdd, work(W, nbodies(D) + 1, q.shape[0])):
         return 2
     return 0 if finite1(qdd) and finite1(q) and finite1(qd) and finite1(tau) else 2
 
@@ -429,10 +469,10 @@ def _aba_on_root(model, x, f_ext, data, out, tail=None, extra=None):
 
 # The batch kernel's arguments after the states: FEXT, then mimic (CRBA + Cholesky).
 FD_CRB = Algorithm(fd_crb_one, aba_batch, ("q", "qd", "tau"), extra=(_NO_FEXT, True), on_error=_singular,
-                   fext=Algorithm(None, aba_batch, ("q", "qd", "tau"), extra=(True,)))
+                   fext=Algorithm(fd_crb_fext_one, aba_batch, ("q", "qd", "tau"), extra=(True,), serial=aba_states))
 ABA = Algorithm(aba_one, aba_batch, ("q", "qd", "tau"), extra=(_NO_FEXT, False), root_one=aba_root_one,
                 root_batch=aba_root_batch, on_root=_aba_on_root, mimic=FD_CRB, on_error=_singular,
-                fext=Algorithm(None, aba_batch, ("q", "qd", "tau"), extra=(False,)))
+                fext=Algorithm(aba_fext_one, aba_batch, ("q", "qd", "tau"), extra=(False,), serial=aba_states))
 
 
 @public(ABA)

@@ -10,7 +10,8 @@ from .. import checks
 from . import floating
 from .aba import _singular as _aba_singular
 from .aba import aba
-from .derivative_kernels import aba_derivatives_batch, aba_derivatives_one, rnea_derivatives_batch, rnea_derivatives_one
+from .derivative_kernels import (aba_derivative_states, aba_derivatives_batch, aba_derivatives_one,
+                                 rnea_derivative_states, rnea_derivatives_batch, rnea_derivatives_one)
 from .dispatch import Algorithm, chain, route
 from ..errors import SingularityError
 from ..model import configuration as C
@@ -200,9 +201,10 @@ _NO_FEXT = np.empty((0, 0, 6))      # no external forces
 RNEA_DERIVATIVES = Algorithm(rnea_derivatives_one, rnea_derivatives_batch, ("q", "qd", "qdd"), "derivatives",
                              extra=(_NO_FEXT, True), on_root=_stacked(_rnea_derivatives_on_root),
                              fext=Algorithm(None, rnea_derivatives_batch, ("q", "qd", "qdd"), "derivatives",
-                                            extra=(True,)))
-CORIOLIS_DERIVATIVES = Algorithm(None, rnea_derivatives_batch, ("q", "qd", "qdd"), "derivatives",   # batch kernel
-                                 extra=(_NO_FEXT, False), on_root=_coriolis_on_root)              # only
+                                            extra=(True,), serial=rnea_derivative_states))
+CORIOLIS_DERIVATIVES = Algorithm(None, rnea_derivatives_batch, ("q", "qd", "qdd"), "derivatives",
+                                 extra=(_NO_FEXT, False), serial=rnea_derivative_states, on_root=_coriolis_on_root)
 ABA_DERIVATIVES = Algorithm(aba_derivatives_one, aba_derivatives_batch, ("q", "qd", "tau"), "derivatives",
                             extra=(_NO_FEXT,), on_root=_stacked(_aba_derivatives_on_root), on_error=_singular,
-                            fext=Algorithm(None, aba_derivatives_batch, ("q", "qd", "tau"), "derivatives"))
+                            fext=Algorithm(None, aba_derivatives_batch, ("q", "qd", "tau"), "derivatives",
+                                           serial=aba_derivative_states))

@@ -57,16 +57,20 @@ class Algorithm:
             model's own table) and ``root_batch(table, *STATES, OUT) -> all
             finite and every quaternion unit``: see :func:`run_root`.
         serial: the batch kernel's one-thread loop ``serial(table, *STATES,
-            *extra, OUT, work)`` (no finiteness check), for an algorithm without
-            ``one``: a batch of one state runs there, without the thread
-            pool's start-up (microseconds when idle, a millisecond on a loaded
-            machine).
+            *extra, OUT, work)`` (no finiteness check): a batch of one state
+            runs there, without the thread pool's start-up (microseconds when
+            idle, milliseconds on a loaded machine); without it, ``one`` takes
+            a batch of one state given with the default ``extra``. Every
+            single state takes one of the two, never the thread pool
+            (test/test_single_state_routing.py).
         on_root: the Python path on a floating or planar root, ``on_root(model,
             states, f_ext, data, out, tail, extra)`` (states as the public
             function got them), run when the compiled variants do not take the call; it
             runs the chain's kernels through :func:`chain`.
         fext: the Algorithm with external wrenches: its batch kernel takes
-            ``(table, *STATES, FEXT, *fext.extra, OUT)``, FEXT (B, nb, 6).
+            ``(table, *STATES, FEXT, *fext.extra, OUT)``, FEXT (B, nb, 6), its
+            ``one`` (if any) ``(table, *states, fext, out, work)``, fext (nb, 6)
+            (see :func:`chain`).
         mimic: the Algorithm for a model with mimic joints (``one`` does not
             cover them: the control-loop branch skips it).
         on_error: ``on_error(model)`` when a result is not finite and the inputs are.
@@ -95,15 +99,28 @@ class Algorithm:
         states = dict(zip(self.names, x))
         shape, X = checks.batch(model, **states)
         OUT = _output(out, shape, tail)
-        if self.serial is not None and OUT.shape[0] == 1:
-            W = data.work if data is not None else np.empty(work_size(model.nb, model.nv))
-            self.serial(model.packed, *X, *extra, OUT, W)
-            ok = np.isfinite(OUT).all() and all(np.isfinite(a).all() for a in X)
-        else:
+        ok = None
+        if OUT.shape[0] == 1:                 # one state (a list, another dtype): on the calling thread
+            ok = self._one_state(model, X, data, OUT, extra)
+        if ok is None:
             ok = self.batch(model.packed, *X, *extra, OUT)
         if not ok:
             _not_finite(states, on_error, model)
         return OUT.reshape(shape + tail) if out is None else out
+
+
+    def _one_state(self, model, X, data, OUT, extra):
+        """A batch of one state (X (1, n) blocks, OUT (1, ...)) by ``serial``
+        or ``one``: True if the result and the states are finite, None if
+        neither kernel takes it (the batch kernel then does)."""
+        W = data.work if data is not None else np.empty(work_size(model.nb, model.nv))
+        if self.serial is not None:
+            self.serial(model.packed, *X, *extra, OUT, W)
+            return np.isfinite(OUT).all() and all(np.isfinite(a).all() for a in X)
+        if self.one is not None and extra is self.extra:
+            status = self.one(model.packed, *(a[0] for a in X), OUT[0], W)
+            return None if status == 1 else status == 0
+        return None
 
 
 def run(algorithm, model, x, data=None, out=None, tail=None, extra=None, on_error=None):
@@ -192,15 +209,24 @@ def chain(algorithm, model, x, f_ext=None, data=None, out=None, tail=None, extra
     wrenches (``f_ext`` as the public functions take it). No root routing:
     a fixed base, or a root's kernel coordinates (the root paths call this).
     ``tail``, ``extra``: as in :func:`run` (kinematics: the result's shape
-    and the link, point and link tables)."""
+    and the link, point and link tables).
+
+    One state with wrenches goes to ``fext.one`` with the body wrenches
+    (nb, 6) as one more state (:func:`run` passes them on; its general path
+    reads the named states only and takes them in ``extra``)."""
     if algorithm.mimic is not None and model.has_mimic:
         algorithm = algorithm.mimic
     if f_ext is None:
         return run(algorithm, model, x, data, out, tail, extra, algorithm.on_error)
-    shape, _ = checks.batch(model, **dict(zip(algorithm.names, x)))
+    fext = algorithm.fext
+    if fext.one is not None and all(checks.single(a) and a.shape[0] == model.nv for a in x):
+        shape = ()
+    else:
+        shape, _ = checks.batch(model, **dict(zip(algorithm.names, x)))
     FEXT = body_wrenches(model, f_ext, shape, int(np.prod(shape, dtype=np.int64)))
-    return run(algorithm.fext, model, x, data, out, tail, extra=(FEXT,) + algorithm.fext.extra,
-               on_error=algorithm.on_error)
+    if not shape and fext.one is not None:
+        x = tuple(x) + (FEXT[0],)
+    return run(fext, model, x, data, out, tail, extra=(FEXT,) + fext.extra, on_error=algorithm.on_error)
 
 
 def on_root(algorithm, model, x, f_ext=None, data=None, out=None, tail=None, extra=None):

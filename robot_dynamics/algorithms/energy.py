@@ -82,9 +82,11 @@ def _potential_on_root(model, x, f_ext, data, out, tail=None, extra=None):
     return out
 
 
-KINETIC = Algorithm(None, energy_batch, ("q", "qd"), "scalar", extra=(True,), on_root=_kinetic_on_root)
+KINETIC = Algorithm(None, energy_batch, ("q", "qd"), "scalar", extra=(True,), on_root=_kinetic_on_root,
+                    serial=lambda D, Q, QD, kinetic, E, W: energy_states(D, kinetic, Q, QD, E, W))
 POTENTIAL = Algorithm(None, lambda D, Q, kinetic, E: energy_batch(D, Q, Q, kinetic, E), ("q",), "scalar",
-                      extra=(False,), on_root=_potential_on_root)
+                      extra=(False,), on_root=_potential_on_root,
+                      serial=lambda D, Q, kinetic, E, W: energy_states(D, kinetic, Q, Q, E, W))
 
 
 def kinetic_energy(model, q, qd, *, data=None, out=None):

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import floating
 from .dispatch import Algorithm, chain, public, run_root
-from .kernels import (TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work, work_rnea, work_size, S_add, add_torque, crm_S_add, all_finite,
+from .kernels import (MAT, TABLE, entry, V, V_RO, chunks, work_buffer, parallel, work, work_rnea, work_size, S_add, add_torque, crm_S_add, all_finite,
                    bad_length, crf_add, finite1, XT_force_add, I_times, inline, jit,
                    joint_coordinate, ST_force, jcalc, joint_position, X_motion,
                    nbodies, parent_row, set_base_acceleration)
@@ -19,6 +19,12 @@ from ..model.packed import ARMATURE, MASS, NQ, PARENT
 from .root_kernels import NO_WRENCH, bad_sizes, root_sizes, root_state
 
 _NO_FEXT = np.empty((0, 0, 6))      # no external forces
+
+
+@inline
+def bad_wrenches(D, fext):
+    """True unless fext is one body-frame wrench (6,) per body."""
+    return fext.shape[0] != nbodies(D) or fext.shape[1] != 6
 
 
 @inline
@@ -125,6 +131,21 @@ def rnea_one(D, q, qd, qdd, tau, W):
         return 1
     R, p, v, a, f, _ = work_rnea(W, nbodies(D) + 1, q.shape[0])
     _rnea(D, q, qd, qdd, np.empty((0, 6)), tau, R, p, v, a, f)
+    return 0 if finite1(tau) and finite1(q) and finite1(qd) and finite1(qdd) else 2
+
+
+@entry(TABLE, V_RO, V_RO, V_RO, MAT, V, V)
+def rnea_fext_one(D, q, qd, qdd, fext, tau, W):
+    """Single-state entry point with external forces fext (nb, 6), body-frame
+    [n; f] wrenches (:func:`.wrench.body_wrenches`). Status as :func:`rnea_one`."""
+    if bad_length(D, q) or bad_length(D, qd) or bad_length(D, qdd) or bad_length(D, tau) \
+            or bad_wrenches(D, fext):
+        return 1
+    W = work_buffer(D, W, q.shape[0])
+    if W.shape[0] == 0:
+        return 1
+    R, p, v, a, f, _ = work_rnea(W, nbodies(D) + 1, q.shape[0])
+    _rnea(D, q, qd, qdd, fext, tau, R, p, v, a, f)
     return 0 if finite1(tau) and finite1(q) and finite1(qd) and finite1(qdd) else 2
 
 
@@ -304,7 +325,7 @@ def _nle_on_root(model, x, f_ext, data, out, tail=None, extra=None):
     return chain(RNEA, model, (qk, v, -floating.root_shift(model, R, v)), None, data, out)
 
 
-RNEA_FEXT = Algorithm(None, rnea_batch, ("q", "qd", "qdd"))
+RNEA_FEXT = Algorithm(rnea_fext_one, rnea_batch, ("q", "qd", "qdd"), serial=rnea_states_fext)
 RNEA = Algorithm(rnea_one, rnea_batch, ("q", "qd", "qdd"), extra=(_NO_FEXT,), root_one=rnea_root_one,
                  root_batch=rnea_root_batch, on_root=_rnea_on_root, fext=RNEA_FEXT)
 GRAVITY = Algorithm(gravity_one, gravity_batch, ("q",), root_one=gravity_root_one, root_batch=gravity_root_batch,

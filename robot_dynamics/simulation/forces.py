@@ -18,6 +18,7 @@ from typing import NamedTuple, Optional, Protocol, runtime_checkable
 import numpy as np
 
 from ..algorithms.aba import aba
+from ..algorithms.wrench import body_wrenches
 from ..algorithms.kernels import jit
 from ..algorithms.crba import mass_matrix
 from ..analysis.friction import LawTable, friction_torques, law_table
@@ -339,6 +340,7 @@ class ExternalWrenches:
         self._local = {}                 # link -> (6,) in the link frame
         self._base = {}                  # link -> (6,) in the base frame
         self._constant = None            # (nl, 6) sum of the link-frame wrenches, or None
+        self._compiled = None            # compiled(), made on first use after a change
 
     def set(self, link, wrench, frame="link"):
         """Apply ``wrench`` (6,) to ``link`` (replaces the link's previous one);
@@ -384,6 +386,7 @@ class ExternalWrenches:
         return out
 
     def _rebuild(self):
+        self._compiled = None
         if self.is_empty():
             self._constant = None
             return
@@ -391,6 +394,27 @@ class ExternalWrenches:
         for link, w in self._local.items():
             W[self._model.link_index(link)] += w
         self._constant = W
+
+    def compiled(self):
+        """The wrenches for the simulator's compiled step
+        (:func:`.fused.stage_wrenches`): ``(F0, BW, BB, BP)``, F0 (nb, 6) the
+        link-frame wrenches as body wrenches [n; f] about the body origins
+        ((0, 6) when no wrench is applied), BW (k, 6) the base-frame ones,
+        BB (k,) their bodies, BP (k, 3) their links' origins in the body
+        frames (links on the base are left out: nothing moves them)."""
+        if self._compiled is None:
+            m = self._model
+            if self.is_empty():
+                self._compiled = (np.empty((0, 6)), np.empty((0, 6)), np.empty(0, dtype=np.int64), np.empty((0, 3)))
+            else:
+                F0 = body_wrenches(m, np.zeros((self._nl, 6)) if self._constant is None else self._constant, (), 1)[0]
+                base = [(m.link_index(link), w) for link, w in self._base.items()
+                        if m.link_body[m.link_index(link)] >= 0]
+                BW = np.array([w for _, w in base], dtype=float).reshape(-1, 6)
+                BB = np.array([m.link_body[i] for i, _ in base], dtype=np.int64)
+                BP = np.array([m.link_pose_rows[i][[3, 7, 11]] for i, _ in base], dtype=float).reshape(-1, 3)
+                self._compiled = (np.ascontiguousarray(F0), BW, BB, BP)
+        return self._compiled
 
     def generalized_force(self, model, t, q, qd, command):
         return None

@@ -39,12 +39,13 @@ class FusedPath:
             self._key, self._args = command, self._fill(command)
         return self._args
 
-    def advance(self, q, qd, dt, args, n):
-        """(q, qd, steps done) after ``n`` steps of ``dt`` from (q, qd); fewer
-        steps done when the next would give a non-finite state (the last finite
-        one returned)."""
+    def advance(self, q, qd, dt, args, n, wrenches):
+        """(q, qd, steps done) after ``n`` steps of ``dt`` from (q, qd), with
+        the applied ``wrenches`` (:meth:`.forces.ExternalWrenches.compiled`);
+        fewer steps done when the next would give a non-finite state (the last
+        finite one returned)."""
         q1, qd1 = np.empty_like(q), np.empty_like(qd)
-        done = F.fused_step(self.model.packed, q, qd, dt, *args, n, q1, qd1)
+        done = F.fused_step(self.model.packed, q, qd, dt, *args, *wrenches, n, q1, qd1)
         return q1, qd1, done
 
     def _fill(self, command):

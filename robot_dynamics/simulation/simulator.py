@@ -379,7 +379,7 @@ class Simulator:
     def _advance_fused(self, n, fast):
         """``n`` steps in one compiled call; on a non-finite state, keep the
         last finite one and raise as :meth:`_advance` does."""
-        self._q, self._qd, done = self._fused.advance(self._q, self._qd, self.dt, fast, n)
+        self._q, self._qd, done = self._fused.advance(self._q, self._qd, self.dt, fast, n, self.wrenches.compiled())
         self._k += done
         if done != n:
             raise SimulationError("step at t = %.6f s would give a non-finite state (the dynamics are too "
@@ -395,7 +395,7 @@ class Simulator:
             elif fast is None:
                 q, qd = self.integrator.step(self._accel, t, self._q, self._qd, self.dt)
             else:
-                q, qd, done = self._fused.advance(self._q, self._qd, self.dt, fast, 1)
+                q, qd, done = self._fused.advance(self._q, self._qd, self.dt, fast, 1, self.wrenches.compiled())
                 if done != 1:
                     q[0] = np.nan                      # reported below, state kept
             for c in self.constraints:
@@ -415,8 +415,9 @@ class Simulator:
 
     def _fast_path(self):
         """Arguments of :func:`.fused.fused_step` for the current command, or None
-        (a plug-in is not built in, or a wrench is applied)."""
-        if not self._fused.usable or not self.wrenches.is_empty():
+        (a plug-in is not built in). The applied wrenches go with them
+        (:meth:`.forces.ExternalWrenches.compiled`)."""
+        if not self._fused.usable:
             return None
         return self._fused.arguments(self._command)
 
