@@ -4,8 +4,8 @@
 One kernel per law, on the task-space kernels (:mod:`.task_kernels`), the
 composite-rigid-body algorithm and the RNEA; the work arrays are a
 :class:`~robot_dynamics.Data`'s (``W``) and the law's own scratch (``S``), so a
-call allocates nothing. The modal damping's eigenvectors come from the cyclic
-Jacobi method (Golub & Van Loan, *Matrix Computations*, 4th ed., sec. 8.5):
+call allocates nothing. The modal damping's eigenvectors come from a Householder
+tridiagonalisation and the implicit QL algorithm (:func:`symmetric_eigen`):
 ``D = L f(L^-1 K L^-T) L^T`` is a matrix function, the same for any
 eigenbasis. Status: 0 done, 2 a value not finite or a quaternion off unit
 norm (the caller's checks then say which), 3 ``J M^-1 J^T`` not positive
@@ -26,42 +26,116 @@ TARGET_SIZE = 25
 
 
 @inline
-def jacobi_eigen(A, m, V):
-    """A (m, m) symmetric -> its eigenvalues on the diagonal of A, eigenvectors in
-    the columns of V (cyclic Jacobi rotations; an off-diagonal entry below 1e-18 of
-    its two diagonal entries is set to zero, so the sweeps end with an exactly
-    diagonal A, in 5 to 8 sweeps for the laws' 6x6 and 7x7; at most 50)."""
+def symmetric_eigen(A, m, Z, d, e):
+    """A (m, m) symmetric -> eigenvalues d (m,), eigenvectors the columns of Z (m, m); e (m,)
+    scratch; A is left as it was. Householder reduction to tridiagonal form, then the QL
+    algorithm with implicit shifts (LAPACK's dsteqr path; Press et al., *Numerical Recipes*,
+    2nd ed., sec. 11.2-11.3, tred2 and tqli). False if QL did not converge in 60 iterations."""
     for r in range(m):
         for c in range(m):
-            V[r, c] = 1.0 if r == c else 0.0
-    for _ in range(50):
-        rotated = False
-        for p in range(m - 1):
-            for q in range(p + 1, m):
-                apq = A[p, q]
-                if abs(apq) <= 1e-18 * (abs(A[p, p]) + abs(A[q, q])):    # below rounding: zero, and skip
-                    A[p, q] = A[q, p] = 0.0
-                    continue
-                rotated = True
-                theta = (A[q, q] - A[p, p]) / (2.0 * apq)
-                t = (1.0 if theta >= 0.0 else -1.0) / (abs(theta) + np.sqrt(theta * theta + 1.0))
-                c = 1.0 / np.sqrt(t * t + 1.0)
-                s = t * c
-                for k in range(m):                           # A <- A G (columns p, q)
-                    akp, akq = A[k, p], A[k, q]
-                    A[k, p] = c * akp - s * akq
-                    A[k, q] = s * akp + c * akq
-                for k in range(m):                           # A <- G^T A (rows p, q)
-                    apk, aqk = A[p, k], A[q, k]
-                    A[p, k] = c * apk - s * aqk
-                    A[q, k] = s * apk + c * aqk
-                A[p, q] = A[q, p] = 0.0
+            Z[r, c] = A[r, c]
+    for i in range(m - 1, 0, -1):                            # tred2: Z <- Q, d, e
+        l = i - 1
+        h = 0.0
+        if l > 0:
+            scale = 0.0
+            for k in range(l + 1):
+                scale += abs(Z[i, k])
+            if scale == 0.0:
+                e[i] = Z[i, l]
+            else:
+                for k in range(l + 1):
+                    Z[i, k] /= scale
+                    h += Z[i, k] * Z[i, k]
+                f = Z[i, l]
+                g = -np.sqrt(h) if f >= 0.0 else np.sqrt(h)
+                e[i] = scale * g
+                h -= f * g
+                Z[i, l] = f - g
+                f = 0.0
+                for j in range(l + 1):
+                    Z[j, i] = Z[i, j] / h
+                    g = 0.0
+                    for k in range(j + 1):
+                        g += Z[j, k] * Z[i, k]
+                    for k in range(j + 1, l + 1):
+                        g += Z[k, j] * Z[i, k]
+                    e[j] = g / h
+                    f += e[j] * Z[i, j]
+                hh = f / (h + h)
+                for j in range(l + 1):
+                    f = Z[i, j]
+                    g = e[j] - hh * f
+                    e[j] = g
+                    for k in range(j + 1):
+                        Z[j, k] -= f * e[k] + g * Z[i, k]
+        else:
+            e[i] = Z[i, l]
+        d[i] = h
+    d[0] = 0.0
+    e[0] = 0.0
+    for i in range(m):                                       # accumulate the transformations
+        if d[i] != 0.0:
+            for j in range(i):
+                g = 0.0
+                for k in range(i):
+                    g += Z[i, k] * Z[k, j]
+                for k in range(i):
+                    Z[k, j] -= g * Z[k, i]
+        d[i] = Z[i, i]
+        Z[i, i] = 1.0
+        for j in range(i):
+            Z[j, i] = 0.0
+            Z[i, j] = 0.0
+    for i in range(1, m):                                    # tqli
+        e[i - 1] = e[i]
+    e[m - 1] = 0.0
+    for l in range(m):
+        it = 0
+        while True:
+            mm = m - 1
+            for k in range(l, m - 1):
+                dd = abs(d[k]) + abs(d[k + 1])
+                if abs(e[k]) + dd == dd:
+                    mm = k
+                    break
+            if mm == l:
+                break
+            it += 1
+            if it > 60:
+                return False
+            g = (d[l + 1] - d[l]) / (2.0 * e[l])
+            r = np.hypot(g, 1.0)
+            g = d[mm] - d[l] + e[l] / (g + (r if g >= 0.0 else -r))
+            s, c, p = 1.0, 1.0, 0.0
+            early = False
+            for i in range(mm - 1, l - 1, -1):
+                f = s * e[i]
+                b = c * e[i]
+                r = np.hypot(f, g)
+                e[i + 1] = r
+                if r == 0.0:
+                    d[i + 1] -= p
+                    e[mm] = 0.0
+                    early = True
+                    break
+                s = f / r
+                c = g / r
+                g = d[i + 1] - p
+                r = (d[i] - g) * s + 2.0 * c * b
+                p = s * r
+                d[i + 1] = g + p
+                g = c * r - b
                 for k in range(m):
-                    vkp, vkq = V[k, p], V[k, q]
-                    V[k, p] = c * vkp - s * vkq
-                    V[k, q] = s * vkp + c * vkq
-        if not rotated:
-            return
+                    f = Z[k, i + 1]
+                    Z[k, i + 1] = s * Z[k, i] + c * f
+                    Z[k, i] = c * Z[k, i] - s * f
+            if early:
+                continue
+            d[l] -= p
+            e[l] = g
+            e[mm] = 0.0
+    return True
 
 
 @inline
@@ -86,15 +160,16 @@ def modal_damping(I, K, zeta, m, L, A, V, D):
     for r in range(m):                                       # symmetric in exact arithmetic
         for c in range(r + 1, m):
             A[r, c] = A[c, r] = 0.5 * (A[r, c] + A[c, r])
-    jacobi_eigen(A, m, V)
-    for r in range(m):                                       # A <- L U (lower L), columns scaled
+    if not symmetric_eigen(A, m, V, D[0], D[1]):             # D's rows as scratch: w in D[0]
+        return False
+    for c in range(m):                                       # column 0 <- sqrt of each mode's damping
+        A[c, 0] = np.sqrt(2.0 * zeta * np.sqrt(max(D[0, c], 0.0)))
+    for r in range(m):                                       # D <- L U (lower L)
         for c in range(m):
             s = 0.0
             for k in range(r + 1):
                 s += L[r, k] * V[k, c]
             D[r, c] = s
-    for c in range(m):                                       # column 0 <- sqrt of each mode's damping
-        A[c, 0] = np.sqrt(2.0 * zeta * np.sqrt(max(A[c, c], 0.0)))
     for r in range(m):
         for c in range(m):
             V[r, c] = D[r, c] * A[c, 0]
@@ -224,18 +299,19 @@ def clip_norm(e, o, limit):
 
 
 @inline
-def condition(J, n, G, V):
-    """cond(J) (6, n) as sqrt of the extreme eigenvalues of J J^T (G, V: 6x6 scratch)."""
+def condition(J, n, G, V, w, e):
+    """cond(J) (6, n) as sqrt of the extreme eigenvalues of J J^T (G, V: 6x6, w, e: (6,) scratch)."""
     for r in range(6):
         for c in range(r + 1):
             s = 0.0
             for k in range(n):
                 s += J[r, k] * J[c, k]
             G[r, c] = G[c, r] = s
-    jacobi_eigen(G, 6, V)
-    lo, hi = G[0, 0], G[0, 0]
+    if not symmetric_eigen(G, 6, V, w, e):
+        return np.inf
+    lo, hi = w[0], w[0]
     for k in range(1, 6):
-        lo, hi = min(lo, G[k, k]), max(hi, G[k, k])
+        lo, hi = min(lo, w[k]), max(hi, w[k])
     return np.sqrt(hi / lo) if lo > 0.0 else np.inf
 
 
@@ -277,7 +353,7 @@ def cartesian_law(D, X, body, P, point, target, flags, G, scalars, W, S, tau):
     world_poses(D, q, w.R, w.p, w.Rw, w.pw)
     frame_point(D, body, P, point, w.Rw, w.pw, T)
     frame_jacobian(D, body, T, w.Rw, w.pw, J)
-    cond = condition(J, n, Am, Vm)
+    cond = condition(J, n, Am, Vm, Dq[0], Dq[1])
     scalars[4] = cond
     if not cond <= scalars[1]:
         return 4
