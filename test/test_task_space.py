@@ -23,7 +23,8 @@ from test_pinocchio import Pair  # noqa: E402
 TOL = 1e-10
 WORST = {}
 BUNDLED = [p for p in rd.bundled_models() if p.endswith(".urdf")]
-TREES = {"tree%d" % s: dict(seed=s, n_links=9, mimic=s == 3, p_massless=0.0) for s in range(6)}
+TREES = {"tree%d" % s: dict(seed=s, n_links=9, mimic=s == 3, p_continuous=0.0 if s == 3 else 0.15, p_massless=0.0)
+         for s in range(6)}                # tree3: mimic joints (test_pinocchio.Pair maps no continuous + mimic)
 
 
 @pytest.fixture(scope="module", autouse=True)
