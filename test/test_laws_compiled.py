@@ -205,3 +205,25 @@ def test_bad_states_are_refused_with_the_reason_on_the_compiled_path():
     joint = rd.JointImpedance(PANDA, np.full(7, 100.0))
     with pytest.raises(rd.InputError, match="finite"):
         joint.torque(q, np.full(7, np.inf), q)
+
+
+def test_the_single_state_call_keeps_no_memory_per_call():
+    """The laws' hot path (arrays of the right shape) works in the law's own buffers: over 500
+    calls nothing accumulates (each call allocates its result only)."""
+    import tracemalloc
+    law = rd.CartesianImpedance(PANDA, TCP, K6, nullspace_stiffness=5.0)
+    joint = rd.JointImpedance(PANDA, np.full(7, 100.0))
+    q, qd = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8]), np.full(7, 0.2)
+    p, Q = law.pose(q)
+    for _ in range(3):
+        law.torque(q, qd, p, Q)
+        joint.torque(q, qd, q)
+    tracemalloc.start()
+    before = tracemalloc.take_snapshot()
+    for _ in range(500):
+        law.torque(q, qd, p, Q)
+        joint.torque(q, qd, q)
+    after = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    grown = sum(s.size_diff for s in after.compare_to(before, "filename") if s.size_diff > 0)
+    assert grown < 4000, "the laws kept %d bytes over 500 calls" % grown
