@@ -24,6 +24,8 @@ C-contiguous float64 state with both given allocates nothing on a fixed base.
 Floating and planar roots take the Python path of the existing functions
 (world-aligned axes; checked against Pinocchio too).
 """
+import weakref
+
 import numpy as np
 
 from .. import checks
@@ -38,11 +40,28 @@ _ORIGIN = np.zeros(3)
 _ORIGIN.flags.writeable = False
 
 
+_FRAMES = weakref.WeakKeyDictionary()      # model -> {link: (body, placement row)}: the link look-up once
+
+
 def _frame(model, link, point):
-    """(body, placement row (12,), point (3,)) of the frame: the kernels' arguments."""
-    l = model.link_index(link)
-    x = _ORIGIN if point is None else checks.point(point)
-    return int(model.link_body[l]), model.link_pose_rows[l], x
+    """(body, placement row (12,), point (3,)) of the frame: the kernels' arguments. A point
+    given as a float64 (3,) array is passed as it is (the entries check that it is finite;
+    on failure the general path's checks.point says what is wrong)."""
+    frames = _FRAMES.get(model)
+    if frames is None:
+        frames = _FRAMES[model] = {}
+    try:
+        frame = frames.get(link)
+    except TypeError:                                           # unhashable: link_index says what came
+        frame = None
+    if frame is None:
+        l = model.link_index(link)                              # ValueError naming the links
+        frame = frames[link] = (int(model.link_body[l]), model.link_pose_rows[l])
+    if point is None:
+        return frame[0], frame[1], _ORIGIN
+    if type(point) is np.ndarray and point.dtype == np.float64 and point.shape == (3,):
+        return frame[0], frame[1], point
+    return frame[0], frame[1], checks.point(point)
 
 
 def link_pose(model, q, link, point=None, *, data=None, out=None):
@@ -63,7 +82,7 @@ def link_pose(model, q, link, point=None, *, data=None, out=None):
                 return out
         except TypeError:
             pass
-    return route(POSE, model, (q,), data=data, out=out, tail=(4, 4), extra=(body, P, x, link))
+    return route(POSE, model, (q,), data=data, out=out, tail=(4, 4), extra=(body, P, checks.point(x), link))
 
 
 def jacobian(model, q, link, point=(0.0, 0.0, 0.0), *, data=None, out=None):
@@ -88,7 +107,7 @@ def jacobian(model, q, link, point=(0.0, 0.0, 0.0), *, data=None, out=None):
                 return out
         except TypeError:
             pass
-    return kinematics.jacobian(model, q, link, x, data=data, out=out)
+    return kinematics.jacobian(model, q, link, checks.point(x), data=data, out=out)
 
 
 def frame_jdot_qd(model, q, qd, link, point=(0.0, 0.0, 0.0), *, data=None, out=None):
@@ -104,7 +123,7 @@ def frame_jdot_qd(model, q, qd, link, point=(0.0, 0.0, 0.0), *, data=None, out=N
                 return out
         except TypeError:
             pass
-    return route(JDOT_QD, model, (q, qd), data=data, out=out, tail=(6,), extra=(body, P, x, link))
+    return route(JDOT_QD, model, (q, qd), data=data, out=out, tail=(6,), extra=(body, P, checks.point(x), link))
 
 
 def operational_space_inertia(model, q, link, point=(0.0, 0.0, 0.0), *, data=None, out=None):
@@ -136,10 +155,11 @@ def operational_space_inertia(model, q, link, point=(0.0, 0.0, 0.0), *, data=Non
             if status == 0:
                 return out
             if status == 3:
+                checks.point(x)                                 # a non-finite point, not a singular pose
                 _singular(model, link)
         except TypeError:
             pass
-    return route(INERTIA, model, (q,), data=data, out=out, tail=(6, 6), extra=(body, P, x, link))
+    return route(INERTIA, model, (q,), data=data, out=out, tail=(6, 6), extra=(body, P, checks.point(x), link))
 
 
 def _singular(model, link):
