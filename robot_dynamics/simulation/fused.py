@@ -35,8 +35,7 @@ import numpy as np
 
 from ..algorithms.aba import _aba
 from ..algorithms.crba import _crba
-from ..algorithms.kernels import jcalc, jit, joint_position, nbodies, work, work_size
-from ..model.packed import PARENT
+from ..algorithms.kernels import jcalc, jit, joint_position, nbodies, parent_row, work, work_size
 from ..algorithms.rnea import _rnea
 from .forces import stop_torques
 from .stiction import LROWS, candidates, hold, law_slope, law_torque, solve  # noqa: F401 (LROWS: L's rows)
@@ -65,12 +64,13 @@ def stage_wrenches(D, q, F0, BW, BB, BP, fext, w):
     if BW.shape[0] == 0:
         return
     R, p, Rw = w.R, w.p, w.Rw
-    for i in range(nbodies(D)):
+    n = nbodies(D)
+    for i in range(n):
         jcalc(D, i, joint_position(D, i, q), R, p)
-        par = int(D[i, PARENT])
+        par = parent_row(D, i)                      # n: the base
         for r in range(3):
             for c in range(3):
-                if par < 0:
+                if par == n:
                     Rw[i, r, c] = R[i, r, c]
                 else:
                     Rw[i, r, c] = Rw[par, r, 0] * R[i, 0, c] + Rw[par, r, 1] * R[i, 1, c] + Rw[par, r, 2] * R[i, 2, c]
