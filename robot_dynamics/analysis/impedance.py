@@ -346,10 +346,10 @@ class CartesianImpedance:
 def jdot_qd_by_difference(model, q, qd, link, point, displacement=1e-5):
     """(..., 6) ``Jdot qd`` of the point, base frame, by the central difference of ``J`` along the
     motion: ``(J(q + h qd) - J(q - h qd)) qd / 2h`` with ``h |qd|_max = displacement`` [rad or m]
-    (``Jdot = sum_k dJ/dq_k qd_k`` is the directional derivative of J along qd). Two compiled Jacobians:
-    50 us where the exact :func:`robot_dynamics.jacobian_derivative_times_qd` takes 250 us on the
-    Panda; they agree to 1e-8 relative (test_impedance.py). Zero for ``qd = 0``. Named apart from that
-    exact function (analysis/operational.py), which it approximates."""
+    (``Jdot = sum_k dJ/dq_k qd_k`` is the directional derivative of J along qd); they agree to 1e-8
+    relative (test_impedance.py). Zero for ``qd = 0``. The laws took it until the exact recursion was
+    compiled (:func:`robot_dynamics.jacobian_derivative_times_qd`; their kernels run it now); kept as
+    a check of that recursion, named apart from it."""
     speed = np.max(np.abs(qd), axis=-1, keepdims=True)
     h = displacement / np.where(speed > 0.0, speed, 1.0)
     dJ = jacobian(model, q + h * qd, link, point) - jacobian(model, q - h * qd, link, point)
