@@ -223,7 +223,7 @@ def chain(algorithm, model, x, f_ext=None, data=None, out=None, tail=None, extra
         shape = ()
     else:
         shape, _ = checks.batch(model, **dict(zip(algorithm.names, x)))
-    FEXT = body_wrenches(model, f_ext, shape, int(np.prod(shape, dtype=np.int64)))
+    FEXT = body_wrenches(model, f_ext, shape, int(np.prod(shape, dtype=np.int64)) if shape else 1)
     if not shape and fext.one is not None:
         x = tuple(x) + (FEXT[0],)
     return run(fext, model, x, data, out, tail, extra=(FEXT,) + fext.extra, on_error=algorithm.on_error)

@@ -52,6 +52,8 @@ def link_wrenches(model, f_ext, batch_shape):
             raise InputError("f_ext must have shape (..., %d, 6) (one [fx fy fz nx ny nz] wrench per link "
                              "in model.link_names order) or be a dict {link: wrench}; got shape %s"
                              % (nl, W.shape))
+    if W.shape[:-2] == tuple(batch_shape):                # nothing to broadcast (one state, one wrench set)
+        return np.ascontiguousarray(W.reshape(-1, nl, 6))
     try:
         W = np.broadcast_to(W, tuple(batch_shape) + (nl, 6))
     except ValueError:
