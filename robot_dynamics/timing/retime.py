@@ -20,7 +20,8 @@ What it guarantees (docs/RETIMING.md gives the measured figures):
   sgn(qd) = sgn(q'(s))); viscous friction, b qd, is linear in sd and does
   not fit the form above: the torque limits are tightened by b times the
   velocity limit, its largest value;
-- the result is then checked at CHECK_DENSITY points per grid interval
+- toppra is first given the limits less FIRST_MARGIN (0.1 %); the result
+  is then checked at CHECK_DENSITY points per grid interval
   (CHECK_POINTS in all, at least) and at the waypoints (where the spline's
   third derivative jumps, so the accelerations and torques have a kink) against the limits asked for; where a ratio passes 1 - TOLERANCE (the
   feasibility check's one tolerance, :data:`.check.TOLERANCE`) the limit
@@ -47,6 +48,9 @@ UNLIMITED = 1e12          # a joint without a limit, for toppra (which takes fin
 #: passed 1 - TOLERANCE between the grid points.
 CHECK_DENSITY, CHECK_POINTS = 10, 20000
 MAX_REFINEMENTS = 4
+#: toppra's first run is given the limits less this fraction, more than the overshoot between the points of
+#: the default grid (up to 5.5e-4 measured), so that most paths need no re-run.
+FIRST_MARGIN = 1e-3
 
 
 def path_parameter(waypoints, kind="chord"):
@@ -121,21 +125,27 @@ class TimedTrajectory:
         effort_limit, velocity_limit, acceleration_limit: (nq,) the limits used.
     """
 
-    def __init__(self, model, waypoints, s, gridpoints, sd, parameterisation, limits):
+    def __init__(self, model, waypoints, s, gridpoints, sd, path, limits):
         self.joint_names = model.joint_names
         self.waypoints, self.gridpoints, self.sd = waypoints, gridpoints, sd
         self.waypoint_parameter = s
         self.effort_limit, self.velocity_limit, self.acceleration_limit = limits
-        self._model, self._p = model, parameterisation
-        self.duration = float(parameterisation.duration)
+        self._model, self._path = model, path
+        self._sdd = np.diff(sd ** 2) / (2.0 * np.diff(gridpoints))
         self.t = _grid_times(gridpoints, sd)
+        self.duration = float(self.t[-1])
         self.q, self.qd, self.qdd = self.sample(self.t)
         self.tau = motor_torques(model, self.q, self.qd, self.qdd)
 
     def sample(self, t):
-        """(q, qd, qdd), each (len(t), nq), at times ``t`` in [0, duration] [s]."""
+        """(q, qd, qdd), each (len(t), nq), at times ``t`` in [0, duration] [s]: on the grid interval i
+        that holds t, sdd constant, sd = sd_i + sdd (t - t_i) (>= 0: the motion never reverses, so the
+        friction's sign is the path's, even at rest within rounding), s = s_i + sd_i (t - t_i) + sdd (t - t_i)^2 / 2."""
         t = np.clip(np.atleast_1d(checks.as_float_array(t, "t")), 0.0, self.duration)
-        return self._p(t), self._p(t, 1), self._p(t, 2)
+        i = np.clip(np.searchsorted(self.t, t, side="right") - 1, 0, self.t.size - 2)
+        tau, sdd = t - self.t[i], self._sdd[i]
+        s = np.minimum(self.gridpoints[i] + self.sd[i] * tau + 0.5 * sdd * tau ** 2, self.gridpoints[-1])
+        return motion_at(self._path, s, np.maximum(self.sd[i] + sdd * tau, 0.0), sdd)
 
     def torques(self, t):
         """(len(t), nq) motor torques [N m | N] at times ``t``, friction included."""
@@ -239,14 +249,15 @@ def retime(model, waypoints, *, velocity_limits=None, acceleration_limits=None, 
         raise InputError("gridpoints must be >= 2, got %r" % (gridpoints,))
     grid = np.linspace(s[0], s[-1], n)
     given = Limits(effort, vel, acc)
-    inner = Limits(np.where(np.isfinite(effort), effort - viscous * vel - law_margins(model, vel), UNLIMITED),
-                   vel.copy(), np.where(np.isfinite(acc), acc, UNLIMITED))
+    keep = 1.0 - FIRST_MARGIN
+    inner = Limits(np.where(np.isfinite(effort), keep * effort - viscous * vel - law_margins(model, vel), UNLIMITED),
+                   keep * vel, np.where(np.isfinite(acc), keep * acc, UNLIMITED))
     dense = np.union1d(dense_parameter(grid, max(CHECK_DENSITY, math.ceil(CHECK_POINTS / (n - 1)))), s)
     dynamics = path_dynamics(model, path, grid, coulomb)
     for attempt in range(MAX_REFINEMENTS + 1):
-        parameterisation, sd = time_optimal(path, grid, dynamics, inner)
+        sd = time_optimal(path, grid, dynamics, inner)
         if not tighten(inner, given, peaks(model, motion_along(path, grid, sd, dense)), 1.5 * 2 ** attempt):
-            return TimedTrajectory(model, W, s, grid, sd, parameterisation, (effort, vel, acc))
+            return TimedTrajectory(model, W, s, grid, sd, path, (effort, vel, acc))
     raise InputError("retime still exceeded a limit between its %d grid points after %d re-runs of toppra with "
                      "tightened limits: pass more gridpoints" % (n, MAX_REFINEMENTS))
 
@@ -261,8 +272,7 @@ class Limits:
 
 def time_optimal(path, grid, dynamics, limits):
     """toppra's TOPPRA (solver 'seidel', constant sdd on each grid interval) under ``limits``, the torques
-    from the path ``dynamics`` (a, b, c of :func:`.path_torque.path_dynamics`): the parameterisation
-    (a function of t) and (N,) sd at the grid points."""
+    from the path ``dynamics`` (a, b, c of :func:`.path_torque.path_dynamics`): (N,) sd at the grid points."""
     import toppra.algorithm
     import toppra.constraint as tc
 
@@ -273,14 +283,13 @@ def time_optimal(path, grid, dynamics, limits):
         constraints.append(tc.JointAccelerationConstraint(np.c_[-a, a], tc.DiscretizationType.Interpolation))
     if np.any(limits.effort < UNLIMITED):
         constraints.append(PathTorqueConstraint(dynamics, limits.effort))
-    algorithm = toppra.algorithm.TOPPRA(constraints, path, gridpoints=grid, solver_wrapper="seidel",
-                                        parametrizer="ParametrizeConstAccel")
-    parameterisation = algorithm.compute_trajectory(0.0, 0.0)
-    if parameterisation is None:
+    algorithm = toppra.algorithm.TOPPRA(constraints, path, gridpoints=grid, solver_wrapper="seidel")
+    algorithm.compute_parameterization(0.0, 0.0)
+    if algorithm.problem_data.return_code != toppra.algorithm.ParameterizationReturnCode.Ok:
         raise InputError("toppra found no feasible time parameterisation (return code %s): the limits leave no "
                          "motion along this path; try a larger effort_scale or other waypoints"
                          % (algorithm.problem_data.return_code,))
-    return parameterisation, np.asarray(algorithm.problem_data.sd_vec, dtype=float)
+    return np.asarray(algorithm.problem_data.sd_vec, dtype=float)
 
 
 def dense_parameter(grid, density):
@@ -291,12 +300,17 @@ def dense_parameter(grid, density):
 
 def motion_along(path, grid, sd, s):
     """(q, qd, qdd), each (len(s), nq), at path parameters ``s`` of the motion toppra returns: sdd constant
-    on each grid interval, sd^2 linear; qd = q'(s) sd, qdd = q'(s) sdd + q''(s) sd^2."""
+    on each grid interval, sd^2 linear in s."""
     sdd = np.diff(sd ** 2) / (2.0 * np.diff(grid))
     i = np.clip(np.searchsorted(grid, s, side="right") - 1, 0, grid.size - 2)
-    sd2 = np.maximum(sd[i] ** 2 + 2.0 * sdd[i] * (s - grid[i]), 0.0)[:, None]
+    return motion_at(path, s, np.sqrt(np.maximum(sd[i] ** 2 + 2.0 * sdd[i] * (s - grid[i]), 0.0)), sdd[i])
+
+
+def motion_at(path, s, sd, sdd):
+    """(q, qd, qdd), each (n, nq), at path parameters ``s`` with path velocities ``sd`` and accelerations
+    ``sdd`` (each (n,)): qd = q'(s) sd, qdd = q'(s) sdd + q''(s) sd^2."""
     ps = path(s, 1)
-    return path(s), ps * np.sqrt(sd2), ps * sdd[i][:, None] + path(s, 2) * sd2
+    return path(s), ps * sd[:, None], ps * sdd[:, None] + path(s, 2) * (sd ** 2)[:, None]
 
 
 def peaks(model, motion):
