@@ -565,3 +565,16 @@ def test_simulator_actuates_the_joints_only():
     np.testing.assert_allclose(qdd, expected, rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="integrator must be 'semi_implicit_euler' or 'rk4'"):
         Simulator(model, integrator="implicit_euler")
+
+
+@pytest.mark.parametrize("kind", ["floating", "planar"])
+def test_a_batch_of_poses_on_a_moving_base_equals_the_states_one_by_one(kind):
+    """rd.forward_kinematics on a batch of distinct states of a floating or planar tree: each link's pose
+    equals the single state's (the root's position once went on the wrong axis of a batch: ValueError)."""
+    model = _floating_tree(1, kind)
+    rng = np.random.default_rng(3)
+    Q = np.array([random_state(model, rng)[0] for _ in range(5)])
+    batch = rd.forward_kinematics(model, Q)
+    for k, q in enumerate(Q):
+        for link, T in rd.forward_kinematics(model, q).items():
+            np.testing.assert_allclose(batch[link][k], T, rtol=1e-13, atol=1e-13, err_msg=link)

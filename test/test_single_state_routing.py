@@ -81,8 +81,6 @@ def calls(model, q, qd, x, W, link):
     }
     if model.root_joint is None:
         calls["regressor"] = lambda q, qd, x, W: rd.regressor(model, q, qd, x)
-    else:       # a batch of a floating model's poses fails in kinematics._forward_kinematics_on_root
-        del calls["forward_kinematics"]            # (its root position is broadcast on the wrong axis)
     return calls
 
 

@@ -141,7 +141,7 @@ def _forward_kinematics_on_root(model, x, f_ext, data, out, tail, extra):
     moving = model.link_body >= 0                    # the world's links stay where they are
     Tw = T.copy()
     Tw[..., moving, :3, :] = np.einsum("...ij,...ljk->...lik", R, T[..., moving, :3, :])
-    Tw[..., moving, :3, 3] += p[..., None, :]
+    Tw[..., moving, :3, 3:] += p[..., None, :, None]    # a slice, not 3: an int beside the mask would move its axis first
     return Tw
 
 
