@@ -195,7 +195,7 @@ def test_safety_limits_clip_the_error_and_the_torque_step_and_refuse_a_singulari
     far = imp.torque(Q0, np.zeros(7), p + [0.5, 0, 0], Q)
     near = imp.torque(Q0, np.zeros(7), p + [0.02, 0, 0], Q)
     np.testing.assert_allclose(far, near, atol=1e-9)
-    stepped = law(max_torque_step=1.0)
+    stepped = law(max_torque_rate=1000.0)                                  # 1 N m per 1 ms call
     first = stepped.torque(Q0, np.zeros(7), p, Q)
     second = stepped.torque(Q0, np.zeros(7), p + [0.05, 0, 0], Q)
     free = law().torque(Q0, np.zeros(7), p + [0.05, 0, 0], Q)

@@ -47,8 +47,8 @@ def frozen_joint_torque(law, q, qd, q_d, qd_d=None, qdd_d=None):
     """JointImpedance.torque before the kernels (without the torque-step limit)."""
     model = law.model
     e = q_d - q
-    if law.max_error is not None:
-        e = np.clip(e, -law.max_error, law.max_error)
+    if law.max_pose_error is not None:
+        e = np.clip(e, -law.max_pose_error, law.max_pose_error)
     de = -qd if qd_d is None else qd_d - qd
     D = law.D if law.D is not None else modal_damping(rd.mass_matrix(model, q), law.K, law.zeta)
     tau = _matvec(law.K, e) + _matvec(D, de)
@@ -113,7 +113,7 @@ def unit(x):
 JOINT_CASES = {
     "modal damping": dict(),
     "given damping": dict(damping=np.full(7, 3.0)),
-    "matrix stiffness, clipped": dict(stiffness=np.diag(np.arange(1.0, 8.0) * 20) + 1.0, max_error=0.1),
+    "matrix stiffness, clipped": dict(stiffness=np.diag(np.arange(1.0, 8.0) * 20) + 1.0, max_pose_error=0.1),
     "gravity only": dict(include_coriolis=False),
     "coriolis only": dict(include_gravity=False),
     "nothing compensated": dict(include_gravity=False, include_coriolis=False),

@@ -44,19 +44,29 @@ state of the call. The joint law does the same with ``M(q)``.
 
 Safety in the law itself: ``max_pose_error`` clips the error (not the
 torque), so a far target pulls with the force of a near one;
-``max_torque_step`` bounds the change of the torque between two calls of
-one state (Franka's examples: 1 N m per 1 ms step); ``max_condition``
+``max_torque_rate`` [N m/s] bounds the change of the torque between two
+single-state calls to the rate times ``dt``, the call's time since the last
+torque [s] (``period`` when the call does not give it; Franka's examples:
+1000 N m/s, 1 N m per 1 ms step); ``max_condition``
 refuses a pose near a singularity (``cond(J)`` above it) with
 :class:`~robot_dynamics.errors.SingularityError`.
 
 Shapes: one state ``q (nq,)`` or a batch ``(B, nq)`` (targets broadcast).
-The torque-step limit keeps the last torque of a single-state call; a batch
+The torque-rate limit keeps the last torque of a single-state call; a batch
 is stateless. Fixed-base robots only.
+
+The same names and units as dynamics_node's parameters: ``max_pose_error`` and
+``max_torque_rate`` [N m/s]. The former names ``max_error`` (now
+``max_pose_error``) and ``max_torque_step`` [N m per call] (now
+``max_torque_rate = max_torque_step / period``) still work for one release
+with a DeprecationWarning naming the new one.
 
 A library module (``rd.JointImpedance``, ``rd.CartesianImpedance``): it
 imports the algorithms it calls, never the package face; dynamics_node's
 impedance modes (:mod:`robot_dynamics.control.impedance_target`) build on it.
 """
+import warnings
+
 import numpy as np
 
 from .. import checks
@@ -68,6 +78,7 @@ from ..errors import InputError, SingularityError
 from ..model.configuration import matrix_quaternion, quaternion_multiply
 from ..model.data import Data
 from . import impedance_inputs as inputs
+from .torque_rate import TorqueRateLimit, renamed
 
 
 class JointImpedance:
@@ -75,35 +86,42 @@ class JointImpedance:
 
     Args:
         model: a fixed-base :class:`~robot_dynamics.Model`.
-        stiffness: (nq,) joint stiffnesses [N m/rad or N/m] or an (nq, nq) SPD matrix.
-        damping: (nq,) or (nq, nq) [N m s/rad]; None: damping ratio ``damping_ratio``
+        stiffness: one stiffness for every joint, (nq,) joint stiffnesses [N m/rad or N/m] or an
+            (nq, nq) SPD matrix.
+        damping: as stiffness [N m s/rad or N s/m]; None: damping ratio ``damping_ratio``
             along each generalised eigenvector of ``(K, M(q))`` (module doc).
         damping_ratio: the ratio used when ``damping`` is None.
         include_gravity, include_coriolis: compensate ``g(q)`` and ``C(q, qd) qd``.
-        max_error: largest joint error used [rad or m] (per joint; None: no clip).
-        max_torque_step: largest change of each torque between two single-state calls [N m]; None: none.
+        max_pose_error: largest joint error used [rad or m] (scalar or per joint (nq,); None: no clip).
+        max_torque_rate: largest change rate of each torque between two single-state calls [N m/s]
+            (scalar or (nq,)), times the call's ``dt`` (``period`` when not given); None: none.
+        period: the time between two calls [s] when :meth:`torque` is not given ``dt``.
+        max_error, max_torque_step: the former names (deprecated): ``max_pose_error`` and
+            ``max_torque_rate = max_torque_step / period`` [N m per call].
     """
 
     def __init__(self, model, stiffness, damping=None, *, damping_ratio=1.0, include_gravity=True,
-                 include_coriolis=True, max_error=None, max_torque_step=None):
+                 include_coriolis=True, max_pose_error=None, max_torque_rate=None, period=1e-3, max_error=None,
+                 max_torque_step=None):
         require_fixed(model, 'JointImpedance')
         self.model = model
         n = model.nv
-        self.K = inputs.spd(stiffness, n, 'stiffness')
-        self.D = None if damping is None else inputs.spd(damping, n, 'damping', strict=False)
+        max_pose_error = renamed('JointImpedance', 'max_error', max_error, 'max_pose_error', max_pose_error)
+        self.K = inputs.spd(stiffness, n, 'stiffness', scalar=True)
+        self.D = None if damping is None else inputs.spd(damping, n, 'damping', strict=False, scalar=True)
         self.zeta = inputs.positive(damping_ratio, 'damping_ratio')
         self.include_gravity, self.include_coriolis = bool(include_gravity), bool(include_coriolis)
-        self.max_error = None if max_error is None else inputs.limits(max_error, n, 'max_error')
-        self.step = TorqueStep(max_torque_step, n)
+        self.max_pose_error = None if max_pose_error is None else inputs.limits(max_pose_error, n, 'max_pose_error')
+        self.step = TorqueRateLimit.of_law('JointImpedance', max_torque_rate, max_torque_step, period, n)
         self._data, self._x, self._scratch = Data(model), np.zeros((5, n)), np.zeros((4 * n + 3, n))
-        self._gains = np.zeros((2 * n + 1, n))            # K, D, max_error: the kernel's constant arguments
+        self._gains = np.zeros((2 * n + 1, n))            # K, D, max_pose_error: the kernel's constant arguments
         self._gains[:n] = self.K
         if self.D is not None:
             self._gains[n:2 * n] = self.D
-        if self.max_error is not None:
-            self._gains[2 * n] = self.max_error
+        if self.max_pose_error is not None:
+            self._gains[2 * n] = self.max_pose_error
         self._flags = ((kernels.GRAVITY if self.include_gravity else 0) | (kernels.CORIOLIS if self.include_coriolis
-                       else 0) | (kernels.CLIP if self.max_error is not None else 0)
+                       else 0) | (kernels.CLIP if self.max_pose_error is not None else 0)
                        | (kernels.DAMPING if self.D is not None else 0))
 
     def damping(self, q):
@@ -112,22 +130,29 @@ class JointImpedance:
             return self.D
         return modal_damping(mass_matrix(self.model, q), self.K, self.zeta)
 
-    def torque(self, q, qd, q_d, qd_d=None, qdd_d=None):
+    @property
+    def max_error(self):
+        """The former name of :attr:`max_pose_error` (deprecated)."""
+        warnings.warn('JointImpedance.max_error is now max_pose_error', DeprecationWarning, stacklevel=2)
+        return self.max_pose_error
+
+    def torque(self, q, qd, q_d, qd_d=None, qdd_d=None, *, dt=None):
         """(..., nq) the torques [N m] at the state ``(q, qd)`` towards the target ``q_d`` (with its
-        velocity ``qd_d`` and acceleration ``qdd_d``, zero when None); all (..., nq).
+        velocity ``qd_d`` and acceleration ``qdd_d``, zero when None); all (..., nq). ``dt``: the time
+        since the last torque [s] for ``max_torque_rate`` (None: ``period``).
 
         One compiled kernel a state (:func:`robot_dynamics.algorithms.impedance_kernels.joint_law`) on
         the law's own work buffers: a state of float64 arrays of shape (nq,) allocates only the result."""
         n = self.model.nq
         if (type(q) is np.ndarray and q.shape == (n,) and type(qd) is np.ndarray and qd.shape == (n,)
                 and type(q_d) is np.ndarray and q_d.shape == (n,) and qd_d is None and qdd_d is None):
-            return self.step.apply_finite(self._one(q, qd, q_d, None, None))
+            return self.step.apply_finite(self._one(q, qd, q_d, None, None), dt)
         q, qd, q_d = inputs.states(self.model, q=q, qd=qd, q_d=q_d)
         qd_d = None if qd_d is None else inputs.states(self.model, qd_d=qd_d)[0]
         qdd_d = None if qdd_d is None else inputs.states(self.model, qdd_d=qdd_d)[0]
         shape, rows = inputs.broadcast(q, qd, q_d, qd_d, qdd_d)
         if shape == ():
-            return self.step.apply(self._one(*(None if r is None else r[0] for r in rows)))
+            return self.step.apply(self._one(*(None if r is None else r[0] for r in rows)), dt)
         tau = np.stack([self._one(*(None if r is None else r[b] for r in rows)) for b in range(len(rows[0]))])
         return tau.reshape(shape + (n,))
 
@@ -171,14 +196,18 @@ class CartesianImpedance:
             6x6 SPD [kg, kg m^2]) instead of Lambda(q); needs the measured external wrench
             (:meth:`torque`'s ``wrench``) and ``include_coriolis`` (module doc).
         max_pose_error: (largest translation [m], largest rotation [rad]) of the error used; None: no clip.
-        max_torque_step: largest change of each torque between two single-state calls [N m]; None: none.
+        max_torque_rate: largest change rate of each torque between two single-state calls [N m/s]
+            (scalar or (nq,)), times the call's ``dt`` (``period`` when not given); None: none.
+        period: the time between two calls [s] when :meth:`torque` is not given ``dt``.
         max_condition: largest ``cond(J)``; above it :meth:`torque` raises SingularityError.
+        max_torque_step: the former limit [N m per call] (deprecated): ``max_torque_rate = max_torque_step
+            / period``.
     """
 
     def __init__(self, model, link, stiffness, damping=None, *, point=(0.0, 0.0, 0.0), damping_ratio=1.0,
                  nullspace_stiffness=0.0, nullspace_damping=None, q_nullspace=None, include_gravity=True,
                  include_coriolis=True, inertia_shaping=False, inertia=None, max_pose_error=None,
-                 max_torque_step=None, max_condition=1e3):
+                 max_torque_rate=None, period=1e-3, max_condition=1e3, max_torque_step=None):
         require_fixed(model, 'CartesianImpedance')
         if link not in model.link_names:
             raise InputError('unknown link %r: expected one of %s' % (link, ', '.join(model.link_names)))
@@ -205,7 +234,7 @@ class CartesianImpedance:
             raise InputError('inertia is the desired inertia of inertia_shaping=True; got it without')
         self.max_pose_error = None if max_pose_error is None else inputs.limits(max_pose_error, 2, 'max_pose_error')
         self.max_condition = inputs.positive(max_condition, 'max_condition')
-        self.step = TorqueStep(max_torque_step, model.nv)
+        self.step = TorqueRateLimit.of_law('CartesianImpedance', max_torque_rate, max_torque_step, period, model.nv)
         self._kernel_arguments()
 
     def _kernel_arguments(self):
@@ -238,7 +267,7 @@ class CartesianImpedance:
         T = link_pose(self.model, q, self.link)
         return T[..., :3, :3] @ self.point + T[..., :3, 3], matrix_quaternion(T[..., :3, :3])
 
-    def torque(self, q, qd, position, quaternion, twist=None, acceleration=None, wrench=None):
+    def torque(self, q, qd, position, quaternion, twist=None, acceleration=None, wrench=None, *, dt=None):
         """(..., nq) torques [N m] towards the target pose.
 
         Args:
@@ -250,6 +279,7 @@ class CartesianImpedance:
             wrench: (..., 6) the measured external wrench ``[f; n]`` [N, N m] acting on the arm at the
                 point, base frame (a force-torque sensor's, turned into the base frame); needed by
                 inertia shaping, unused otherwise.
+            dt: the time since the last torque [s] for ``max_torque_rate`` (None: ``period``).
 
         Raises:
             SingularityError: ``cond(J)`` above ``max_condition`` (the reason names it and the state).
@@ -264,10 +294,10 @@ class CartesianImpedance:
                 self.q_nullspace = np.array(q, dtype=float)
             t = self._target
             t[0:3], t[3:7] = position, quaternion
-            return self.step.apply_finite(self._one(q, qd, self._flags, position, quaternion))
-        return self._checked(q, qd, position, quaternion, twist, acceleration, wrench)
+            return self.step.apply_finite(self._one(q, qd, self._flags, position, quaternion), dt)
+        return self._checked(q, qd, position, quaternion, twist, acceleration, wrench, dt)
 
-    def _checked(self, q, qd, position, quaternion, twist, acceleration, wrench):
+    def _checked(self, q, qd, position, quaternion, twist, acceleration, wrench, dt):
         """The torque of any call: checked, broadcast, one state at a time through the kernel."""
         model = self.model
         q, qd = inputs.states(model, q=q, qd=qd)
@@ -294,7 +324,7 @@ class CartesianImpedance:
         if max(conds) > self.max_condition:
             self._refuse(max(conds))
         tau = np.stack(taus).reshape(shape + (model.nq,))
-        return self.step.apply(tau)
+        return self.step.apply(tau, dt)
 
     def _one(self, q, qd, flags, position, quaternion, refuse=True):
         """(n,) the torque of one state from the compiled kernel, the target in ``self._target``."""
@@ -354,50 +384,6 @@ def jdot_qd_by_difference(model, q, qd, link, point, displacement=1e-5):
     h = displacement / np.where(speed > 0.0, speed, 1.0)
     dJ = jacobian(model, q + h * qd, link, point) - jacobian(model, q - h * qd, link, point)
     return _matvec(dJ, qd) / (2.0 * h)
-
-
-class TorqueStep:
-    """The largest change of each torque between two single-state calls [N m per call] (None: no limit).
-
-    The one torque-rate limiter of the package: the laws' ``max_torque_step`` and dynamics_node's
-    ``max_torque_rate`` [N m/s], which :class:`robot_dynamics.control.impedance_target.TorqueRate`
-    turns into this call's step (rate times the time since the last torque).
-
-    Attributes:
-        max_step: (n,) [N m] or None; last: the last torque (n,) or None; limited: the number of
-            calls whose torque was limited.
-    """
-
-    def __init__(self, max_step, n):
-        self.max_step = None if max_step is None else inputs.limits(max_step, n, 'max_torque_step')
-        self.last = None
-        self.limited = 0
-
-    def reset(self):
-        """Forget the last torque (the next call is not limited)."""
-        self.last = None
-
-    def apply_finite(self, tau):
-        """:meth:`apply` for one state's torque (n,) known to be finite (a law's kernel checked it)."""
-        if self.max_step is None:
-            self.last = tau.copy()
-            return tau
-        return self.apply(tau)
-
-    def apply(self, tau, max_step=None):
-        """``tau`` (n,) within ``max_step`` [N m] (scalar or (n,); None: the constructor's) of the last
-        torque; a batch (B, n) is returned as it is. A non-finite torque is not limited and never
-        becomes the last."""
-        if tau.ndim != 1:
-            return tau
-        step = self.max_step if max_step is None else max_step
-        if step is not None and self.last is not None:
-            limited = np.clip(tau, self.last - step, self.last + step)
-            self.limited += not np.array_equal(limited, tau)
-            tau = limited
-        if np.all(np.isfinite(tau)):
-            self.last = tau.copy()
-        return tau
 
 
 def modal_damping(inertia, K, zeta):

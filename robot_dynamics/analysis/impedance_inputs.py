@@ -37,13 +37,17 @@ def vector(x, n, name):
     return x
 
 
-def spd(x, n, name, strict=True):
-    """(n, n) from a (n,) diagonal or an (n, n) matrix, checked symmetric and positive (semi)definite."""
+def spd(x, n, name, strict=True, scalar=False):
+    """(n, n) from a (n,) diagonal or an (n, n) matrix (or, with ``scalar``, one value for the whole
+    diagonal), checked symmetric and positive (semi)definite."""
     x = checks.as_float_array(x, name)
+    if scalar and x.shape == ():
+        x = np.full(n, float(x))
     if x.shape == (n,):
         x = np.diag(x)
     if x.shape != (n, n):
-        raise InputError('%s must be %d values (a diagonal) or a %dx%d matrix, got shape %s' % (name, n, n, n, x.shape))
+        raise InputError('%s must be %s%d values (a diagonal) or a %dx%d matrix, got shape %s'
+                         % (name, 'one value, ' if scalar else '', n, n, n, x.shape))
     checks.check_finite(**{name: x})
     if not np.allclose(x, x.T, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(x).max())):
         raise InputError('%s must be symmetric' % name)

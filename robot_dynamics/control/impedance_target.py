@@ -9,8 +9,8 @@
   (the arm holds where it is).
 - :class:`TorqueRate`: each torque changes by at most ``max_torque_rate`` [N m/s] times the node-clock
   time since the last torque (at most ``max_gap``), so a jump of the target or of a parameter becomes a
-  ramp: the library's limiter (:class:`robot_dynamics.analysis.impedance.TorqueStep`, N m per call) with
-  this call's step converted from the rate.
+  ramp: the library's limiter (:class:`robot_dynamics.analysis.torque_rate.TorqueRateLimit`, the laws'
+  ``max_torque_rate`` in the same unit) given the node-clock time as the call's ``dt``.
 - :class:`ImpedanceControl`: the library's law (:class:`robot_dynamics.JointImpedance` or
   :class:`robot_dynamics.CartesianImpedance`, with gravity and Coriolis compensation) towards the held
   target, through :class:`TorqueRate`; :func:`build_impedance` makes it for a model.
@@ -20,7 +20,8 @@ of the node's clock.
 """
 import numpy as np
 
-from ..analysis.impedance import CartesianImpedance, JointImpedance, TorqueStep
+from ..analysis.impedance import CartesianImpedance, JointImpedance
+from ..analysis.torque_rate import TorqueRateLimit
 from ..errors import InputError
 from .compensation import CARTESIAN_IMPEDANCE, JOINT_IMPEDANCE
 from .staleness import state_age_problem
@@ -152,12 +153,12 @@ class TorqueRate:
     """Each torque changes by at most ``max_rate`` [N m/s] times the node-clock time since the last torque,
     counted at most ``max_gap_ns`` [ns] (after a longer gap the change is still bounded); 0: no limit.
 
-    The rate in N m/s made the step in N m of the library's :class:`TorqueStep` (``self.step``), which
-    holds the last torque and counts the limited ones (``limited``)."""
+    The library's :class:`TorqueRateLimit` (``self.step``, the same rate in N m/s) limits the torque,
+    holds the last one and counts the limited ones (``limited``); this class gives it the clock's time."""
 
     def __init__(self, max_rate, max_gap_ns):
         self.max_rate, self.max_gap_ns = float(max_rate), int(max_gap_ns)
-        self.step = TorqueStep(None, 0)
+        self.step = TorqueRateLimit(self.max_rate if self.max_rate > 0 else None, 0)
         self.last_ns = 0                # node-clock time [ns] of the last torque
 
     @property
@@ -177,10 +178,8 @@ class TorqueRate:
     def apply(self, tau, now_ns):
         """``tau`` (n,) limited against the last torque at node clock ``now_ns`` [ns] (a new array)."""
         tau = np.array(tau, dtype=float)
-        bound = None
-        if self.max_rate > 0 and self.step.last is not None:
-            bound = self.max_rate * min(max(now_ns - self.last_ns, 0), self.max_gap_ns) * 1e-9     # [N m]
-        tau = self.step.apply(tau, bound)
+        dt = min(max(now_ns - self.last_ns, 0), self.max_gap_ns) * 1e-9                          # [s]
+        tau = self.step.apply(tau, dt)
         if np.all(np.isfinite(tau)):     # a non-finite torque never goes out (the limiter) nor becomes the last
             self.last_ns = now_ns
         return tau
@@ -241,12 +240,10 @@ def build_impedance(model, mode, target, *, link='', stiffness=(), damping=(), n
         if old is not None and old.cartesian and old.law.link == law.link:
             law.q_nullspace = old.law.q_nullspace
     elif mode == JOINT_IMPEDANCE:
-        n = model.nq
-        K = np.broadcast_to(np.asarray(stiffness, dtype=float), (n,)) if len(stiffness) == 1 else stiffness
-        D = None if damping is None else (np.broadcast_to(np.asarray(damping, dtype=float), (n,))
-                                          if len(damping) == 1 else damping)
+        K = stiffness[0] if len(stiffness) == 1 else stiffness        # one value: every joint's (the library's scalar)
+        D = None if damping is None else (damping[0] if len(damping) == 1 else damping)
         prismatic = [model.joints[name].type == 'prismatic' for name in model.joint_names]
-        law = JointImpedance(model, K, D, max_error=np.where(prismatic, max_pose_error[0], max_pose_error[1]))
+        law = JointImpedance(model, K, D, max_pose_error=np.where(prismatic, max_pose_error[0], max_pose_error[1]))
     else:
         raise InputError('mode %r has no impedance law' % mode)
     rate = TorqueRate(max_torque_rate, max_gap_ns)

@@ -1,0 +1,95 @@
+"""The torque-rate limit of the impedance laws and of dynamics_node's impedance modes, and the
+former keyword names the laws still take for one release (:func:`renamed`).
+
+Each torque changes by at most ``max_torque_rate`` [N m/s] times the time since the last torque [s];
+Franka's examples use 1000 N m/s (1 N m per 1 ms step).
+"""
+import warnings
+
+import numpy as np
+
+from ..errors import InputError
+from . import impedance_inputs as inputs
+
+
+class TorqueRateLimit:
+    """Each torque changes by at most ``max_rate`` [N m/s] times the time since the last torque [s]
+    between two single-state calls (None: no limit); the one torque-rate limiter of the package: the
+    laws' ``max_torque_rate`` and dynamics_node's (:class:`robot_dynamics.control.impedance_target.TorqueRate`
+    gives it the node-clock time).
+
+    Args:
+        max_rate: scalar or (n,) [N m/s], or None.
+        n: the number of torques (a scalar rate is kept scalar).
+        period: the time [s] used when a call gives none.
+
+    Attributes:
+        max_rate, period: as given; last: the last torque (n,) or None; limited: the number of calls
+            whose torque was limited.
+    """
+
+    def __init__(self, max_rate, n, period=1e-3):
+        self.max_rate = None if max_rate is None else (
+            inputs.positive(float(max_rate), 'max_torque_rate') if np.ndim(max_rate) == 0
+            else inputs.limits(max_rate, n, 'max_torque_rate'))
+        self.period = inputs.positive(period, 'period')
+        self.period_step = None if self.max_rate is None else self.max_rate * self.period      # [N m]
+        self.last = None
+        self.limited = 0
+
+    @classmethod
+    def of_law(cls, law, max_torque_rate, max_torque_step, period, n):
+        """The limiter of ``law`` (its class name) from its ``max_torque_rate`` [N m/s] or the deprecated
+        ``max_torque_step`` [N m per call of ``period``], which it keeps exactly as the period's step."""
+        rate = max_torque_rate
+        if max_torque_step is not None:
+            step = inputs.limits(max_torque_step, n, 'max_torque_step')
+            rate = renamed(law, 'max_torque_step', step / period, 'max_torque_rate', max_torque_rate,
+                           ' [N m/s] = max_torque_step / period', stacklevel=4)
+        limit = cls(rate, n, period)
+        if max_torque_step is not None:
+            limit.period_step = step
+        return limit
+
+    def reset(self):
+        """Forget the last torque (the next call is not limited)."""
+        self.last = None
+
+    def apply_finite(self, tau, dt=None):
+        """:meth:`apply` for one state's torque (n,) known to be finite (a law's kernel checked it)."""
+        if self.max_rate is None:
+            self.last = tau.copy()
+            return tau
+        return self.apply(tau, dt)
+
+    def apply(self, tau, dt=None):
+        """``tau`` (n,) within ``max_rate * dt`` [N m] of the last torque (``dt`` [s] >= 0; None: the
+        period); a batch (B, n) is returned as it is. A non-finite torque is not limited and never
+        becomes the last."""
+        if tau.ndim != 1:
+            return tau
+        if self.max_rate is not None and self.last is not None:
+            if dt is None:
+                step = self.period_step
+            elif np.isfinite(dt) and dt >= 0:
+                step = self.max_rate * dt
+            else:
+                raise InputError('dt must be the time since the last torque, finite and >= 0 [s]; got %r' % (dt,))
+            limited = np.clip(tau, self.last - step, self.last + step)
+            self.limited += not np.array_equal(limited, tau)
+            tau = limited
+        if np.all(np.isfinite(tau)):
+            self.last = tau.copy()
+        return tau
+
+
+def renamed(law, old, old_value, new, new_value, unit='', stacklevel=3):
+    """``new_value``, or ``old_value`` of the deprecated keyword ``old`` with a DeprecationWarning
+    naming ``new``; both given: InputError."""
+    if old_value is None:
+        return new_value
+    if new_value is not None:
+        raise InputError('%s: give %s only (%s is its former name)' % (law, new, old))
+    warnings.warn('%s(%s=...) is deprecated: use %s=...%s' % (law, old, new, unit), DeprecationWarning,
+                  stacklevel=stacklevel)
+    return old_value
