@@ -20,8 +20,7 @@ What it guarantees (docs/RETIMING.md gives the measured figures):
   sgn(qd) = sgn(q'(s))); viscous friction, b qd, is linear in sd and does
   not fit the form above: the torque limits are tightened by b times the
   velocity limit, its largest value;
-- toppra is first given the limits less FIRST_MARGIN (0.1 %); the result
-  is then checked at CHECK_DENSITY points per grid interval
+- the result is then checked at CHECK_DENSITY points per grid interval
   (CHECK_POINTS in all, at least) and at the waypoints (where the spline's
   third derivative jumps, so the accelerations and torques have a kink) against the limits asked for; where a ratio passes 1 - TOLERANCE (the
   feasibility check's one tolerance, :data:`.check.TOLERANCE`) the limit
@@ -48,9 +47,6 @@ UNLIMITED = 1e12          # a joint without a limit, for toppra (which takes fin
 #: passed 1 - TOLERANCE between the grid points.
 CHECK_DENSITY, CHECK_POINTS = 10, 20000
 MAX_REFINEMENTS = 4
-#: toppra's first run is given the limits less this fraction, more than the overshoot between the points of
-#: the default grid (up to 5.5e-4 measured), so that most paths need no re-run.
-FIRST_MARGIN = 1e-3
 
 
 def path_parameter(waypoints, kind="chord"):
@@ -249,9 +245,8 @@ def retime(model, waypoints, *, velocity_limits=None, acceleration_limits=None, 
         raise InputError("gridpoints must be >= 2, got %r" % (gridpoints,))
     grid = np.linspace(s[0], s[-1], n)
     given = Limits(effort, vel, acc)
-    keep = 1.0 - FIRST_MARGIN
-    inner = Limits(np.where(np.isfinite(effort), keep * effort - viscous * vel - law_margins(model, vel), UNLIMITED),
-                   keep * vel, np.where(np.isfinite(acc), keep * acc, UNLIMITED))
+    inner = Limits(np.where(np.isfinite(effort), effort - viscous * vel - law_margins(model, vel), UNLIMITED),
+                   vel.copy(), np.where(np.isfinite(acc), acc, UNLIMITED))
     dense = np.union1d(dense_parameter(grid, max(CHECK_DENSITY, math.ceil(CHECK_POINTS / (n - 1)))), s)
     dynamics = path_dynamics(model, path, grid, coulomb)
     for attempt in range(MAX_REFINEMENTS + 1):
