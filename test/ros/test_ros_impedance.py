@@ -1,12 +1,20 @@
 """cartesian_impedance over DDS: simulator_node (the Panda, 1 kHz physics, RK4) + dynamics_node.
 
 Both nodes run as separate processes in one namespace with their default, relative topic names:
-the simulator publishes ``joint_states`` and reads ``effort_controller/commands``, which dynamics_node
-publishes (``publish_command``). This process streams a PoseStamped target a few cm from the flange's
+the simulator publishes ``joint_states`` at 1 kHz (a torque-controlled arm's rate) and reads
+``effort_controller/commands``, which dynamics_node publishes (``publish_command``). This process streams a PoseStamped target a few cm from the flange's
 start pose on dynamics_node's ``~/target_pose`` and measures the flange (``rd.link_pose`` of
 panda_link8 on the simulator's joint states, not the node's own figures): it reaches the target to
 within 2 mm at rest. Then a stale, a NaN and a non-unit-quaternion target, each 5 cm away, are refused,
 counted in /diagnostics, and the flange stays within 2 mm of the last valid target.
+
+joint_impedance the same way on a JointState target stream: the joints come to rest at the target, and
+what the node decides is checked per joint state, not how fast DDS delivers: every ``~/impedance_torque``
+answers one joint state (its stamp; never two for one), is finite and within the effort limits, and,
+once the arm moves towards the target, is the library's ``rd.JointImpedance`` torque at that state to
+1e-9 N m, clamped to the effort limits (the torque-rate limit off here, so that every torque is the law's;
+the limit is tested without DDS in test/control/test_control_impedance.py and
+test/test_impedance_options.py).
 """
 import time
 
@@ -56,18 +64,22 @@ def rd_duration(seconds):
 
 def errors(states, target, since):
     """Distances [m] of the flange from ``target`` in the joint states received after ``since`` (monotonic)."""
-    return [float(np.linalg.norm(flange(m)[0] - target)) for t, m in list(states.timed) if t > since]
+    q = [m.position for t, m in list(states.timed) if t > since]
+    if not q:
+        return []
+    T = rd.link_pose(MODEL, np.array(q), FLANGE)                  # one batch: at 1 kHz, hundreds of states
+    return list(np.linalg.norm(T[:, :3, 3] - target, axis=-1))
 
 
 class Timed:
-    """Joint states with their arrival time (time.monotonic)."""
+    """Messages with their arrival time (time.monotonic), the last ``keep``."""
 
-    def __init__(self):
-        self.timed = []
+    def __init__(self, keep=3000):
+        self.timed, self.keep = [], keep
 
     def __call__(self, msg):
         self.timed.append((time.monotonic(), msg))
-        del self.timed[:-3000]
+        del self.timed[:-self.keep]
 
 
 def diag_values(ros, proc, predicate, timeout):
@@ -90,7 +102,7 @@ def test_cartesian_impedance_follows_a_pose_target_and_refuses_bad_ones(ros, sta
     ns = '/imp%d' % id(ros)
     sim = start_node('simulator_node', {
         'urdf_path': str(PANDA), 'initial_positions': Q0.tolist(), 'start_paused': True, 'physics_rate': 1000.0,
-        'integrator': 'rk4', 'publish_rate': 250.0, 'marker_rate': 0.0}, name='simulator', ns=ns)
+        'integrator': 'rk4', 'publish_rate': 1000.0, 'marker_rate': 0.0}, name='simulator', ns=ns)
     ros.wait_for_subscriber(sim.topic('effort_controller/commands'), process=sim)
     timed = Timed()
     ros.node.create_subscription(JointState, ns + '/joint_states', timed, DEEP)
@@ -152,3 +164,80 @@ def test_cartesian_impedance_follows_a_pose_target_and_refuses_bad_ones(ros, sta
     print('after the bad targets: the flange within %.4f mm of the last valid target; dynamics_node\'s callback '
           '%s us on average' % (max(moved) * 1e3, values['callback_time_mean_us']))
     assert time.monotonic() - t_start < 90
+
+
+def stamp_ns(msg):
+    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+
+
+def test_joint_impedance_at_1_khz_answers_each_joint_state_with_the_librarys_law(ros, start_node):
+    ns = '/jimp%d' % id(ros)
+    sim = start_node('simulator_node', {
+        'urdf_path': str(PANDA), 'initial_positions': Q0.tolist(), 'start_paused': True, 'physics_rate': 1000.0,
+        'integrator': 'rk4', 'publish_rate': 1000.0, 'marker_rate': 0.0}, name='simulator', ns=ns)
+    ros.wait_for_subscriber(sim.topic('effort_controller/commands'), process=sim)
+    states, torques = Timed(20000), Timed(20000)
+    ros.node.create_subscription(JointState, ns + '/joint_states', states, DEEP)
+    dyn = start_node('dynamics_node', {
+        'urdf_path': str(PANDA), 'mode': 'joint_impedance', 'publish_command': True, 'stiffness': [STIFFNESS],
+        'max_torque_rate': 0.0, 'joint_state_timeout': 0.5, 'target_timeout': 0.5, 'diagnostics_period': 0.2}, name='dynamics_node', ns=ns)
+    ros.node.create_subscription(JointState, dyn.topic('~/impedance_torque'), torques, DEEP)
+    ros.wait_for_subscriber(ns + '/joint_states', process=dyn)
+    g = rd.gravity_torques(MODEL, Q0)
+    assert wait_for(lambda: states.timed and np.allclose(states.timed[-1][1].effort, g, atol=1e-3), 60), \
+        dyn.read_log()
+    set_paused(ros, sim, False)
+    targets = ros.publisher(JointState, dyn.topic('~/target_joints'))
+    wait_for(lambda: targets.get_subscription_count() > 0, 10)
+
+    # A stream of the joint target at 50 Hz: the joints come within 2 mrad, then 1.5 s more to rest.
+    target = Q0 + JOINT_OFFSET
+    msg = JointState(name=list(MODEL.joint_names), position=target.tolist())
+    deadline, near = time.monotonic() + 20.0, None
+    while time.monotonic() < deadline:
+        msg.header.stamp = ros.node.get_clock().now().to_msg()
+        targets.publish(msg)
+        time.sleep(0.02)
+        recent = joint_errors(states, target, time.monotonic() - 0.5)
+        if near is None and len(recent) > 50 and max(recent) < JOINT_AT_REST:
+            near = time.monotonic()
+        if near is not None and time.monotonic() > near + 1.5:
+            break
+    assert near is not None, ('the joints did not come within %.1f mrad of the target: last 0.5 s %.2f-%.2f mrad'
+                              '\n%s' % (JOINT_AT_REST * 1e3, 1e3 * min(recent or [0]), 1e3 * max(recent or [0]),
+                                         dyn.read_log()))
+    at_rest = time.monotonic() - 0.5
+    assert max(joint_errors(states, target, at_rest)) < JOINT_AT_REST
+
+    # Each torque answers one joint state (never two for one), finite, within the effort limits ...
+    wait_for(lambda: False, 0.3)                                  # the last torques arrive
+    by_stamp = {stamp_ns(m): m for _, m in states.timed}
+    stamps = [stamp_ns(m) for _, m in torques.timed]
+    assert len(stamps) > 500 and np.all(np.diff(stamps) > 0), 'a joint state answered twice or out of order'
+    tau = np.array([m.effort for _, m in torques.timed])
+    assert np.all(np.isfinite(tau)) and np.all(np.abs(tau) <= MODEL.effort_limit * (1 + 1e-12))
+    assert all(list(m.name) == list(MODEL.joint_names) for _, m in torques.timed[-50:])
+    # ... and, from the moment the arm moves (the node holds the target), the library's law at that state.
+    law = rd.JointImpedance(MODEL, STIFFNESS, max_pose_error=0.3)
+    matched = 0
+    for t, m in torques.timed:
+        state = by_stamp.get(stamp_ns(m))
+        if state is not None and np.abs(np.array(state.position) - Q0).max() > 0.01:
+            want = law.torque(np.array(state.position), np.array(state.velocity), target)
+            want = np.clip(want, -MODEL.effort_limit, MODEL.effort_limit)         # the node's clamp (scale 1)
+            np.testing.assert_allclose(m.effort, want, rtol=0, atol=1e-9)
+            matched += 1
+    assert matched > 500, matched
+    print('\njoint_impedance at 1 kHz: %d torques, each for one joint state; at rest within %.4f mrad of the '
+          'target; %d torques (in motion and at rest) equal to rd.JointImpedance at their state'
+          % (len(stamps), 1e3 * max(joint_errors(states, target, at_rest)), matched))
+
+
+STIFFNESS = 200.0                                                          # [N m/rad], every joint
+JOINT_OFFSET = np.array([0.1, -0.1, 0.1, 0.1, -0.1, 0.1, 0.1])            # [rad] the target from the start
+JOINT_AT_REST = 2e-3                                                       # [rad]
+
+
+def joint_errors(states, target, since):
+    """Largest joint errors [rad] from ``target`` in the joint states received after ``since`` (monotonic)."""
+    return [float(np.abs(np.array(m.position) - target).max()) for t, m in list(states.timed) if t > since]
