@@ -4,6 +4,7 @@ former keyword names the laws still take for one release (:func:`renamed`).
 Each torque changes by at most ``max_torque_rate`` [N m/s] times the time since the last torque [s];
 Franka's examples use 1000 N m/s (1 N m per 1 ms step).
 """
+import math
 import warnings
 
 import numpy as np
@@ -25,7 +26,7 @@ class TorqueRateLimit:
 
     Attributes:
         max_rate, period: as given; last: the last torque (n,) or None; limited: the number of calls
-            whose torque was limited.
+            whose torque was limited; kept: whether the last call's torque was finite (it is the last).
     """
 
     def __init__(self, max_rate, n, period=1e-3):
@@ -36,6 +37,7 @@ class TorqueRateLimit:
         self.period_step = None if self.max_rate is None else self.max_rate * self.period      # [N m]
         self.last = None
         self.limited = 0
+        self.kept = False
 
     @classmethod
     def of_law(cls, law, max_torque_rate, max_torque_step, period, n):
@@ -58,29 +60,45 @@ class TorqueRateLimit:
     def apply_finite(self, tau, dt=None):
         """:meth:`apply` for one state's torque (n,) known to be finite (a law's kernel checked it)."""
         if self.max_rate is None:
-            self.last = tau.copy()
+            self._keep(tau)
+            self.kept = True
             return tau
         return self.apply(tau, dt)
 
     def apply(self, tau, dt=None):
         """``tau`` (n,) within ``max_rate * dt`` [N m] of the last torque (``dt`` [s] >= 0; None: the
         period); a batch (B, n) is returned as it is. A non-finite torque is not limited and never
-        becomes the last."""
+        becomes the last. Where the limit does not bind, ``tau`` itself is returned and nothing but two
+        (n,) temporaries is allocated."""
         if tau.ndim != 1:
             return tau
-        if self.max_rate is not None and self.last is not None:
+        last, self.kept = self.last, True
+        if self.max_rate is not None and last is not None:
             if dt is None:
                 step = self.period_step
-            elif np.isfinite(dt) and dt >= 0:
+            elif 0.0 <= dt < math.inf:
                 step = self.max_rate * dt
             else:
                 raise InputError('dt must be the time since the last torque, finite and >= 0 [s]; got %r' % (dt,))
-            limited = np.clip(tau, self.last - step, self.last + step)
+            move = np.subtract(tau, last)
+            if (np.abs(move, out=move) <= step).all():          # it does not bind, and tau is finite
+                np.copyto(last, tau)
+                return tau
+            limited = np.clip(tau, last - step, last + step)
             self.limited += not np.array_equal(limited, tau)
             tau = limited
-        if np.all(np.isfinite(tau)):
-            self.last = tau.copy()
+        self.kept = bool(np.isfinite(tau).all())
+        if self.kept:
+            self._keep(tau)
         return tau
+
+    def _keep(self, tau):
+        """``tau`` becomes the last torque (into the last one's buffer when it has the shape)."""
+        last = self.last
+        if last is not None and last.shape == tau.shape:
+            np.copyto(last, tau)
+        else:
+            self.last = np.array(tau, dtype=float)
 
 
 def renamed(law, old, old_value, new, new_value, unit='', stacklevel=3):

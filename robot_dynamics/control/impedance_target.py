@@ -61,6 +61,7 @@ class ImpedanceTarget:
         """No target held: the next torque's state becomes the target."""
         self.q = np.full(len(self.joint_names), np.nan)
         self.position = self.quaternion = None
+        self.partial = True             # some joint of q may have no target yet (NaN)
 
     def offer_pose(self, frame_id, position, quaternion, stamp_ns, now_ns):
         """A pose target: ``position`` (3,) [m] and ``quaternion`` (4,) (x, y, z, w) of the law's point in
@@ -101,6 +102,7 @@ class ImpedanceTarget:
             return self._refuse('joints', problem)
         for i, x in mine:
             self.q[i] = x
+        self.partial = True
         self.accepted += 1
         return None
 
@@ -111,9 +113,10 @@ class ImpedanceTarget:
     def joints(self, q):
         """(n,) the joint target at the state ``q`` (n,): the held one, the joints without a target set to
         ``q`` (and held from now on)."""
-        unset = np.isnan(self.q)
-        if unset.any():
+        if self.partial:
+            unset = np.isnan(self.q)
             self.q[unset] = q[unset]
+            self.partial = False
         return self.q
 
     def pose(self, law, q):
@@ -176,11 +179,12 @@ class TorqueRate:
         self.step.last, self.step.limited, self.last_ns = old.step.last, old.step.limited, old.last_ns
 
     def apply(self, tau, now_ns):
-        """``tau`` (n,) limited against the last torque at node clock ``now_ns`` [ns] (a new array)."""
-        tau = np.array(tau, dtype=float)
+        """``tau`` (n,) limited against the last torque at node clock ``now_ns`` [ns] (``tau`` itself when the
+        limit does not bind)."""
+        tau = np.asarray(tau, dtype=float)
         dt = min(max(now_ns - self.last_ns, 0), self.max_gap_ns) * 1e-9                          # [s]
         tau = self.step.apply(tau, dt)
-        if np.all(np.isfinite(tau)):     # a non-finite torque never goes out (the limiter) nor becomes the last
+        if self.step.kept:               # a non-finite torque never goes out (the limiter) nor becomes the last
             self.last_ns = now_ns
         return tau
 
@@ -260,4 +264,5 @@ def carry_target(old, joint_names, base_link, timeout_ns, kind, same_law):
         target.accepted, target.rejected, target.problem = old.accepted, old.rejected, old.problem
         if same_law and old.joint_names == target.joint_names:
             target.q, target.position, target.quaternion = old.q, old.position, old.quaternion
+            target.partial = True
     return target
