@@ -19,7 +19,9 @@ Hz for ``--duration`` s (after a ``--warmup`` that is not counted), each
 stamped with the wall clock at publish time and with a sequence number in
 header.frame_id; this process receives the target's ~/compensation_torque
 (the relay: the joint state itself; dynamics_node: the torque, stamped with
-the input's stamp) and takes the latency of each message as receipt time
+the input's stamp; in ``--mode joint_impedance`` or ``cartesian_impedance``
+its ~/impedance_torque, the law's torque towards the first joint state's
+pose, which the node holds without a target) and takes the latency of each message as receipt time
 minus its stamp (through DDS twice and the target's callback once); the
 target's CPU share is read from /proc/<pid>/stat over the measured window.
 This process also subscribes to dynamics_node's command (Float64MultiArray,
@@ -67,6 +69,10 @@ from node_process import NodeProcessError, start_node  # noqa: E402
 NS = '/rd_bench_%d' % os.getpid()
 NODE = 'bench_dynamics'
 RELAY = 'bench_relay'
+#: dynamics_node's torque topic of a mode (its command, stamped with the joint state's stamp), when not
+#: ~/compensation_torque: the impedance modes publish the law's torque there (with no target they hold
+#: the first joint state's pose, docs/NODES.md) and ~/compensation_torque only at diagnostic_torque_rate.
+TORQUE_TOPIC = {'joint_impedance': 'impedance_torque', 'cartesian_impedance': 'impedance_torque'}
 #: Targets of dynamics_node against the relay: p99 latency and CPU ratios.
 P99_RATIO, CPU_RATIO = 1.3, 1.5
 
@@ -205,10 +211,12 @@ class Receiver:
         self.rclpy.try_shutdown()
 
 
-def measure(label, target, params, name, receiver, phases, results, args, command_topic=None, commands=None):
+def measure(label, target, params, name, receiver, phases, results, args, command_topic=None, commands=None,
+            torque='compensation_torque'):
     """Start ``target``, stream to it, stop it; its figures. ``command_topic``: subscribed here;
-    ``commands``: the shared count of the command stand-in process (reset here)."""
-    receiver.listen('%s/%s/compensation_torque' % (NS, name), command_topic)
+    ``commands``: the shared count of the command stand-in process (reset here); ``torque``: the target's
+    torque topic (its private name) received and timed here."""
+    receiver.listen('%s/%s/%s' % (NS, name, torque), command_topic)
     if commands is not None:
         with commands.get_lock():
             commands.value = 0
@@ -327,7 +335,8 @@ def run(args):
                                                  command_topic=command_topic if args.relay_command else None)
                     else:
                         figures[label] = measure(label, 'dynamics_node', params, NODE, receiver, phases, results,
-                                                 args, command_topic=command_topic, commands=commands)
+                                                 args, command_topic=command_topic, commands=commands,
+                                                 torque=TORQUE_TOPIC.get(args.mode, 'compensation_torque'))
                 figures['tries'] = attempt
                 why = disturbed(figures, args.stall_ms)
                 if not why:
