@@ -134,3 +134,15 @@ def test_a_scalar_stiffness_and_damping_are_the_per_joint_vectors():
         rd.JointImpedance(PANDA, -1.0)
     with pytest.raises(rd.InputError, match="stiffness must be 6 values"):       # N/m and N m/rad: no one value
         rd.CartesianImpedance(PANDA, TCP, 500.0)
+
+
+def test_the_nodes_one_value_stiffness_and_pose_error_are_the_librarys():
+    from robot_dynamics.control.compensation import JOINT_IMPEDANCE
+    from robot_dynamics.control.impedance_target import ImpedanceTarget, build_impedance
+    target = ImpedanceTarget(PANDA.joint_names, PANDA.base_link, 0, 'joints')
+    control = build_impedance(PANDA, JOINT_IMPEDANCE, target, stiffness=[60.0], damping=[4.0],
+                              max_pose_error=(0.05, 0.3))
+    law = rd.JointImpedance(PANDA, 60.0, 4.0, max_pose_error=0.3)          # the Panda's joints are revolute
+    np.testing.assert_array_equal(control.law.K, law.K)
+    np.testing.assert_array_equal(control.law.max_pose_error, np.full(7, 0.3))
+    np.testing.assert_array_equal(joint_run(control.law), joint_run(law))
