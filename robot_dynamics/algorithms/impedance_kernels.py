@@ -204,13 +204,13 @@ def _bias(D, q, qd, tau, flags, w, zero):
 def joint_law(D, X, flags, G, zeta, W, S, tau):
     """tau (n,) <- K e + D de + M qdd_d + h (:class:`~robot_dynamics.JointImpedance`).
 
-    X (5, n): q, qd, q_d, qd_d, qdd_d; G (2 n + 1, n): K, D, max_error; flags: GRAVITY,
-    CORIOLIS, CLIP (max_error), DAMPING (D given, else modal), TWIST (qd_d given),
+    X (5, n): q, qd, q_d, qd_d, qdd_d; G (2 n + 1, n): K, D, max_pose_error; flags: GRAVITY,
+    CORIOLIS, CLIP (max_pose_error), DAMPING (D given, else modal), TWIST (qd_d given),
     ACCELERATION (qdd_d given). S: (4 n + 3, n) scratch. (Few arguments: each array
     argument of a compiled call costs about 0.1 us of dispatch.)"""
     n = X.shape[1]
     q, qd, q_d, qd_d, qdd_d = X[0], X[1], X[2], X[3], X[4]
-    K, Dm, max_error = G[0:n], G[n:2 * n], G[2 * n]
+    K, Dm, max_pose_error = G[0:n], G[n:2 * n], G[2 * n]
     if not (finite2(X)):
         return 2
     w = work(W, nbodies(D) + 1, n)
@@ -219,7 +219,7 @@ def joint_law(D, X, flags, G, zeta, W, S, tau):
     for k in range(n):
         e[k] = q_d[k] - q[k]
         if flags & CLIP:
-            e[k] = min(max(e[k], -max_error[k]), max_error[k])
+            e[k] = min(max(e[k], -max_pose_error[k]), max_pose_error[k])
         de[k] = (qd_d[k] if flags & TWIST else 0.0) - qd[k]
     need_M = (flags & ACCELERATION) or not (flags & DAMPING)
     if need_M:

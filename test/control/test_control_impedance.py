@@ -182,7 +182,7 @@ def test_joint_mode_follows_a_partial_target_with_the_librarys_torque():
     assert loop.step(NAMES, Q0, QD, NOW, NOW).outputs == IMPEDANCE_OUT
     q_d = Q0.copy()
     q_d[1] += 0.2
-    law = rd.JointImpedance(PANDA, K, max_error=0.3)
+    law = rd.JointImpedance(PANDA, K, max_pose_error=0.3)
     np.testing.assert_allclose(loop.command, law.torque(Q0, QD, q_d), rtol=1e-12, atol=1e-10)
     # The error is clipped at max_pose_error[1] rad: a target 1 rad away pulls like one 0.3 rad away.
     loop.target.offer_joints(['panda_joint2'], [Q0[1] + 1.0], NOW, NOW)

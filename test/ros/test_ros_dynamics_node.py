@@ -390,7 +390,7 @@ def test_joint_impedance_towards_a_target_by_name(ros, start_node):
     imp = ros.subscribe(JointState, proc.topic('~/impedance_torque'))
     targets = ros.publisher(JointState, proc.topic('~/target_joints'))
     pub = ros.publisher(JointState, proc.topic('joint_states'))
-    law = rd.JointImpedance(PANDA_MODEL, [80.0] * 7, max_error=0.3)
+    law = rd.JointImpedance(PANDA_MODEL, [80.0] * 7, max_pose_error=0.3)
     got = publish_until(pub, joint_state(NAMES, Q, QD), imp)          # no target yet: the first state is held
     np.testing.assert_allclose(effort(got), law.torque(Q, QD, Q), atol=1e-8)
     wait_for(lambda: targets.get_subscription_count() > 0, 5)
