@@ -97,7 +97,7 @@ from .identification.payload import PayloadEstimate, identify_payload  # noqa: E
 from .simulation import Simulator, simulate  # noqa: E402
 from .analysis.impedance import CartesianImpedance, JointImpedance  # noqa: E402
 from .timing import TimedTrajectory, TrajectoryCheck, check_trajectory, retime  # noqa: E402
-from .tools.bundled import bundled_models, bundled_path  # noqa: E402
+from .bundled import bundled_models, bundled_path  # noqa: E402
 
 
 

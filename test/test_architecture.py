@@ -320,7 +320,7 @@ def test_no_import_cycles():
 #: the face (``import robot_dynamics as rd``) sits above the library it re-exports and below the
 #: node pipeline (control/), the nodes (ros/) and the command-line tools (tools/), which use it.
 FLOORS = (
-    ("errors", "cache", "checks", "tools.bundled"),
+    ("errors", "cache", "checks", "bundled"),
     ("model",),
     ("algorithms",),
     ("symbolic", "constraints", "identification", "analysis"),
@@ -330,8 +330,6 @@ FLOORS = (
     ("ros",),
     ("tools", "__main__"),
 )
-# tools/bundled.py (where the shipped files are; it imports errors only) is on the floor although it
-# lives in tools/: the face (rd.bundled_path) and ros/ use it.
 
 
 def floor_of(module):
@@ -349,7 +347,7 @@ def test_no_floor_imports_a_higher_one():
     """No arrow runs back up: each import goes to the importer's floor or a lower one
     (the face counted as a module: a library module that imports ``robot_dynamics``
     imports upward)."""
-    assert floor_of("robot_dynamics") == 5 and floor_of("robot_dynamics.tools.bundled") == 0
+    assert floor_of("robot_dynamics") == 5 and floor_of("robot_dynamics.bundled") == 0
     assert floor_of("robot_dynamics.tools.cli") == 8 and floor_of("robot_dynamics.model.urdf") == 1
     upward = ["%s (floor %d) -> %s (floor %d)" % (m, floor_of(m), d, floor_of(d))
               for m, deps in sorted(import_graph().items()) for d in sorted(deps) if floor_of(d) > floor_of(m)]

@@ -1,4 +1,4 @@
-"""The files shipped with the package, found wherever it is installed (robot_dynamics/tools/bundled.py).
+"""The files shipped with the package, found wherever it is installed (robot_dynamics/bundled.py).
 
 - setup.py ships every file under urdf/ and config/ (READMEs aside), so the list
   rd.bundled_models() / bundled_files() gives from an installed prefix is the checkout's.
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import robot_dynamics as rd
-from robot_dynamics.tools import bundled
+from robot_dynamics import bundled
 from shipped import data_files, install_share
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,7 +113,7 @@ def test_package_uris(installed, empty_folder, monkeypatch):
 def test_missing_data_files_are_named(tmp_path, empty_folder, monkeypatch):
     """An installation without its data files (the checkout's files gone too) says where it looked."""
     monkeypatch.setattr(sys, "prefix", str(tmp_path))
-    monkeypatch.setattr(bundled, "__file__", str(tmp_path / "site-packages" / "robot_dynamics" / "tools" / "bundled.py"))
+    monkeypatch.setattr(bundled, "__file__", str(tmp_path / "site-packages" / "robot_dynamics" / "bundled.py"))
     with pytest.raises(FileNotFoundError, match="the files shipped with robot_dynamics were not found; looked in "
                                                 + str(tmp_path)):
         rd.bundled_path("panda_arm.urdf")

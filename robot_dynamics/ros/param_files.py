@@ -41,10 +41,10 @@ CHECKOUT = Path(__file__).resolve().parents[2].joinpath(*FOLDER)
 
 def folder():
     """``config/params`` beside this code (a checkout), else in the installed share directory (the ament
-    index, else ``<sys.prefix>/share/robot_dynamics``: :func:`robot_dynamics.tools.bundled.share_directory`)."""
+    index, else ``<sys.prefix>/share/robot_dynamics``: :func:`robot_dynamics.bundled.share_directory`)."""
     if CHECKOUT.is_dir():
         return CHECKOUT
-    from ..tools.bundled import share_directory
+    from ..bundled import share_directory
     return share_directory().joinpath(*FOLDER)
 
 

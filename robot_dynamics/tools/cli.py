@@ -375,13 +375,13 @@ def build_parser():
 
 
 # The arguments that name a file to read: each may be package://PACKAGE/PATH (a ROS package's share
-# folder; robot_dynamics' own files are found without a ROS environment, tools/bundled.py).
+# folder; robot_dynamics' own files are found without a ROS environment, robot_dynamics/bundled.py).
 INPUT_FILES = ("urdf", "actuators", "waypoints", "data")
 
 
 def _package_paths(args):
     """``args`` with each input file given as package://PACKAGE/PATH replaced by its path."""
-    from .bundled import URI_PREFIX, resolve_uri
+    from ..bundled import URI_PREFIX, resolve_uri
     for name in INPUT_FILES:
         value = getattr(args, name, None)
         if isinstance(value, str) and value.startswith(URI_PREFIX):

@@ -100,7 +100,7 @@ def _print_actuators(model, out):
 def cmd_models(args, out):
     """The files shipped with the package, or the absolute path of one (``models NAME``)."""
     from ..errors import InputError
-    from .bundled import bundled_files, bundled_models, bundled_path, share_directory
+    from ..bundled import bundled_files, bundled_models, bundled_path, share_directory
     if args.name:
         try:
             print(bundled_path(args.name), file=out)

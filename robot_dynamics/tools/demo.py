@@ -46,7 +46,7 @@ import numpy as np
 
 import robot_dynamics as rd
 
-from .bundled import bundled_path
+from ..bundled import bundled_path
 from .processes import call_until_answered, start_node, stop_all, wait_until
 
 # The bundled 7-DOF arm (Franka Emika Panda, without the hand's fingers).
@@ -58,7 +58,7 @@ START_TIMEOUT = 180.0   # [s] for the nodes to come up (a cold numba cache compi
 
 
 def bundled_urdf(name=BUNDLED_ARM):
-    """Path of a URDF shipped with the package (urdf/NAME), wherever it is installed (tools/bundled.py)."""
+    """Path of a URDF shipped with the package (urdf/NAME), wherever it is installed (robot_dynamics/bundled.py)."""
     try:
         return str(bundled_path('urdf/' + name))
     except FileNotFoundError as exc:

@@ -63,7 +63,7 @@ def _candidates():
     except Exception:                  # no ament_index_python, no AMENT_PREFIX_PATH, package not indexed
         pass
     found.append(Path(sys.prefix) / "share" / PACKAGE)
-    found.append(Path(__file__).resolve().parents[2])
+    found.append(Path(__file__).resolve().parents[1])     # a checkout: robot_dynamics/bundled.py -> its root
     return found
 
 
@@ -104,7 +104,7 @@ def bundled_path(name):
         robot_dynamics.InputError: a file name that several shipped files have
             (``'franka.yaml'``), naming them.
     """
-    from ..errors import InputError
+    from .errors import InputError
     text = os.fspath(name).replace(os.sep, "/")
     root = share_directory()
     files = _files(root)
