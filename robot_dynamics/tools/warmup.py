@@ -40,11 +40,16 @@ def main(argv=None):
             exercise_derivatives(rd, model, ("aba", "regressor"))
         if part in ("all", "second"):
             exercise_derivatives(rd, model, ("rnea", "coriolis"))
+    if part in ("all", "first"):
+        exercise_task_space(rd, rd.load_urdf(rd.bundled_path("panda_arm.urdf")))
     if part in ("all", "second"):
         floating = rd.load_urdf(random_urdf(2, 4, p_massless=0.0), root_joint="floating")
         exercise_root(rd, floating)
         for integrator in ("rk4", "semi_implicit_euler", "implicit_euler"):   # the simulator's compiled step
             simulate(arm, np.zeros(arm.nq), duration=0.002, dt=0.001, integrator=integrator)
+            sim = rd.Simulator(arm, dt=0.001, integrator=integrator)           # ... with an applied wrench
+            sim.apply_wrench(arm.link_names[-1], np.ones(6))
+            sim.step(2)
     print("robot_dynamics: kernels (%s) compiled into %s in %.0f s" % (part, cache_dir(), time.perf_counter() - t0))
 
 
@@ -71,6 +76,30 @@ def exercise(rd, model):
     rd.nonlinear_effects(model, one, one, data=data)
     rd.mass_matrix(model, one, data=data)
     rd.aba(model, one, one, one, data=data)
+
+
+def exercise_task_space(rd, model):
+    """The task-space kinematics (one state, with and without Data; a batch) and the impedance laws'
+    kernels (modal and given damping), which dynamics_node's impedance modes call per joint state; on an
+    arm whose last link moves in 6 DOF at the state used (the bundled Panda)."""
+    from robot_dynamics.model.configuration import matrix_quaternion
+    data, n, link = rd.Data(model), model.nq, model.link_names[-1]
+    one = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.8])[:n]
+    many = np.tile(one, (3, 1))
+    for x in (one, many):
+        rd.link_pose(model, x, link)
+        rd.jacobian(model, x, link)
+        rd.operational_space_inertia(model, x, link)
+    rd.link_pose(model, one, link, data=data)
+    rd.jacobian(model, one, link, data=data)
+    rd.jacobian_derivative_times_qd(model, one, one, link, (0.0, 0.0, 0.0))
+    for damping in (None, np.eye(n)):
+        rd.JointImpedance(model, 10.0, damping).torque(one, one, one + 0.01)
+    T = rd.link_pose(model, one, link)
+    quaternion = matrix_quaternion(T[:3, :3])
+    for damping in (None, np.eye(6)):
+        law = rd.CartesianImpedance(model, link, [100.0] * 3 + [10.0] * 3, damping, max_condition=1e12)
+        law.torque(one, one, T[:3, 3], quaternion)
 
 
 def exercise_derivatives(rd, model, which=("rnea", "aba", "coriolis", "regressor")):
