@@ -73,7 +73,7 @@ from .. import checks
 from ..algorithms import impedance_kernels as kernels
 from ..algorithms.crba import mass_matrix
 from ..algorithms.floating import require_fixed
-from ..algorithms.kinematics import jacobian, link_pose
+from ..algorithms.task_space import jacobian, link_pose
 from ..errors import InputError, SingularityError
 from ..model.configuration import matrix_quaternion, quaternion_multiply
 from ..model.data import Data

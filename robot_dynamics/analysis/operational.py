@@ -54,8 +54,8 @@ import numpy as np
 
 from .. import checks
 from ..algorithms.crba import mass_matrix
-from ..algorithms.kinematics import forward_kinematics, jacobian
-from ..algorithms.task_space import frame_jdot_qd
+from ..algorithms.kinematics import forward_kinematics
+from ..algorithms.task_space import frame_jdot_qd, jacobian
 from ..model import PRISMATIC
 from ..algorithms.rnea import gravity_torques, nonlinear_effects
 from ..errors import SingularityError  # noqa: F401  (raised here, exported by the package)

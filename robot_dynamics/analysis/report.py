@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import checks
 from ..algorithms.crba import mass_matrix
-from ..algorithms.kinematics import jacobian
+from ..algorithms.task_space import jacobian
 from ..algorithms.rnea import gravity_torques
 from ..errors import InputError
 from ..algorithms.floating import require_fixed

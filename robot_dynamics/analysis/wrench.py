@@ -6,7 +6,7 @@ Convention (also in the package docstring): a wrench is
 import numpy as np
 
 from .. import checks
-from ..algorithms.kinematics import jacobian
+from ..algorithms.task_space import jacobian
 from ..errors import InputError, old_argument_order
 
 

@@ -35,7 +35,7 @@ import numpy as np
 
 from .. import checks
 from ..algorithms.crba import mass_matrix
-from ..algorithms.kinematics import jacobian
+from ..algorithms.task_space import jacobian
 from ..errors import InputError, old_argument_order
 from . import closure
 from .closure import one_thread
