@@ -1,0 +1,103 @@
+"""Contacts: the record the narrow phase fills and the contact dynamics reads.
+
+One preallocated struct of arrays, capacity ``N``, ``n`` rows in use
+(rows ``0..n-1``; the rest are stale and never read). Filled once per step
+by :func:`robot_dynamics.contact.detect.detect` (or any detector that
+emits the same record), read by the contact force model.
+
+Conventions (row ``i``):
+
+- ``body_a[i]``, ``body_b[i]`` (int): the two bodies in contact.
+  ``0..nb-1`` are the model's bodies in model order (links joined by fixed
+  joints are one body), ``nb..nb+nf-1`` the world's free bodies in world
+  file order, ``-1`` the static world (ground plane, static boxes).
+  A detector puts the static world, if involved, in ``body_b``.
+- ``point[i]`` (3,) [m], world frame: midway between the two surfaces,
+  i.e. the deepest point of a on b's surface moved by ``depth/2`` along
+  ``normal``.
+- ``normal[i]`` (3,), world frame, unit, from body_b towards body_a: the
+  normal force on a is ``+f_n normal``, on b ``-f_n normal``.
+- ``depth[i]`` [m] >= 0: penetration along ``normal`` (0 at touching).
+- ``geom_a[i]``, ``geom_b[i]`` (int): the shapes in the collision model
+  (index into its shape list; ``-1`` where the detector has none).
+- ``pair[i]`` (int): index of the shape pair in the detector's pair list,
+  the same index every step for the same two shapes (``-1`` if none).
+- ``feature[i]`` (int): which contact of that pair, kept between steps
+  while the contact persists (a box corner's index 0..7 on a plane, the
+  order of the narrow phase's contacts otherwise; 0 for a single contact).
+  ``(pair, feature)`` is the contact's identity from one step to the next
+  (:meth:`Contacts.key`), which a friction model with tangential springs or
+  warm starts needs.
+
+Filling beyond the capacity does not raise: the row is dropped and counted
+in ``dropped`` so a caller can grow the capacity; ``add`` returns False.
+"""
+import numpy as np
+
+from ..errors import InputError
+
+
+class Contacts:
+    """Preallocated contact rows (see the module docstring for the conventions).
+
+    Args:
+        capacity: N, the most contacts one step can hold (int > 0).
+    """
+
+    def __init__(self, capacity=256):
+        if not isinstance(capacity, (int, np.integer)) or isinstance(capacity, bool) or capacity <= 0:
+            raise InputError(f"capacity must be a positive integer, got {capacity!r}")
+        N = int(capacity)
+        self.capacity = N
+        self.n = 0
+        self.dropped = 0
+        self.body_a = np.full(N, -1, dtype=np.int64)
+        self.body_b = np.full(N, -1, dtype=np.int64)
+        self.point = np.zeros((N, 3))
+        self.normal = np.zeros((N, 3))
+        self.depth = np.zeros(N)
+        self.geom_a = np.full(N, -1, dtype=np.int64)
+        self.geom_b = np.full(N, -1, dtype=np.int64)
+        self.pair = np.full(N, -1, dtype=np.int64)
+        self.feature = np.zeros(N, dtype=np.int64)
+
+    def clear(self):
+        """Empty the record (n = 0, dropped = 0); the arrays stay allocated."""
+        self.n = 0
+        self.dropped = 0
+
+    def add(self, body_a, body_b, point, normal, depth, geom_a=-1, geom_b=-1, pair=-1, feature=0):
+        """Append one contact; returns False (and counts it in ``dropped``) when full.
+
+        Args:
+            body_a, body_b: body indices (module docstring), int.
+            point: (3,) [m] world frame, midway between the surfaces.
+            normal: (3,) world frame, unit, from b towards a.
+            depth: penetration [m] >= 0.
+            geom_a, geom_b, pair, feature: identity of the contact (module docstring).
+        """
+        i = self.n
+        if i >= self.capacity:
+            self.dropped += 1
+            return False
+        self.body_a[i] = body_a
+        self.body_b[i] = body_b
+        self.point[i] = point
+        self.normal[i] = normal
+        self.depth[i] = depth
+        self.geom_a[i] = geom_a
+        self.geom_b[i] = geom_b
+        self.pair[i] = pair
+        self.feature[i] = feature
+        self.n = i + 1
+        return True
+
+    def key(self, i):
+        """The identity of row i between steps: (pair, feature)."""
+        return int(self.pair[i]), int(self.feature[i])
+
+    def __len__(self):
+        return self.n
+
+    def __repr__(self):
+        return f"Contacts(n={self.n}, capacity={self.capacity}, dropped={self.dropped})"
