@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the repository's ROS 2 interface packages (.msg/.srv) into .venv/.
+# Build the repository's ROS 2 interface packages (.msg/.srv/.action) into .venv/.
 #
 # Usage: scripts/build-interfaces.sh [--force] [PACKAGE...]
 #   --force   rebuild even when the stamp matches.
@@ -9,6 +9,9 @@
 #                                ros2_control's SwitchController and
 #                                ControllerManagerActivity alone, which the
 #                                wheels lack (wheel_interfaces/README.md)
+#     control_msgs               wheel_interfaces/control_msgs/
+#                                FollowJointTrajectory, JointTolerance and
+#                                JointTrajectoryControllerState alone (idem)
 # Called by scripts/setup-venv.sh after the requirements are installed; the
 # ROS 2 wheels in requirements.txt (ament_cmake, rosidl generators) provide
 # the build tools, cmake and a C/C++ compiler come from the system.
@@ -32,19 +35,21 @@ fix="$root/scripts/cmake/wheel-prefix-fixes.cmake"
 declare -A folder=(
     [robot_dynamics_interfaces]=robot_dynamics_interfaces
     [controller_manager_msgs]=wheel_interfaces/controller_manager_msgs
+    [control_msgs]=wheel_interfaces/control_msgs
 )
 declare -A modules=(
     [robot_dynamics_interfaces]="robot_dynamics_interfaces.srv robot_dynamics_interfaces.msg"
     [controller_manager_msgs]="controller_manager_msgs.srv controller_manager_msgs.msg"
+    [control_msgs]="control_msgs.action control_msgs.msg"
 )
-all=(robot_dynamics_interfaces controller_manager_msgs)
+all=(robot_dynamics_interfaces controller_manager_msgs control_msgs)
 
 force=0
 wanted=()
 for arg in "$@"; do
     case "$arg" in
         --force) force=1 ;;
-        -h|--help) sed -n '2,23s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -h|--help) sed -n '2,26s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         -*) echo "build-interfaces.sh: unknown option '$arg' (expected --force or a package name)" >&2; exit 2 ;;
         *)
             [ -n "${folder[$arg]+x}" ] || {
@@ -63,7 +68,7 @@ die() { echo "build-interfaces: error: $*" >&2; exit 1; }
 fingerprint() {
     local dir="${folder[$1]}"
     (cd "$root" && "$vpy" - scripts/build-interfaces.sh scripts/cmake/wheel-prefix-fixes.cmake requirements.txt constraints.txt \
-        $(find "$dir" -type f \( -name '*.msg' -o -name '*.srv' -o -name 'CMakeLists.txt' -o -name 'package.xml' \) \
+        $(find "$dir" -type f \( -name '*.msg' -o -name '*.srv' -o -name '*.action' -o -name 'CMakeLists.txt' -o -name 'package.xml' \) \
           | LC_ALL=C sort) <<'PY'
 import hashlib, sys
 h = hashlib.sha256(sys.version.encode())

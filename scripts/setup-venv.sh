@@ -5,8 +5,8 @@
 #   --dev   also install requirements-dev.txt (pytest, hypothesis, Pinocchio, colcon).
 # Environment: PYTHON  interpreter used to create the venv (default python3).
 #
-# Then builds the interface packages (.msg/.srv: robot_dynamics_interfaces,
-# and wheel_interfaces/controller_manager_msgs, which the ROS 2 wheels lack)
+# Then builds the interface packages (.msg/.srv/.action: robot_dynamics_interfaces,
+# and wheel_interfaces/controller_manager_msgs and control_msgs, which the ROS 2 wheels lack)
 # into .venv with scripts/build-interfaces.sh (cmake and a C++ compiler needed).
 # Idempotent: stamp files in .venv record the sha256 of the requirement
 # files and of the interface files; when they match, nothing is installed or

@@ -58,7 +58,7 @@ MODULE_KEYS = {
         "ament_index_python", "rclpy", "rcl_interfaces", "builtin_interfaces", "std_msgs", "std_srvs",
         "sensor_msgs", "trajectory_msgs", "geometry_msgs", "diagnostic_msgs", "visualization_msgs",
         "rosgraph_msgs", "lifecycle_msgs", "nav_msgs", "launch", "launch_ros", "xacro", INTERFACES,
-        "controller_manager_msgs")},
+        "controller_manager_msgs", "control_msgs")},
 }
 
 #: Packages that bring a display (Qt) or exist only to feed one: never an
@@ -173,6 +173,60 @@ def test_visualisation_is_optional():
         assert (VISUALIZATION & run == {"rviz2", "robot_state_publisher", "xacro"}) is wanted, run & VISUALIZATION
 
 
+# --- wheel_interfaces/ -------------------------------------------------------------------------
+
+WHEEL_INTERFACES = sorted(p.parent for p in (ROOT / "wheel_interfaces").glob("*/package.xml"))
+
+
+def interface_files(folder):
+    return sorted(p.relative_to(folder).as_posix() for kind in ("msg", "srv", "action")
+                  for p in (folder / kind).glob("*.%s" % kind))
+
+
+def declared_fields(path):
+    """Field names of each part of a .msg/.srv/.action file, in order (constants left out)."""
+    parts = [[]]
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line == "---":
+            parts.append([])
+        elif line and "=" not in line:
+            parts[-1].append(line.split()[1])
+    return parts
+
+
+def test_wheel_interfaces_are_the_rosdep_packages_and_never_a_workspace_package(keys):
+    """Each folder of wheel_interfaces/ is a ROS 2 Jazzy package of the same name (rosdep gives the
+    real one with ROS installed), hidden from colcon, its CMakeLists names every interface file,
+    and the package.xml of robot_dynamics declares it."""
+    assert [p.name for p in WHEEL_INTERFACES] == ["control_msgs", "controller_manager_msgs"]
+    assert (ROOT / "wheel_interfaces" / "COLCON_IGNORE").is_file()
+    ours = depends(parse_package(str(ROOT / "package.xml")))
+    for folder in WHEEL_INTERFACES:
+        package = parse_package(str(folder / "package.xml"))
+        package.validate()
+        assert package.name == folder.name and package.name in keys and package.name in ours
+        assert set(depends(package)) <= keys, folder
+        cmake = (folder / "CMakeLists.txt").read_text()
+        listed_files = sorted(re.findall(r'"((?:msg|srv|action)/\w+\.(?:msg|srv|action))"', cmake))
+        assert listed_files == interface_files(folder), folder
+
+
+@pytest.mark.parametrize("folder", WHEEL_INTERFACES, ids=lambda p: p.name)
+def test_wheel_interfaces_installed_in_the_venv_are_the_files(folder):
+    """The venv's Python types (scripts/build-interfaces.sh) have the fields of the files, in order:
+    a stale build of an edited file fails here."""
+    import importlib
+    for name in interface_files(folder):
+        kind, stem = name.split("/")[0], Path(name).stem
+        interface = getattr(importlib.import_module("%s.%s" % (folder.name, kind)), stem)
+        parts = [getattr(interface, part) for part in {"msg": [], "srv": ["Request", "Response"],
+                                                         "action": ["Goal", "Result", "Feedback"]}[kind]]
+        parts = parts or [interface]
+        for part, fields in zip(parts, declared_fields(folder / name), strict=True):
+            assert list(part.get_fields_and_field_types()) == fields, (name, part.__name__)
+
+
 # --- licence -----------------------------------------------------------------------------------
 
 #: sha256 of the Apache License 2.0 text (https://www.apache.org/licenses/LICENSE-2.0.txt)
@@ -281,8 +335,8 @@ def test_colcon_builds_both_packages_and_the_installed_node_starts(tmp_path):
     paths = ["--base-paths", *BASE_PATHS]
     out, _ = run([str(colcon), "list", "--topological-order", *paths], ws, env, 60, "colcon list")
     assert listed(out) == [INTERFACES, "robot_dynamics"], out
-    # wheel_interfaces/ (controller_manager_msgs for a venv of ROS 2 wheels) is never a workspace package:
-    # its COLCON_IGNORE hides it even when colcon is pointed at it; rosdep gives the real one.
+    # wheel_interfaces/ (controller_manager_msgs and control_msgs for a venv of ROS 2 wheels) is never a
+    # workspace package: its COLCON_IGNORE hides it even when colcon is pointed at it; rosdep gives the real one.
     out, _ = run([str(colcon), "list", "--base-paths", "src/robot_dynamics/wheel_interfaces"], ws, env, 60,
                  "colcon list")
     assert listed(out) == [], out
