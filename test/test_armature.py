@@ -23,6 +23,7 @@ import robot_dynamics as rd
 from robot_dynamics import symbolic
 from robot_dynamics.simulation import RK4
 from robot_dynamics.tools.sample import example_robot_data_dir, random_urdf
+from pinocchio_map import pinocchio_q
 from reporting import require
 
 if os.environ.get("CI"):            # in CI a missing reference is a failure, not a skip
@@ -110,20 +111,7 @@ class Reference:
         self.mimic = model.has_mimic
 
     def q(self, q):
-        m, pm = self.model, self.pm
-        qp = np.zeros(pm.nq)
-        if m.root_joint == "floating":
-            qp[:7] = q[:7]
-        elif m.root_joint == "planar":
-            qp[:4] = q[0], q[1], np.cos(q[2]), np.sin(q[2])
-        qv = self.G[:, m.root_nv:] @ q[m.root_nq:] + self.off
-        for jid in range(2 if m.root_nv else 1, pm.njoints):
-            jm = pm.joints[jid]
-            if jm.nq == 1:
-                qp[jm.idx_q] = qv[jm.idx_v]
-            else:                                  # continuous: (cos, sin)
-                qp[jm.idx_q:jm.idx_q + 2] = np.cos(qv[jm.idx_v]), np.sin(qv[jm.idx_v])
-        return qp
+        return pinocchio_q(self.model, self.pm, self.G, self.off, q)
 
     def mass_matrix(self, q):
         M = np.array(pin.crba(self.pm, self.pd, self.q(q)))

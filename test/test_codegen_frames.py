@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
+from pinocchio_map import mimic_coupling, pinocchio_q
 from reporting import require, write_lines
 from robot_dynamics.codegen import frames, generate
 from robot_dynamics.codegen.compiled import find_compiler
@@ -123,23 +124,6 @@ class Frames:
         return a
 
 
-def mimic_coupling(root):
-    """{joint: (independent source, multiplier, offset)} of the URDF's resolvable <mimic> tags."""
-    joints = {j.get("name"): j for j in root.findall("joint")}
-    direct = {}
-    for name, j in joints.items():
-        m = j.find("mimic")
-        if m is not None and j.get("type") in ("revolute", "continuous", "prismatic") and m.get("joint") in joints:
-            direct[name] = (m.get("joint"), float(m.get("multiplier", 1.0)), float(m.get("offset", 0.0)))
-    out = {}
-    for name, (src, mul, off) in direct.items():
-        while src in direct:                       # a mimic of a mimic
-            s2, m2, o2 = direct[src]
-            src, mul, off = s2, mul * m2, mul * o2 + off
-        out[name] = (src, mul, off)
-    return out
-
-
 class Reference:
     """Pinocchio's model of the same URDF (free-flyer or planar root as the model's), in our coordinates."""
 
@@ -162,20 +146,7 @@ class Reference:
         assert all(f < len(self.pm.frames) for f in self.fid), model.name
 
     def q(self, q):
-        m, pm = self.model, self.pm
-        qp = np.zeros(pm.nq)
-        if m.root_joint == "floating":
-            qp[:7] = q[:7]
-        elif m.root_joint == "planar":
-            qp[:4] = q[0], q[1], np.cos(q[2]), np.sin(q[2])
-        qv = self.G[:, m.root_nv:] @ q[m.root_nq:] + self.off
-        for jid in range(2 if m.root_nv else 1, pm.njoints):
-            jm = pm.joints[jid]
-            if jm.nq == 1:
-                qp[jm.idx_q] = qv[jm.idx_v]
-            else:                                  # a continuous joint: (cos, sin)
-                qp[jm.idx_q:jm.idx_q + 2] = np.cos(qv[jm.idx_v]), np.sin(qv[jm.idx_v])
-        return qp
+        return pinocchio_q(self.model, self.pm, self.G, self.off, q)
 
     def at(self, q, qd):
         """Pinocchio's kinematics at (q, qd) and qdd = 0."""

@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
+from pinocchio_map import mimic_coupling, pinocchio_q
 from reporting import require, write_lines
 from robot_dynamics.simulation import simulate
 from robot_dynamics.tools.sample import example_robot_data_dir, random_urdf
@@ -89,23 +90,6 @@ def states(model, n, seed):
 # Pinocchio
 
 
-def mimic_coupling(root):
-    """{joint: (independent source, multiplier, offset)} of the URDF's <mimic> tags."""
-    joints = {j.get("name"): j for j in root.findall("joint")}
-    direct = {}
-    for name, j in joints.items():
-        m = j.find("mimic")
-        if m is not None and j.get("type") in ("revolute", "continuous", "prismatic") and m.get("joint") in joints:
-            direct[name] = (m.get("joint"), float(m.get("multiplier", 1.0)), float(m.get("offset", 0.0)))
-    out = {}
-    for name, (src, mul, off) in direct.items():
-        while src in direct:                       # a mimic of a mimic
-            s2, m2, o2 = direct[src]
-            src, mul, off = s2, mul * m2, mul * o2 + off
-        out[name] = (src, mul, off)
-    return out
-
-
 class Reference:
     """Pinocchio's derivatives of one URDF, in robot_dynamics' coordinates."""
 
@@ -128,14 +112,7 @@ class Reference:
         self.frame = {link: self.pm.getFrameId(link, pin.BODY) for link in model.link_names}
 
     def q(self, q):
-        qv = self.G @ q + self.off
-        qp = np.zeros(self.pm.nq)
-        for jm in list(self.pm.joints)[1:]:
-            if jm.nq == 1:
-                qp[jm.idx_q] = qv[jm.idx_v]
-            else:                                  # continuous: (cos, sin)
-                qp[jm.idx_q:jm.idx_q + 2] = np.cos(qv[jm.idx_v]), np.sin(qv[jm.idx_v])
-        return qp
+        return pinocchio_q(self.model, self.pm, self.G, self.off, q)
 
     def fext(self, wrenches):
         """Pinocchio's per-joint forces from {link: [f; n]} in the link frames about their origins."""

@@ -42,6 +42,7 @@ import numpy as np
 import pytest
 
 import robot_dynamics as rd
+from pinocchio_map import mimic_coupling, pinocchio_q
 from reporting import require, write_lines
 from robot_dynamics.tools.sample import example_robot_data_dir
 
@@ -59,7 +60,6 @@ NOT_A_ROBOT = {"ur_description/urdf/ur3.urdf"}
 ROBOTS = [pytest.param(p, id=i) for i, p in zip(IDS, URDFS) if i not in NOT_A_ROBOT] or [None]
 N_STATES, N_BATCH = 3, 4
 RTOL = 1e-9
-MOVING = ("revolute", "continuous", "prismatic")
 
 MAX_REL = {}                             # quantity -> (largest relative error, robot)
 
@@ -147,32 +147,16 @@ def test_alex_fingers_that_mimic_a_missing_joint_move_independently():
 # agreement with Pinocchio
 
 
-def mimic_coupling(path):
-    """{joint: (independent source, multiplier, offset)} of the URDF's resolvable <mimic> tags."""
-    joints = {j.get("name"): j for j in ET.parse(path).getroot().findall("joint")}
-    direct = {}
-    for name, j in joints.items():
-        m = j.find("mimic")
-        if m is not None and j.get("type") in MOVING and m.get("joint") in joints:
-            direct[name] = (m.get("joint"), float(m.get("multiplier", 1.0)), float(m.get("offset", 0.0)))
-    out = {}
-    for name, (src, mul, off) in direct.items():
-        while src in direct:                       # a mimic of a mimic
-            s2, m2, o2 = direct[src]
-            src, mul, off = s2, mul * m2, mul * o2 + off
-        out[name] = (src, mul, off)
-    return out
-
-
 class Reference:
     """Pinocchio's answers for one URDF, in robot_dynamics' coordinates (see module doc)."""
 
     def __init__(self, path, model):
         self.pm = pin.buildModelFromUrdf(str(path))
         self.pd = self.pm.createData()
+        self.model = model
         np.testing.assert_array_equal(self.pm.gravity.linear, model.gravity)
         ours = {n: i for i, n in enumerate(model.joint_names)}
-        coupling = mimic_coupling(path)
+        coupling = mimic_coupling(ET.parse(path).getroot())
         self.G = np.zeros((self.pm.nv, model.nq))
         self.off = np.zeros(self.pm.nv)
         for jid, name in enumerate(list(self.pm.names)[1:], start=1):
@@ -185,14 +169,7 @@ class Reference:
         self.has_mimic = bool(coupling)
 
     def q(self, q):
-        qv = self.G @ q + self.off
-        qp = np.zeros(self.pm.nq)
-        for jm in list(self.pm.joints)[1:]:
-            if jm.nq == 1:
-                qp[jm.idx_q] = qv[jm.idx_v]
-            else:                                  # continuous: (cos, sin)
-                qp[jm.idx_q:jm.idx_q + 2] = np.cos(qv[jm.idx_v]), np.sin(qv[jm.idx_v])
-        return qp
+        return pinocchio_q(self.model, self.pm, self.G, self.off, q)
 
     def rnea(self, q, qd, qdd):
         return self.G.T @ pin.rnea(self.pm, self.pd, self.q(q), self.G @ qd, self.G @ qdd)

@@ -16,7 +16,8 @@ from robot_dynamics.model import configuration as C
 from robot_dynamics.tools.sample import example_robot_data_dir, random_urdf
 
 from reporting import write_lines
-from test_example_robot_data import mimic_coupling, require
+from pinocchio_map import mimic_coupling, pinocchio_q
+from test_example_robot_data import require
 
 try:
     import pinocchio as pin
@@ -63,7 +64,7 @@ class Reference:
         self.pd = self.pm.createData()
         self.model = model
         ours = {n: i for i, n in enumerate(model.joint_names)}
-        coupling = mimic_coupling(path)
+        coupling = mimic_coupling(ET.parse(path).getroot())
         nr = model.root_nv
         self.G = np.zeros((self.pm.nv, model.nv))
         self.G[:nr, :nr] = np.eye(nr)
@@ -75,20 +76,7 @@ class Reference:
             self.off[jm.idx_v] = off
 
     def q(self, q):
-        m, pm = self.model, self.pm
-        qp = np.zeros(pm.nq)
-        if m.root_joint == "floating":
-            qp[:7] = q[:7]
-        else:
-            qp[:4] = q[0], q[1], np.cos(q[2]), np.sin(q[2])
-        qv = self.G[:, m.root_nv:] @ q[m.root_nq:] + self.off
-        for jid in range(2, pm.njoints):
-            jm = pm.joints[jid]
-            if jm.nq == 1:
-                qp[jm.idx_q] = qv[jm.idx_v]
-            else:
-                qp[jm.idx_q:jm.idx_q + 2] = np.cos(qv[jm.idx_v]), np.sin(qv[jm.idx_v])
-        return qp
+        return pinocchio_q(self.model, self.pm, self.G, self.off, q)
 
     def sym(self, M):
         return np.triu(M) + np.triu(M, 1).T
