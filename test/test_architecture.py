@@ -323,7 +323,7 @@ FLOORS = (
     ("errors", "cache", "checks", "bundled"),
     ("model",),
     ("algorithms",),
-    ("symbolic", "constraints", "identification", "analysis"),
+    ("symbolic", "constraints", "identification", "analysis", "contact"),
     ("simulation", "timing", "codegen"),
     ("__init__",),
     ("control",),
