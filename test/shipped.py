@@ -16,9 +16,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def data_files():
-    """setup.py's ``data_files``: [(install folder, [checkout file, ...])], read by running
-    setup.py with a stand-in ``setuptools`` whose ``setup`` keeps its arguments."""
+def setup_arguments():
+    """The keyword arguments setup.py gives ``setuptools.setup``, read by running setup.py with a
+    stand-in ``setuptools`` whose ``setup`` keeps its arguments."""
     kept = {}
     stand_in = types.SimpleNamespace(setup=lambda **kwargs: kept.update(kwargs), find_packages=lambda **kwargs: [])
     real, old = sys.modules.get("setuptools"), os.getcwd()
@@ -32,7 +32,12 @@ def data_files():
         else:
             sys.modules["setuptools"] = real
         os.chdir(old)
-    return kept["data_files"]
+    return kept
+
+
+def data_files():
+    """setup.py's ``data_files``: [(install folder, [checkout file, ...])]."""
+    return setup_arguments()["data_files"]
 
 
 def install_share(prefix):

@@ -1,35 +1,14 @@
 """One version everywhere, written once: package.xml's <version> (what ROS reads), which setup.py
 reads (pip, colcon) and ``robot_dynamics.__version__`` reports (the installed metadata)."""
-import os
-import runpy
-import sys
-import types
 from importlib import metadata
 from pathlib import Path
 
 from catkin_pkg.package import parse_package
 
 import robot_dynamics as rd
+from shipped import setup_arguments
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def setup_arguments():
-    """The keyword arguments setup.py gives setuptools.setup (run with a stand-in setuptools)."""
-    kept = {}
-    stand_in = types.SimpleNamespace(setup=lambda **kwargs: kept.update(kwargs), find_packages=lambda **kwargs: [])
-    real, old = sys.modules.get("setuptools"), os.getcwd()
-    sys.modules["setuptools"] = stand_in
-    os.chdir(ROOT)
-    try:
-        runpy.run_path(str(ROOT / "setup.py"), run_name="__main__")
-    finally:
-        if real is None:
-            del sys.modules["setuptools"]
-        else:
-            sys.modules["setuptools"] = real
-        os.chdir(old)
-    return kept
 
 
 def test_package_xml_setup_py_and_version_agree():
