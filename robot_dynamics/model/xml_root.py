@@ -15,7 +15,9 @@ expanded.
 
 :func:`root_element` names the root (``"robot"`` for URDF, ``"mujoco"`` for
 MJCF); :func:`attribute_present` looks for an attribute anywhere in the
-document (an MJCF's ``file=``), with the same parser and bounds.
+document (an MJCF's ``file=``), with the same parser and bounds; :func:`element_tree` reads
+the whole document into a small tree (the collision elements of a URDF, an SRDF:
+robot_dynamics.contact).
 """
 import xml.parsers.expat
 
@@ -87,3 +89,55 @@ def attribute_present(text, attribute, *, max_bytes=MAX_BYTES):
         URDFError: as :func:`root_element`, for any part of the document.
     """
     return bool(_parse(_as_bytes(text), max_bytes, lambda _name, attributes: attribute in attributes or None))
+
+
+class Element:
+    """One element of :func:`element_tree`: ``tag`` (str), ``attrib`` (dict str -> str),
+    ``children`` (list of Element); text content is not kept."""
+    __slots__ = ("tag", "attrib", "children")
+
+    def __init__(self, tag, attrib):
+        self.tag, self.attrib, self.children = tag, attrib, []
+
+    def iter(self, tag):
+        """Every descendant (self included) whose tag is ``tag``, in document order."""
+        stack = [self]
+        while stack:
+            e = stack.pop()
+            if e.tag == tag:
+                yield e
+            stack.extend(reversed(e.children))
+
+
+def element_tree(text, *, max_bytes=MAX_BYTES):
+    """The whole XML ``text`` (str or bytes) as a tree of :class:`Element`, read by expat.
+
+    Same bounds as :func:`root_element`: at most ``max_bytes``, no DTD; the
+    parse is linear in the text (no regular expression, no entity).
+
+    Raises:
+        URDFError: the text is too long, has a DTD or is not well-formed.
+    """
+    data = _as_bytes(text)
+    root = Element("", {})
+    stack = [root]
+
+    def on_start(name, attributes):
+        e = Element(name, attributes)
+        stack[-1].children.append(e)
+        stack.append(e)
+
+    def on_end(_name):
+        stack.pop()
+
+    if len(data) > max_bytes:
+        raise URDFError("the document has %d bytes, more than max_bytes=%d" % (len(data), max_bytes))
+    parser = xml.parsers.expat.ParserCreate()
+    parser.StartDoctypeDeclHandler = _refuse_dtd
+    parser.EntityDeclHandler = _refuse_dtd
+    parser.StartElementHandler, parser.EndElementHandler = on_start, on_end
+    try:
+        parser.Parse(data, True)
+    except xml.parsers.expat.ExpatError as exc:
+        raise URDFError("the document is not well-formed XML: %s" % exc) from None
+    return root.children[0]
