@@ -90,6 +90,13 @@ def load_mjcf(source, *, max_bytes=MAX_BYTES, skip_missing_meshes=False):
     return _build(mujoco, compiled)
 
 
+def compiled_mjcf(source, *, max_bytes=MAX_BYTES, skip_missing_meshes=False):
+    """The ``mujoco.MjModel`` MuJoCo compiles from ``source`` (arguments and
+    errors as :func:`load_mjcf`, without its checks of what the dynamics
+    model): the geoms of robot_dynamics.contact.geometry come from it."""
+    return _compile(_import_mujoco(), source, max_bytes, skip_missing_meshes)
+
+
 def _import_mujoco():
     try:
         import mujoco
