@@ -97,6 +97,22 @@ def diag_values(ros, proc, predicate, timeout):
     return ok is not None, found.get('last', {})
 
 
+def stream_until_at_rest(publish, recent, bound, timeout=20.0, hold=1.5):
+    """Call ``publish()`` every 20 ms until the errors of the last 0.5 s (``recent()``) have been under
+    ``bound`` for ``hold`` seconds, or ``timeout`` seconds pass. Returns (the monotonic time they first
+    were all under bound, or None; the last errors seen)."""
+    deadline, near, last = time.monotonic() + timeout, None, []
+    while time.monotonic() < deadline:
+        publish()
+        time.sleep(0.02)
+        last = recent()
+        if near is None and len(last) > 50 and max(last) < bound:
+            near = time.monotonic()
+        if near is not None and time.monotonic() > near + hold:
+            break
+    return near, last
+
+
 def test_cartesian_impedance_follows_a_pose_target_and_refuses_bad_ones(ros, start_node):
     t_start = time.monotonic()
     ns = '/imp%d' % id(ros)
@@ -123,15 +139,8 @@ def test_cartesian_impedance_follows_a_pose_target_and_refuses_bad_ones(ros, sta
 
     # A stream of the target at 50 Hz: the flange comes within 2 mm, then 1.5 s more to rest.
     assert errors(timed, target, time.monotonic() - 0.5)[-1] > 0.9 * np.linalg.norm(OFFSET)      # it starts away
-    deadline, near = time.monotonic() + 20.0, None
-    while time.monotonic() < deadline:
-        targets.publish(pose(ros, target, quat0))
-        time.sleep(0.02)
-        recent = errors(timed, target, time.monotonic() - 0.5)
-        if near is None and len(recent) > 50 and max(recent) < AT_REST:
-            near = time.monotonic()
-        if near is not None and time.monotonic() > near + 1.5:
-            break
+    near, recent = stream_until_at_rest(lambda: targets.publish(pose(ros, target, quat0)),
+                                        lambda: errors(timed, target, time.monotonic() - 0.5), AT_REST)
     assert near is not None, ('the flange did not come within %.1f mm of the target: last 0.5 s %.2f-%.2f mm\n%s'
                               % (AT_REST * 1e3, 1e3 * min(recent or [0]), 1e3 * max(recent or [0]), dyn.read_log()))
     at_rest = errors(timed, target, time.monotonic() - 0.5)
@@ -193,16 +202,12 @@ def test_joint_impedance_at_1_khz_answers_each_joint_state_with_the_librarys_law
     # A stream of the joint target at 50 Hz: the joints come within 2 mrad, then 1.5 s more to rest.
     target = Q0 + JOINT_OFFSET
     msg = JointState(name=list(MODEL.joint_names), position=target.tolist())
-    deadline, near = time.monotonic() + 20.0, None
-    while time.monotonic() < deadline:
+    def publish():
         msg.header.stamp = ros.node.get_clock().now().to_msg()
         targets.publish(msg)
-        time.sleep(0.02)
-        recent = joint_errors(states, target, time.monotonic() - 0.5)
-        if near is None and len(recent) > 50 and max(recent) < JOINT_AT_REST:
-            near = time.monotonic()
-        if near is not None and time.monotonic() > near + 1.5:
-            break
+
+    near, recent = stream_until_at_rest(publish, lambda: joint_errors(states, target, time.monotonic() - 0.5),
+                                        JOINT_AT_REST)
     assert near is not None, ('the joints did not come within %.1f mrad of the target: last 0.5 s %.2f-%.2f mrad'
                               '\n%s' % (JOINT_AT_REST * 1e3, 1e3 * min(recent or [0]), 1e3 * max(recent or [0]),
                                          dyn.read_log()))
