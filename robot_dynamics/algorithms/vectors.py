@@ -56,3 +56,19 @@ def clamp(tau, limit):
         elif tau[k] < -limit[k]:
             tau[k], status = -limit[k], 1
     return status
+
+
+@numba.njit([types.boolean(_STATE, _STATE, _STATE, types.float64)], cache=True)
+def within_step(tau, last, rate, dt):
+    """Whether every ``|tau[k] - last[k]| <= rate[k] * dt`` (tau, last (n,); rate (n,) or (1,) for all
+    joints; dt [s]); if so ``last[:] = tau``. False, last untouched, where one is not (a non-finite value
+    neither) or the lengths differ. The torque-rate limit's common case (analysis/torque_rate.py) in one
+    call (0.3 us where numpy's subtract, abs, less_equal and all took 2)."""
+    n, m = tau.shape[0], rate.shape[0]
+    if last.shape[0] != n or (m != n and m != 1):
+        return False
+    for k in range(n):
+        if not abs(tau[k] - last[k]) <= rate[k if m == n else 0] * dt:
+            return False
+    last[:] = tau
+    return True

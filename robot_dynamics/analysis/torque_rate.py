@@ -35,6 +35,9 @@ class TorqueRateLimit:
             else inputs.limits(max_rate, n, 'max_torque_rate'))
         self.period = inputs.positive(period, 'period')
         self.period_step = None if self.max_rate is None else self.max_rate * self.period      # [N m]
+        self._rates = None if self.max_rate is None else _vector(self.max_rate)     # (n,) or (1,): within_step's
+        from ..algorithms import vectors        # compiled passes; not at the package's import (numba's compiler)
+        self._vectors = vectors
         self.last = None
         self.limited = 0
         self.kept = False
@@ -68,29 +71,56 @@ class TorqueRateLimit:
     def apply(self, tau, dt=None):
         """``tau`` (n,) within ``max_rate * dt`` [N m] of the last torque (``dt`` [s] >= 0; None: the
         period); a batch (B, n) is returned as it is. A non-finite torque is not limited and never
-        becomes the last. Where the limit does not bind, ``tau`` itself is returned and nothing but two
-        (n,) temporaries is allocated."""
+        becomes the last. Where the limit does not bind, ``tau`` itself is returned and nothing is
+        allocated (one compiled pass for a contiguous float64 ``tau``,
+        :func:`robot_dynamics.algorithms.vectors.within_step`)."""
         if tau.ndim != 1:
             return tau
         last, self.kept = self.last, True
         if self.max_rate is not None and last is not None:
             if dt is None:
-                step = self.period_step
+                step, rates, scale = self.period_step, self._period_steps, 1.0
             elif 0.0 <= dt < math.inf:
-                step = self.max_rate * dt
+                step, rates, scale = None, self._rates, dt
             else:
                 raise InputError('dt must be the time since the last torque, finite and >= 0 [s]; got %r' % (dt,))
-            move = np.subtract(tau, last)
-            if (np.abs(move, out=move) <= step).all():          # it does not bind, and tau is finite
-                np.copyto(last, tau)
-                return tau
+            try:        # one pass: it does not bind and tau is finite (tau is then the last), or not
+                if self._vectors.within_step(tau, last, rates, scale):
+                    return tau
+                binds = tau.shape == last.shape and len(rates) in (1, len(tau))
+            except TypeError:                                   # not a contiguous float64 vector: numpy's way
+                binds = False
+            if step is None:
+                step = self.max_rate * dt
+            if not binds:
+                move = np.subtract(tau, last)
+                if (np.abs(move, out=move) <= step).all():      # it does not bind, and tau is finite
+                    np.copyto(last, tau)
+                    return tau
             limited = np.clip(tau, last - step, last + step)
             self.limited += not np.array_equal(limited, tau)
             tau = limited
-        self.kept = bool(np.isfinite(tau).all())
+        self.kept = self._finite(tau)
         if self.kept:
             self._keep(tau)
         return tau
+
+    @property
+    def period_step(self):
+        """The step [N m] of a call without ``dt``: ``max_rate * period`` (scalar or (n,)), or None."""
+        return self._period_step
+
+    @period_step.setter
+    def period_step(self, step):
+        self._period_step = step
+        self._period_steps = None if step is None else _vector(step)
+
+    def _finite(self, tau):
+        """Whether every value of ``tau`` (n,) is finite (one compiled pass for float64)."""
+        try:
+            return self._vectors.all_finite(tau)
+        except TypeError:
+            return bool(np.isfinite(tau).all())
 
     def _keep(self, tau):
         """``tau`` becomes the last torque (into the last one's buffer when it has the shape)."""
@@ -99,6 +129,11 @@ class TorqueRateLimit:
             np.copyto(last, tau)
         else:
             self.last = np.array(tau, dtype=float)
+
+
+def _vector(x):
+    """``x`` (a scalar or (n,)) as a contiguous float64 vector ((1,) for a scalar), for :func:`within_step`."""
+    return np.ascontiguousarray(np.atleast_1d(np.asarray(x, dtype=float)).ravel())
 
 
 def renamed(law, old, old_value, new, new_value, unit='', stacklevel=3):

@@ -62,6 +62,11 @@ class DiagnosticThrottle:
         """0 Hz: off; < 0: every joint state; else at most ``rate_hz``."""
         return cls(None if rate_hz == 0 else (0 if rate_hz < 0 else max(int(1e9 / rate_hz), 1)))
 
+    def will_go(self, t_ns):
+        """What :meth:`go` at ``t_ns`` [ns] will say, without counting it."""
+        period = self.period_ns
+        return period is not None and (not period or t_ns >= self.due)
+
     def go(self, t_ns):
         """Whether the diagnostic torques go with the joint state of steady time ``t_ns`` [ns]."""
         period = self.period_ns
@@ -83,7 +88,8 @@ class Step:
         refused: None, or the :class:`NoTorque` that says why there is no torque (then no output).
         outputs: the names of the outputs to publish, the commanded torque's first (keys of ``torques``);
             () when refused.
-        torques: output name -> (n,) torque array [N m or N] (the loop's arrays, rewritten by each step).
+        torques: output name -> (n,) torque array [N m or N] (the loop's arrays, rewritten by each step
+            that outputs them; an impedance mode's compensation only when it goes out or the command needs it).
         command: (m,) the command torques in the order of the controller's joints.
         clamped: the command was clamped to the effort limits.
         fresh: the message set a model joint (the watchdog's sign of life).
@@ -221,24 +227,29 @@ class TorqueLoop:
         return q, qd
 
     def _torques(self, q, qd, now_ns):
-        laws = self.laws
-        laws.compute(q, qd)                                 # -> views gravity, coriolis, total
-        outputs = COMPENSATION
-        if self.reference is not None and self.mode in (FEEDFORWARD, COMPUTED_TORQUE):
-            q_d, qd_d, qdd_d = self.reference.sample((now_ns - self.ref_start) * 1e-9)
-            self.views['ff'][:] = laws.feedforward(q, qd, q_d, qd_d, qdd_d)
-            outputs = FEEDFORWARD_OUT
-            if self.mode == COMPUTED_TORQUE:
-                self.views['ct'][:] = laws.computed_torque(q, qd, q_d, qd_d, qdd_d)
-                outputs = COMPUTED_TORQUE_OUT
-        elif self.impedance is not None:
+        laws, terms, t_ns = self.laws, self.terms, time.monotonic_ns()
+        if self.impedance is not None:
+            # The law compensates gravity and Coriolis itself: the compensation only for its outputs (at the
+            # diagnostic rate) and for the terms the robot adds itself (they are left out of the command).
+            if terms.active or self.throttle.will_go(t_ns):
+                laws.compute(q, qd)                         # -> views gravity, coriolis, total
             self.views['imp'][:] = self.impedance.torque(q, qd, now_ns)
             outputs = IMPEDANCE_OUT
-        if not self.throttle.go(time.monotonic_ns()):
+        else:
+            laws.compute(q, qd)
+            outputs = COMPENSATION
+            if self.reference is not None and self.mode in (FEEDFORWARD, COMPUTED_TORQUE):
+                q_d, qd_d, qdd_d = self.reference.sample((now_ns - self.ref_start) * 1e-9)
+                self.views['ff'][:] = laws.feedforward(q, qd, q_d, qd_d, qdd_d)
+                outputs = FEEDFORWARD_OUT
+                if self.mode == COMPUTED_TORQUE:
+                    self.views['ct'][:] = laws.computed_torque(q, qd, q_d, qd_d, qdd_d)
+                    outputs = COMPUTED_TORQUE_OUT
+        if not self.throttle.go(t_ns):
             outputs = outputs[:1]
         # Nothing non-finite or over the limit is published; the command torque (first output) counts the
         # clamp events.
-        limiter, terms = self.limiter, self.terms
+        limiter = self.limiter
         command = self.views[outputs[0]]
         if terms.active:
             # The robot adds these terms itself: they are left out of the command (profiles.CommandTerms).
