@@ -59,6 +59,11 @@ class ProfileError(RobotDynamicsError, ValueError):
     """A robot profile file (config/robots/) that cannot be read or misses what it must say."""
 
 
+class WorldError(RobotDynamicsError, ValueError):
+    """A world file (robot_dynamics.contact.world) that cannot be read: the
+    message names the entry and key at fault, what was expected and what came."""
+
+
 class CdrError(RobotDynamicsError, ValueError):
     """Bytes that are not a serialized message of the expected type (robot_dynamics.ros.cdr)."""
 
