@@ -182,9 +182,12 @@ class TorqueRate:
         """``tau`` (n,) limited against the last torque at node clock ``now_ns`` [ns] (``tau`` itself when the
         limit does not bind)."""
         tau = np.asarray(tau, dtype=float)
-        dt = min(max(now_ns - self.last_ns, 0), self.max_gap_ns) * 1e-9                          # [s]
-        tau = self.step.apply(tau, dt)
-        if self.step.kept:               # a non-finite torque never goes out (the limiter) nor becomes the last
+        gap = now_ns - self.last_ns
+        gap = gap if gap > 0 else 0
+        gap = gap if gap < self.max_gap_ns else self.max_gap_ns      # min(max(gap, 0), max_gap_ns) without 2 calls
+        step = self.step
+        tau = step.apply(tau, gap * 1e-9)                                                       # dt [s]
+        if step.kept:                    # a non-finite torque never goes out (the limiter) nor becomes the last
             self.last_ns = now_ns
         return tau
 

@@ -259,7 +259,7 @@ class TorqueLoop:
         for k, key in enumerate(outputs):
             if not limiter.apply(self.views[key], count=k == 0 and not terms.active):
                 return self._non_finite(q, qd)
-        np.take(command, self.cmd_idx, out=self.command)
+        command.take(self.cmd_idx, out=self.command)        # the method: numpy's np.take wrapper costs 0.9 us more
         self.q, self.qd = q, qd
         return outputs
 
