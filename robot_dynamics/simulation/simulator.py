@@ -123,6 +123,9 @@ class Simulator:
             (:func:`robot_dynamics.constrained_forward_dynamics`); default
             none: the projection after each step holds the loops
             (docs/LOOPS.md, "Simulator and nodes").
+        contact: a :class:`robot_dynamics.contact.ContactStepper`: its free
+            bodies step with the arm (its integrator wraps ``integrator``)
+            and its contact wrenches act on the links (one more force model).
 
     A model with loops starts on them: ``q0`` is closed by
     :func:`robot_dynamics.assemble` keeping the actuated joints (all of
@@ -134,7 +137,7 @@ class Simulator:
     """
 
     def __init__(self, model, *, dt=1e-3, integrator="rk4", forces=None, constraints=None, actuator=None,
-                 q0=None, qd0=None, actuated=None, baumgarte=(0.0, 0.0)):
+                 q0=None, qd0=None, actuated=None, baumgarte=(0.0, 0.0), contact=None):
         if not (isinstance(dt, (int, float, np.floating)) and np.isfinite(dt) and dt > 0):
             raise InputError("dt must be a finite time step > 0 [s], got %r" % (dt,))
         self.model = model
@@ -147,6 +150,9 @@ class Simulator:
         self.actuator = JointActuator(model) if actuator is None else actuator
         self.forces = tuple(default_forces(model, self.dt) if forces is None else forces)
         self.constraints = tuple(default_constraints(model) if constraints is None else constraints)
+        self.contact = contact                 # free bodies and contacts: robot_dynamics.contact.ContactStepper
+        if contact is not None:
+            self.integrator, self.forces = contact.integrator(self.integrator), self.forces + (contact,)
         for f in (self.actuator,) + self.forces:
             if not isinstance(f, ForceModel):
                 raise InputError("%r is not a force model: it needs generalized_force(model, t, q, qd, command)"

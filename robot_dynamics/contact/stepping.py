@@ -1,0 +1,293 @@
+"""The contact dynamics in the simulator: free bodies stepped with the arm, contact
+wrenches on both, impacts and the friction anchors between steps.
+
+:class:`ContactStepper` is two plug-ins of :class:`robot_dynamics.Simulator`
+at once (``rd.Simulator(model, contact=stepper)`` installs both):
+
+- a force model (the simulator's ``ForceModel`` protocol): at each
+  integrator stage, ``link_wrenches(model, t, q, qd)`` detects the
+  contacts at the stage's arm state and free-body state, applies the law
+  of :mod:`.dynamics` and returns the arm's share as ``f_ext`` (each
+  contact wrench on its body's link, link frame: ``J^T f`` through
+  :func:`robot_dynamics.aba`); the joint limits, friction and the actuator
+  act as without contact;
+- an integrator wrapper (:meth:`ContactStepper.integrator`): the arm's
+  integrator advances ``(q, chart of the free bodies)`` together, every
+  stage seeing both (:mod:`.free_bodies`: the chart and the Newton-Euler
+  equations); after the step it commits the free bodies, applies the
+  impact law to the contacts that appeared, and updates each contact's
+  friction anchor (:func:`.dynamics.remember`).
+
+The arm's state stays the simulator's ``(q, qd)``; the free bodies' state
+is :attr:`ContactStepper.bodies` (a :class:`.free_bodies.FreeBodies`).
+A detector is any object with ``detect(Rw, pw, Rf, pf, contacts)`` that
+fills a :class:`~.contacts.Contacts` (:class:`.analytic.PlaneDetector`).
+"""
+import numpy as np
+
+from ..algorithms.crba import mass_matrix
+from ..algorithms.task_space import jacobian
+from ..errors import InputError
+from . import dynamics as K
+from .contacts import Contacts
+from .dynamics import ContactParameters
+from .free_bodies import FreeBodies, chart_accelerations, chart_state, exp_so3, orthonormalize
+
+
+class ContactStepper:
+    """Contacts between a fixed-base arm, free bodies and the static world.
+
+    Args:
+        model: the arm (fixed base: its base frame is the world frame).
+        detector: fills a :class:`~.contacts.Contacts` (module docstring).
+        bodies: a :class:`~.free_bodies.FreeBodies` (None: none).
+        parameters: :class:`~.dynamics.ContactParameters` (None: the defaults).
+        dt: the simulator's step [s] (the default spring frequency 0.2 / dt).
+        capacity: the most contacts at one state.
+    """
+
+    def __init__(self, model, detector, bodies=None, parameters=None, *, dt=1e-3, capacity=256):
+        if model.root_joint is not None:
+            raise InputError("contact: robot %r has a %s base; the contact dynamics needs a fixed base (its "
+                             "base frame is the world)" % (model.name, model.root_joint))
+        self.model, self.detector, self.dt = model, detector, float(dt)
+        self.bodies = FreeBodies() if bodies is None else bodies
+        self.parameters = ContactParameters() if parameters is None else parameters
+        nb, nf, nl, N = model.nb, len(self.bodies), len(model.link_names), int(capacity)
+        self.stage_contacts, self.contacts = Contacts(N), Contacts(N)
+        self._R, self._p = np.zeros((nb + 1, 3, 3)), np.zeros((nb + 1, 3))
+        self.Rw, self.pw, self.wa, self.va = np.zeros((nb + 1, 3, 3)), np.zeros((nb + 1, 3)), np.zeros((nb + 1, 3)), np.zeros((nb + 1, 3))
+        self.Rf, self.pf = self.bodies.R.copy(), self.bodies.p.copy()
+        self.wf, self.vf = self.bodies.w.copy(), self.bodies.v.copy()
+        self._mem = [_memory(N) for _ in range(2)]
+        self._m = 0
+        self.force = np.zeros((N, 3))                   # on body a, world, at the committed state
+        self._F, self._found = np.zeros((N, 3)), np.zeros(N, dtype=np.int64)
+        self._Warm, self.Wf, self._W = np.zeros((nb, 6)), np.zeros((nf, 6)), np.zeros((nl, 6))
+        self._xdd = np.zeros(6 * nf)
+        self._gravity = np.array(model.gravity, dtype=float)
+        self._last, self._arm = None, 0
+        self._primed = False
+
+    # --- the force model ----------------------------------------------------
+
+    def generalized_force(self, model, t, q, qd, command):
+        return None
+
+    def link_wrenches(self, model, t, q, qd):
+        """(nl, 6) contact wrenches on the arm's links at this stage (f_ext), or None."""
+        if q is not self._last:
+            self._evaluate(q, qd)
+        return self._W if self._arm else None
+
+    def _evaluate(self, q, qd):
+        """Contacts and their forces at arm state (q, qd) and the current free-body state (Rf, pf, wf, vf)."""
+        c, mem = self.stage_contacts, self._mem[0]
+        K.body_motion(self.model.packed, q, qd, self._R, self._p, self.Rw, self.pw, self.wa, self.va)
+        self.detector.detect(self.Rw, self.pw, self.Rf, self.pf, c)
+        K.match(c.pair, c.feature, c.n, mem["pair"], mem["feature"], self._m, self._found)
+        self._arm = K.stage_forces(c.body_a, c.body_b, c.point, c.normal, c.depth, c.n, self._found, mem["s"],
+                                   mem["ra"], mem["rb"], mem["k"], mem["c"], self.parameters.friction,
+                                   self.Rw, self.pw, self.wa, self.va, self.Rf, self.pf, self.wf, self.vf,
+                                   self._F, self._Warm, self.Wf)
+        if self._arm:
+            K.link_wrenches(self._Warm, self.model.body_link, self.model.link_pose_rows, self.Rw, self.pw, self._W)
+        self._last = q
+
+    # --- the integrator wrapper -----------------------------------------------
+
+    def integrator(self, base):
+        """An integrator that steps the arm with ``base`` and the free bodies with it."""
+        return _Integrator(base, self)
+
+    def step(self, base, accel, t, q, qd, dt):
+        """One step of arm and free bodies with the integrator ``base``; commits the
+        free bodies (when finite) and returns the arm's (q, qd) at ``t + dt``."""
+        if not self._primed:
+            qd = self.settle(q, qd)
+        n, b = q.shape[0], self.bodies
+        R0 = b.R.copy()
+        x = np.concatenate([q, np.concatenate([b.p, np.zeros_like(b.p)], axis=1).ravel()])
+        xd = np.concatenate([qd, np.concatenate([b.v, b.w], axis=1).ravel()])
+        xdd = np.empty_like(xd)
+
+        def f(t, x, xd):
+            chart_state(x[n:], xd[n:], R0, self.pf, self.Rf, self.vf, self.wf)
+            qa, qda = x[:n], xd[:n]
+            self._evaluate(qa, qda)
+            xdd[:n] = accel(t, qa, qda)
+            chart_accelerations(x[n:], xd[n:], self.Rf, self.wf, b.mass, b.inertia, b.inertia_inv,
+                                self._gravity, self.Wf, self._xdd)
+            xdd[n:] = self._xdd
+            return xdd.copy()
+
+        x1, xd1 = base.step(f, t, x, xd, dt)
+        q1, qd1 = x1[:n].copy(), xd1[:n].copy()
+        if np.all(np.isfinite(x1)) and np.all(np.isfinite(xd1)):
+            chart_state(x1[n:], xd1[n:], R0, b.p, b.R, b.v, b.w)
+            orthonormalize(b.R)
+            qd1 = self.settle(q1, qd1)
+        else:
+            self._use_committed()                    # the simulator keeps its state: so do the free bodies
+        self._last = None
+        return q1, qd1
+
+    # --- between steps ----------------------------------------------------------
+
+    def settle(self, q, qd):
+        """At a committed state: detect, apply the impact law to the new contacts,
+        update the friction anchors; returns the arm's qd after the impulses."""
+        self._primed = True
+        self._use_committed()
+        c = self.contacts
+        self._detect_committed(q, qd)
+        new = [i for i in range(c.n) if self._found[i] < 0]
+        k, cc = np.zeros(c.capacity), np.zeros(c.capacity)
+        if new:
+            qd, moved = _impacts(self, q, qd, new, k, cc)
+            self._use_committed()                    # the velocities after the impulses, the poses moved out
+            self._detect_committed(q, qd)
+            if moved:
+                k, cc = self._springs(q, k, cc)
+        old, out = self._mem
+        self._m = K.remember(c.body_a, c.body_b, c.point, c.normal, c.depth, c.pair, c.feature, c.n, self._found,
+                             k, cc, old["pair"], old["feature"], old["s"], old["ra"], old["rb"], old["k"], old["c"],
+                             self.parameters.friction, self.Rw, self.pw, self.wa, self.va, self.Rf, self.pf,
+                             self.wf, self.vf, self.force, out["pair"], out["feature"], out["s"], out["ra"],
+                             out["rb"], out["k"], out["c"])
+        self._mem = [out, old]
+        return qd
+
+    def _use_committed(self):
+        b = self.bodies
+        self.Rf[:], self.pf[:], self.wf[:], self.vf[:] = b.R, b.p, b.w, b.v
+
+    def _detect_committed(self, q, qd):
+        c, mem = self.contacts, self._mem[0]
+        K.body_motion(self.model.packed, q, qd, self._R, self._p, self.Rw, self.pw, self.wa, self.va)
+        self.detector.detect(self.Rw, self.pw, self.Rf, self.pf, c)
+        K.match(c.pair, c.feature, c.n, mem["pair"], mem["feature"], self._m, self._found)
+
+    def _springs(self, q, k, cc):
+        """k, c (capacity,) for the new rows of the committed contacts (after a move)."""
+        c = self.contacts
+        for i in range(c.n):
+            if self._found[i] < 0:
+                k[i], cc[i] = self.parameters.spring(1.0 / _Response(self, q, i).w, self.dt)
+        return k, cc
+
+    def reset(self):
+        """Forget the contacts (call after moving the arm or the bodies by hand)."""
+        self._m, self._primed, self._last = 0, False, None
+
+    def wrenches(self):
+        """The contact forces at the committed state: (body_a (n,), body_b (n,), point
+        (n, 3), normal (n, 3), force on a (n, 3)), world frame [m, N]."""
+        c = self.contacts
+        n = c.n
+        return c.body_a[:n].copy(), c.body_b[:n].copy(), c.point[:n].copy(), c.normal[:n].copy(), self.force[:n].copy()
+
+
+def _memory(N):
+    """One buffer of the contacts' memory (:func:`.dynamics.remember`)."""
+    return {"pair": np.full(N, -1, dtype=np.int64), "feature": np.zeros(N, dtype=np.int64), "s": np.zeros((N, 3)),
+            "ra": np.zeros((N, 3)), "rb": np.zeros((N, 3)), "k": np.zeros(N), "c": np.zeros(N)}
+
+
+class _Integrator:
+    """An integrator of the simulator's interface stepping the free bodies along."""
+
+    def __init__(self, base, stepper):
+        self.base, self.stepper = base, stepper
+        self.name, self.evaluations = base.name, base.evaluations
+
+    def step(self, accel, t, q, qd, dt):
+        return self.stepper.step(self.base, accel, t, q, qd, dt)
+
+
+class _Response:
+    """How contact i's normal relative velocity answers a normal impulse (committed state).
+
+    ``w``: its inverse effective mass ``w_a + w_b`` [1/kg] (module docstring of
+    :mod:`.dynamics`); :meth:`velocity` the current ``v_n``; :meth:`apply` adds
+    an impulse ``p n`` on a (``-p n`` on b) to the velocities.
+    """
+
+    def __init__(self, s, q, i):
+        c = s.contacts
+        self.s, self.n, self.x = s, c.normal[i].copy(), c.point[i].copy()
+        self.sides = []
+        self.w = 0.0
+        for b, sign in ((c.body_a[i], 1.0), (c.body_b[i], -1.0)):
+            nb = s.model.nb
+            if b < 0:
+                continue
+            if b < nb:
+                link = s.model.body_link[b]
+                T = np.eye(4)
+                T[:3, :3], T[:3, 3] = s.Rw[b], s.pw[b]
+                T = T @ s.model.link_placement[link]
+                x_link = T[:3, :3].T @ (self.x - T[:3, 3])
+                j = self.n @ jacobian(s.model, q, s.model.link_names[link], x_link)[:3]
+                Minv_j = np.linalg.solve(mass_matrix(s.model, q), j)
+                self.sides.append(("arm", sign, j, Minv_j))
+                self.w += j @ Minv_j
+            else:
+                f = b - nb
+                r = self.x - s.bodies.p[f]
+                Iinv = s.bodies.R[f] @ s.bodies.inertia_inv[f] @ s.bodies.R[f].T
+                rn = np.cross(r, self.n)
+                self.sides.append(("free", sign, f, r, Iinv))
+                self.w += 1.0 / s.bodies.mass[f] + rn @ Iinv @ rn
+
+    def velocity(self, qd):
+        v = 0.0
+        for side in self.sides:
+            if side[0] == "arm":
+                v += side[1] * (side[2] @ qd)
+            else:
+                _, sign, f, r, _ = side
+                b = self.s.bodies
+                v += sign * (self.n @ (b.v[f] + np.cross(b.w[f], r)))
+        return v
+
+    def apply(self, qd, p):
+        for side in self.sides:
+            if side[0] == "arm":
+                qd += side[1] * p * side[3]
+            else:
+                _, sign, f, r, Iinv = side
+                b = self.s.bodies
+                b.v[f] += sign * p * self.n / b.mass[f]
+                b.w[f] += Iinv @ np.cross(r, sign * p * self.n)
+
+
+def _impacts(s, q, qd, new, k, cc, sweeps=8):
+    """The impact law on the new contacts (Handbook sec. 3.3.4; module docstring of
+    :mod:`.dynamics`): impulses by projected Gauss-Seidel sweeps towards ``v_n+ =
+    -e v_n-`` for those approaching faster than bounce_velocity, then each free
+    body moved out by its depth. Fills k, cc of the new rows; returns (qd, moved)."""
+    c, prm = s.contacts, s.parameters
+    qd = qd.copy()
+    resp = {i: _Response(s, q, i) for i in new}
+    for i, r in resp.items():
+        k[i], cc[i] = prm.spring(1.0 / r.w, s.dt)
+    hit = {i: r.velocity(qd) for i, r in resp.items()}
+    hit = {i: v for i, v in hit.items() if v < -prm.bounce_velocity and resp[i].w > 0}
+    P = dict.fromkeys(hit, 0.0)
+    for _ in range(sweeps if len(hit) > 1 else 1):
+        for i, v0 in hit.items():
+            dp = (-prm.restitution * v0 - resp[i].velocity(qd)) / resp[i].w
+            p = max(0.0, P[i] + dp)
+            resp[i].apply(qd, p - P[i])
+            P[i] = p
+    moved = False
+    b, nb = s.bodies, s.model.nb
+    for i in hit:                                    # out by the depth: the free side(s), by inverse mass
+        free = [(sign, f) for sign, f in ((1.0, c.body_a[i] - nb), (-1.0, c.body_b[i] - nb)) if f >= 0]
+        if free and c.depth[i] > 0:
+            share = 1.0 / sum(1.0 / b.mass[f] for _, f in free)
+            for sign, f in free:
+                b.p[f] += sign * c.depth[i] * share / b.mass[f] * c.normal[i]
+            moved = True
+    return qd, moved
