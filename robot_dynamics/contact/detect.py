@@ -19,17 +19,23 @@ over python-fcl because
   cmeel build, as Pinocchio's ``pin``, already a test dependency), and
   ROS 2 Jazzy releases it (rosdep key ``coal``).
 
-Broad phase: each shape's bounding sphere (from coal's local AABB) placed
-with its pose, tested for every candidate pair in one numpy pass; a plane
-against a sphere by the signed distance of the centre. Only the pairs
-whose spheres overlap reach coal.
+Broad phase: each shape's axis-aligned box in its own frame (coal's local
+AABB) turned into a world box with its pose (centre R c + p, half extents
+|R| h), the pairs' boxes compared in one numpy pass; a box against a plane
+by the height of its lowest corner. Only overlapping pairs reach the
+narrow phase. (numpy, not numba: a compiled kernel here would join the
+package's kernel cache key, robot_dynamics/cache.py.)
 
-Per pair coal returns one contact (``collide``), then its contact patch
-(``computeContactPatch``); each patch point is one row of Contacts: the
-midpoint of the two shapes' points, depth = the distance between them
-along the normal, normal from b towards a (coal's runs from its first
-object to its second, here a to b: it is negated). ``feature`` is the
-point's index in the patch (patch k, point i: 16 k + i).
+Narrow phase: a sphere, capsule or box on a plane in closed form
+(:mod:`.plane`: one contact per penetrating corner or end, each with its
+depth; ``feature`` = the corner or end). Every other pair goes to coal:
+``collide``, then its contact patch (``computeContactPatch``: the polygon
+of a face pressed on a face, a cylinder's rim sampled at :data:`SAMPLES`
+points); each patch point is one row of Contacts, the midpoint of the two
+shapes' points, depth their distance along the normal, normal from b
+towards a (coal's runs from its first object to its second, here a to b:
+it is negated); ``feature`` = the point's index in the patch. A pair with
+no patch gives coal's one contact (``feature`` 0).
 """
 import numpy as np
 
@@ -52,6 +58,12 @@ def link_poses(model, q, out=None):
                  extra=(model.link_body, model.link_pose_rows))
 
 
+def body_poses(model, q):
+    """(nb, 4, 4) pose of every body frame in the base (world) frame at q (nq,):
+    the pose of the link each body's joint moves (its link placement is the identity)."""
+    return link_poses(model, q)[model.body_link] @ np.linalg.inv(model.link_placement[model.body_link])
+
+
 class Detector:
     """Contact detection on a :class:`.collision.CollisionModel`, with its work arrays.
 
@@ -67,16 +79,21 @@ class Detector:
         self.contacts = Contacts(capacity)
         self.nf = c.nf
         S = len(c.shapes)
-        self._robot = np.flatnonzero(c.shape_link >= 0)
+        self._robot = np.flatnonzero((c.shape_body >= 0) & (c.shape_free < 0))
         self._free = np.flatnonzero(c.shape_free >= 0)
-        self._pose = np.array(c.placement)                  # world <- shape (static shapes: their placement)
-        self._frame = np.tile(np.eye(4), (S, 1, 1))         # world <- link / free body / world
-        self._half = c.half + margin
+        self._moving_shapes = np.concatenate([self._robot, self._free])
+        self._pose = np.array(c.body_placement)             # world <- shape (static ones: fixed here)
+        self._frame = np.tile(np.eye(4), (S, 1, 1))         # world <- body / free body
+        self._half = np.where(c.is_plane[:, None], 0.0, c.half + margin)   # a plane is only tested as a plane
         on_plane = c.is_plane[c.pair_b]
         self._box_pairs = np.flatnonzero(~on_plane)         # broad phase: box against box
         self._plane_pairs = np.flatnonzero(on_plane)        # box against plane
         kinds = [c.shapes[a].kind for a in c.pair_a]
         self._closed = on_plane & np.array([k in plane.KINDS for k in kinds], dtype=bool)
+        round_ = np.array([s.kind in ROUND for s in c.shapes], dtype=bool)
+        capsule = np.array([s.kind == "capsule" for s in c.shapes], dtype=bool)
+        self._point_pair = (round_[c.pair_a] & round_[c.pair_b]) | (round_[c.pair_a] & ~capsule[c.pair_a]) \
+            | (round_[c.pair_b] & ~capsule[c.pair_b])          # one point: a sphere, an ellipsoid, two capsules
         self._coal = coal
         self._tf = [coal.Transform3s() for _ in range(S)]
         for s in range(S):
@@ -88,18 +105,16 @@ class Detector:
         self._result = coal.CollisionResult()
         self._patch_request = coal.ContactPatchRequest(1, SAMPLES)      # one patch a pair
         self._patch = coal.ContactPatchResult(self._patch_request)
-        self._sink = None
 
-    def shape_poses(self, link_poses, free_poses=None):
-        """(S, 4, 4) world <- shape of every shape, from (nl, 4, 4) link poses
-        and (nf, 4, 4) free-body poses (world <- body); kept for :meth:`detect`."""
-        c = self.collision
+    def shape_poses(self, body_poses, free_poses=None):
+        """(S, 4, 4) world <- shape of every shape, from (nb, 4, 4) body poses and
+        (nf, 4, 4) free-body poses (world <- body); kept for :meth:`detect`."""
+        c, m = self.collision, self._moving_shapes
         if len(self._robot):
-            self._frame[self._robot] = link_poses[c.shape_link[self._robot]]
+            self._frame[self._robot] = body_poses[c.shape_body[self._robot]]
         if len(self._free):
             self._frame[self._free] = free_poses[c.shape_free[self._free]]
-        moving = self._robot if not len(self._free) else np.concatenate([self._robot, self._free])
-        self._pose[moving] = self._frame[moving] @ c.placement[moving]
+        self._pose[m] = self._frame[m] @ c.body_placement[m]
         return self._pose
 
     def candidates(self):
@@ -120,20 +135,25 @@ class Detector:
             out = np.concatenate([out, p[low <= 0.0]])
         return out
 
-    def detect(self, link_poses, free_poses=None):
+    def detect(self, body_poses, free_poses=None):
         """The contacts at the given poses.
 
         Args:
-            link_poses: (nl, 4, 4) world <- link of the model's links (:func:`link_poses`).
+            body_poses: (nb, 4, 4) world <- body of the model's bodies
+                (:func:`body_poses`; the simulator's own forward kinematics).
             free_poses: (nf, 4, 4) world <- body of the world's free bodies (None if nf = 0).
 
         Returns:
             this detector's :class:`.contacts.Contacts` (overwritten at the next call).
         """
+        c = self.collision
+        if np.shape(body_poses) != (c.nb, 4, 4):
+            raise InputError("body_poses must be (%d, 4, 4) world <- body poses, got %s"
+                             % (c.nb, np.shape(body_poses)))
         if self.nf and (free_poses is None or np.shape(free_poses) != (self.nf, 4, 4)):
             raise InputError("free_poses must be (%d, 4, 4) world <- body poses, got %s"
                              % (self.nf, None if free_poses is None else np.shape(free_poses)))
-        self.shape_poses(link_poses, free_poses)
+        self.shape_poses(body_poses, free_poses)
         self.contacts.clear()
         self._set[:] = False
         for p in self.candidates():
@@ -156,7 +176,7 @@ class Detector:
         a, b = int(c.pair_a[p]), int(c.pair_b[p])
         if not self._collide(a, b):
             return
-        points = self._patch_points(a, b)
+        points = None if self._point_pair[p] else self._patch_points(a, b)
         if points is None:                                  # no patch: coal's one contact
             contact = self._result.getContacts()[0]
             self._add(p, a, b, contact.pos, -np.asarray(contact.normal), -contact.penetration_depth, 0)
