@@ -15,7 +15,7 @@ the static half-space ``(x - point) . normal <= 0``.
 """
 import numpy as np
 
-from ..algorithms.kernels import jit
+from ..algorithms.contact_kernels import detect_planes
 from ..errors import InputError
 
 SPHERE, BOX = 0, 1
@@ -62,70 +62,6 @@ class PlaneDetector:
             contacts: a :class:`~.contacts.Contacts`.
         """
         c = contacts
-        c.n, c.dropped = _detect(self.body, self.kind, self.size, self.R, self.p, self.plane_point,
+        c.n, c.dropped = detect_planes(self.body, self.kind, self.size, self.R, self.p, self.plane_point,
                                  self.plane_normal, Rw, pw, Rf, pf, c.body_a, c.body_b, c.point, c.normal,
                                  c.depth, c.geom_a, c.geom_b, c.pair, c.feature)
-
-
-@jit
-def _add(k, N, body, s, pair, feature, x, n, d, body_a, body_b, point, normal, depth, geom_a, geom_b,
-         pairs, features):
-    """Row k (if k < N): shape s of ``body`` at its deepest point x, normal n, depth d."""
-    if k >= N:
-        return
-    body_a[k], body_b[k], geom_a[k], geom_b[k] = body, -1, s, -1
-    pairs[k], features[k], depth[k] = pair, feature, d
-    for r in range(3):
-        point[k, r] = x[r] + 0.5 * d * n[r]
-        normal[k, r] = n[r]
-
-
-@jit
-def _detect(body, kind, size, Rs, ps, plane_point, plane_normal, Rw, pw, Rf, pf,
-            body_a, body_b, point, normal, depth, geom_a, geom_b, pairs, features):
-    """The compiled detector: (rows filled, rows dropped)."""
-    nb, N, P = Rw.shape[0] - 1, body_a.shape[0], plane_point.shape[0]
-    k = 0
-    R, p, c, x = np.empty((3, 3)), np.empty(3), np.empty(3), np.empty(3)
-    for s in range(body.shape[0]):
-        b = body[s]
-        if b < nb:
-            Rb, pb = Rw[b], pw[b]
-        else:
-            Rb, pb = Rf[b - nb], pf[b - nb]
-        for r in range(3):                                   # the shape's pose in the world: R, c
-            c[r] = pb[r] + Rb[r, 0] * ps[s, 0] + Rb[r, 1] * ps[s, 1] + Rb[r, 2] * ps[s, 2]
-            for q in range(3):
-                R[r, q] = Rb[r, 0] * Rs[s, 0, q] + Rb[r, 1] * Rs[s, 1, q] + Rb[r, 2] * Rs[s, 2, q]
-        for j in range(P):
-            n = plane_normal[j]
-            h = 0.0
-            for r in range(3):
-                h += (c[r] - plane_point[j, r]) * n[r]       # height of the centre above the plane
-            if kind[s] == 0:                                  # sphere
-                d = size[s, 0] - h
-                if d >= 0.0:
-                    for r in range(3):
-                        x[r] = c[r] - size[s, 0] * n[r]
-                    _add(k, N, b, s, s * P + j, 0, x, n, d, body_a, body_b, point, normal, depth,
-                         geom_a, geom_b, pairs, features)
-                    k += 1
-                continue
-            for corner in range(8):                           # box: each corner below the plane
-                hc = h
-                for a in range(3):
-                    sgn = 1.0 if (corner >> a) & 1 else -1.0
-                    for r in range(3):
-                        p[r] = 0.5 * sgn * size[s, a] * R[r, a]
-                    hc += p[0] * n[0] + p[1] * n[1] + p[2] * n[2]
-                    if a == 0:
-                        for r in range(3):
-                            x[r] = c[r] + p[r]
-                    else:
-                        for r in range(3):
-                            x[r] += p[r]
-                if hc <= 0.0:
-                    _add(k, N, b, s, s * P + j, corner, x, n, -hc, body_a, body_b, point, normal, depth,
-                         geom_a, geom_b, pairs, features)
-                    k += 1
-    return min(k, N), max(k - N, 0)

@@ -28,10 +28,10 @@ import numpy as np
 from ..algorithms.crba import mass_matrix
 from ..algorithms.task_space import jacobian
 from ..errors import InputError
-from . import dynamics as K
+from ..algorithms import contact_kernels as K
 from .contacts import Contacts
 from .dynamics import ContactParameters
-from .free_bodies import FreeBodies, chart_accelerations, chart_state, exp_so3, orthonormalize
+from .free_bodies import FreeBodies, chart_accelerations, chart_state, orthonormalize
 
 
 class ContactStepper:
@@ -83,7 +83,7 @@ class ContactStepper:
     def _evaluate(self, q, qd):
         """Contacts and their forces at arm state (q, qd) and the current free-body state (Rf, pf, wf, vf)."""
         c, mem = self.stage_contacts, self._mem[0]
-        K.body_motion(self.model.packed, q, qd, self._R, self._p, self.Rw, self.pw, self.wa, self.va)
+        K.arm_motion(self.model, q, qd, self._R, self._p, self.Rw, self.pw, self.wa, self.va)
         self.detector.detect(self.Rw, self.pw, self.Rf, self.pf, c)
         K.match(c.pair, c.feature, c.n, mem["pair"], mem["feature"], self._m, self._found)
         self._arm = K.stage_forces(c.body_a, c.body_b, c.point, c.normal, c.depth, c.n, self._found, mem["s"],
@@ -142,7 +142,7 @@ class ContactStepper:
         c = self.contacts
         self._detect_committed(q, qd)
         new = [i for i in range(c.n) if self._found[i] < 0]
-        k, cc = np.zeros(c.capacity), np.zeros(c.capacity)
+        k, cc = np.zeros((c.capacity, 2)), np.zeros((c.capacity, 2))
         if new:
             qd, moved = _impacts(self, q, qd, new, k, cc)
             self._use_committed()                    # the velocities after the impulses, the poses moved out
@@ -164,7 +164,7 @@ class ContactStepper:
 
     def _detect_committed(self, q, qd):
         c, mem = self.contacts, self._mem[0]
-        K.body_motion(self.model.packed, q, qd, self._R, self._p, self.Rw, self.pw, self.wa, self.va)
+        K.arm_motion(self.model, q, qd, self._R, self._p, self.Rw, self.pw, self.wa, self.va)
         self.detector.detect(self.Rw, self.pw, self.Rf, self.pf, c)
         K.match(c.pair, c.feature, c.n, mem["pair"], mem["feature"], self._m, self._found)
 
@@ -173,7 +173,7 @@ class ContactStepper:
         c = self.contacts
         for i in range(c.n):
             if self._found[i] < 0:
-                k[i], cc[i] = self.parameters.spring(1.0 / _Response(self, q, i).w, self.dt)
+                k[i], cc[i] = _Response(self, q, i).springs(self.parameters, self.dt)
         return k, cc
 
     def reset(self):
@@ -191,7 +191,7 @@ class ContactStepper:
 def _memory(N):
     """One buffer of the contacts' memory (:func:`.dynamics.remember`)."""
     return {"pair": np.full(N, -1, dtype=np.int64), "feature": np.zeros(N, dtype=np.int64), "s": np.zeros((N, 3)),
-            "ra": np.zeros((N, 3)), "rb": np.zeros((N, 3)), "k": np.zeros(N), "c": np.zeros(N)}
+            "ra": np.zeros((N, 3)), "rb": np.zeros((N, 3)), "k": np.zeros((N, 2)), "c": np.zeros((N, 2))}
 
 
 class _Integrator:
@@ -206,18 +206,20 @@ class _Integrator:
 
 
 class _Response:
-    """How contact i's normal relative velocity answers a normal impulse (committed state).
+    """How contact i's relative velocity answers an impulse (committed state).
 
-    ``w``: its inverse effective mass ``w_a + w_b`` [1/kg] (module docstring of
-    :mod:`.dynamics`); :meth:`velocity` the current ``v_n``; :meth:`apply` adds
-    an impulse ``p n`` on a (``-p n`` on b) to the velocities.
+    ``W`` (3, 3): the inverse mass matrix of the contact point, ``W_a + W_b``
+    [1/kg] (``J_p M^-1 J_p^T`` for the arm, ``1/m - [r] I^-1 [r]`` for a free
+    body, 0 for the static world); ``w = n^T W n`` (Handbook eq. 3.55's
+    ``Lambda^-1`` along n); :meth:`velocity` the current ``v_n``;
+    :meth:`apply` adds an impulse ``p n`` on a (``-p n`` on b).
     """
 
     def __init__(self, s, q, i):
         c = s.contacts
         self.s, self.n, self.x = s, c.normal[i].copy(), c.point[i].copy()
         self.sides = []
-        self.w = 0.0
+        self.W = np.zeros((3, 3))
         for b, sign in ((c.body_a[i], 1.0), (c.body_b[i], -1.0)):
             nb = s.model.nb
             if b < 0:
@@ -228,17 +230,26 @@ class _Response:
                 T[:3, :3], T[:3, 3] = s.Rw[b], s.pw[b]
                 T = T @ s.model.link_placement[link]
                 x_link = T[:3, :3].T @ (self.x - T[:3, 3])
-                j = self.n @ jacobian(s.model, q, s.model.link_names[link], x_link)[:3]
-                Minv_j = np.linalg.solve(mass_matrix(s.model, q), j)
-                self.sides.append(("arm", sign, j, Minv_j))
-                self.w += j @ Minv_j
+                Jp = jacobian(s.model, q, s.model.link_names[link], x_link)[:3]
+                Minv_Jt = np.linalg.solve(mass_matrix(s.model, q), Jp.T)
+                self.sides.append(("arm", sign, self.n @ Jp, Minv_Jt @ self.n))
+                self.W += Jp @ Minv_Jt
             else:
                 f = b - nb
                 r = self.x - s.bodies.p[f]
                 Iinv = s.bodies.R[f] @ s.bodies.inertia_inv[f] @ s.bodies.R[f].T
-                rn = np.cross(r, self.n)
                 self.sides.append(("free", sign, f, r, Iinv))
-                self.w += 1.0 / s.bodies.mass[f] + rn @ Iinv @ rn
+                rx = np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
+                self.W += np.eye(3) / s.bodies.mass[f] - rx @ Iinv @ rx
+        self.w = self.n @ self.W @ self.n
+
+    def springs(self, parameters, dt):
+        """([k_n, k_t], [c_n, c_t]) of the contact: the normal spring on ``m_n = 1 / w``,
+        the tangential one on the lightest tangential mass ``1 / max eig(P W P)``, P = 1 - n n^T."""
+        P = np.eye(3) - np.outer(self.n, self.n)
+        wt = np.linalg.eigvalsh(P @ self.W @ P).max()
+        (kn, cn), (kt, ct) = (parameters.spring(1.0 / w if w > 0 else np.inf, dt) for w in (self.w, wt))
+        return (kn, kt), (cn, ct)
 
     def velocity(self, qd):
         v = 0.0
@@ -271,7 +282,7 @@ def _impacts(s, q, qd, new, k, cc, sweeps=8):
     qd = qd.copy()
     resp = {i: _Response(s, q, i) for i in new}
     for i, r in resp.items():
-        k[i], cc[i] = prm.spring(1.0 / r.w, s.dt)
+        k[i], cc[i] = r.springs(prm, s.dt)
     hit = {i: r.velocity(qd) for i, r in resp.items()}
     hit = {i: v for i, v in hit.items() if v < -prm.bounce_velocity and resp[i].w > 0}
     P = dict.fromkeys(hit, 0.0)

@@ -1,0 +1,193 @@
+"""Contact dynamics (issue 35, point 2) against closed forms: a box at rest, a block on
+an incline (sticks below tan theta = mu, slides with g (sin theta - mu cos theta)
+above), a sphere's bounce to e^2 h, the Panda's static push on a table (the
+contact force is J^-T (tau - g)); the free bodies' Newton-Euler equations
+(a torque-free spin keeps its energy and momentum) and the impact law's
+impulse against robot_dynamics.constraints.impact."""
+import numpy as np
+import pytest
+
+import robot_dynamics as rd
+from robot_dynamics.contact.analytic import PlaneDetector
+from robot_dynamics.contact.dynamics import ContactParameters
+from robot_dynamics.contact.free_bodies import FreeBodies
+from robot_dynamics.contact.stepping import ContactStepper
+
+G = 9.81
+Q0 = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 1.9, 0.785])
+
+
+@pytest.fixture(scope="module")
+def panda():
+    return rd.load_urdf(rd.bundled_path("panda_arm.urdf"))
+
+
+def held(model, stepper, integrator="rk4", q0=Q0):
+    """A simulator of the Panda held at q0 by its position servo, with the contacts."""
+    sim = rd.Simulator(model, q0=q0, integrator=integrator, contact=stepper)
+    sim.set_command(q0, mode="position")
+    return sim
+
+
+def rotation_y(theta):
+    c, s = np.cos(theta), np.sin(theta)
+    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+
+
+def box_scene(model, theta=0.0, mu=0.5, size=(0.2, 0.2, 0.05), mass=1.0):
+    """A box resting (touching, at rest) on a plane through the origin tilted by theta about y."""
+    R = rotation_y(theta)
+    bodies = FreeBodies([dict(shape="box", size=size, mass=mass, orientation=R,
+                              position=R @ [0.0, 0.0, 0.5 * size[2]] + [1.0, 0.0, 0.0])])
+    det = PlaneDetector([dict(body=model.nb, type="box", size=size)], [(([1.0, 0.0, 0.0]), R[:, 2])])
+    return ContactStepper(model, det, bodies, ContactParameters(friction=mu)), R
+
+
+def corner_mass(size, mass):
+    """A box corner's effective mass along the plane's normal: 1 / (1/m + (r x n) . I^-1 (r x n))."""
+    a, b, c = size
+    Ixx, Iyy = mass * (b * b + c * c) / 12.0, mass * (a * a + c * c) / 12.0
+    return 1.0 / (1.0 / mass + (b / 2) ** 2 / Ixx + (a / 2) ** 2 / Iyy)
+
+
+def test_box_at_rest_carries_its_weight_and_sinks_the_stated_depth(panda):
+    size, mass = (0.2, 0.2, 0.05), 1.0
+    stepper, _ = box_scene(panda, size=size, mass=mass)
+    sim = held(panda, stepper)
+    sim.step(500)
+    a, b, point, normal, F = stepper.wrenches()
+    assert len(a) == 4 and np.all(a == panda.nb) and np.all(b == -1)
+    assert abs(F[:, 2].sum() - mass * G) < 1e-3 * mass * G                  # m g within 0.1 %
+    w = 0.2 / sim.dt                                                         # the default frequency
+    k = corner_mass(size, mass) * w ** 2                                     # k = m_c w^2 (dynamics.py)
+    depth = stepper.contacts.depth[:4]
+    np.testing.assert_allclose(depth, mass * G / 4 / k, rtol=1e-3)           # d = F / k, the stated value
+    assert np.abs(stepper.bodies.v).max() < 1e-6
+
+
+@pytest.mark.parametrize("tan_theta", [0.4, 0.45])
+def test_block_on_an_incline_sticks_below_the_friction_cone(panda, tan_theta):
+    mu = 0.5
+    stepper, R = box_scene(panda, theta=np.arctan(tan_theta), mu=mu)
+    sim = held(panda, stepper)
+    sim.step(300)
+    x1 = stepper.bodies.p[0].copy()
+    sim.step(300)
+    assert np.linalg.norm(stepper.bodies.p[0] - x1) < 1e-7                 # no creep: it sticks
+    assert np.linalg.norm(stepper.bodies.v[0]) < 1e-6
+    a, b, point, normal, F = stepper.wrenches()
+    f_n, f_t = F @ normal[0], F - np.outer(F @ normal[0], normal[0])
+    assert np.all(np.linalg.norm(f_t, axis=1) < mu * f_n)                  # inside the cone
+    weight = np.array([0.0, 0.0, -G])                                        # m g, m = 1 kg
+    np.testing.assert_allclose(f_t.sum(axis=0), -(weight - (weight @ normal[0]) * normal[0]), atol=1e-6)
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "semi_implicit_euler"])
+@pytest.mark.parametrize("tan_theta", [0.7, 1.0])
+def test_block_on_an_incline_slides_with_coulombs_acceleration(panda, tan_theta, integrator):
+    mu, theta = 0.5, np.arctan(tan_theta)
+    stepper, R = box_scene(panda, theta=theta, mu=mu)
+    sim = held(panda, stepper, integrator)
+    down = R[:, 0]                                                           # down the slope (its z < 0)
+    sim.step(100)
+    v1 = stepper.bodies.v[0] @ down
+    sim.step(300)
+    v2 = stepper.bodies.v[0] @ down
+    expected = G * (np.sin(theta) - mu * np.cos(theta))
+    assert abs((v2 - v1) / 0.3 - expected) < 0.01 * expected
+
+
+def test_sphere_bounces_to_e_squared_h(panda):
+    e, h, r = 0.8, 0.5, 0.05
+    bodies = FreeBodies([dict(shape="sphere", size=(r,), mass=0.3, position=(1.0, 0.0, r + h))])
+    det = PlaneDetector([dict(body=panda.nb, type="sphere", size=(r,))], [((0, 0, 0), (0, 0, 1))])
+    stepper = ContactStepper(panda, det, bodies, ContactParameters(restitution=e))
+    sim = held(panda, stepper)
+    z, up = [], False
+    for _ in range(700):
+        sim.step()
+        z.append(bodies.p[0, 2] - r)
+        up = up or bodies.v[0, 2] > 0
+    z = np.array(z)
+    first = int(np.argmax(np.diff(z) > 0))                                   # the first step going up
+    apex = z[first:].max()
+    assert z.min() >= -1e-3 and abs(apex - e * e * h) < 0.02 * e * e * h
+
+
+def push_scene(model, depth=0.05, integrator="rk4", overlap=0.0):
+    """The Panda's flange sphere (r = 2 cm, 10 cm out of link8) on a table, its
+    position target ``depth`` below the touching pose (the table ``overlap`` above it)."""
+    l8 = model.link_index("panda_link8")
+    body = model.link_body[l8]
+    P = model.link_placement[l8]
+    tip = P[:3, :3] @ [0, 0, 0.1] + P[:3, 3]                                 # in the body frame
+    T = rd.link_pose(model, Q0, "panda_link8")
+    x = T[:3, :3] @ [0, 0, 0.1] + T[:3, 3]
+    r = 0.02
+    det = PlaneDetector([dict(body=body, type="sphere", size=(r,), position=tip)], [((0, 0, x[2] - r + overlap), (0, 0, 1))])
+    stepper = ContactStepper(model, det)
+    sim = rd.Simulator(model, q0=Q0, integrator=integrator, contact=stepper)
+    J = rd.jacobian(model, Q0, "panda_link8", (0, 0, 0.1))[:3]
+    sim.set_command(Q0 + np.linalg.pinv(J) @ [0, 0, -depth], mode="position")
+    return sim, stepper
+
+
+def test_static_push_on_a_table_is_j_inverse_transpose_of_tau_minus_g(panda):
+    sim, stepper = push_scene(panda)
+    sim.step(1500)
+    a, b, point, normal, F = stepper.wrenches()
+    assert len(a) == 1 and 90.0 < F[0, 2] < 120.0                            # about 100 N on the table
+    q = sim.q
+    T = rd.link_pose(panda, q, "panda_link8")
+    J = rd.jacobian(panda, q, "panda_link8", T[:3, :3].T @ (point[0] - T[:3, 3]))[:3]
+    tau_g = sim.effort - rd.gravity_torques(panda, q)
+    F_env = np.linalg.lstsq(J.T, tau_g, rcond=None)[0]                       # J^-T (tau - g): the robot on the table
+    assert np.linalg.norm(J.T @ F_env - tau_g) < 1e-2 * np.linalg.norm(tau_g)   # a static state
+    assert np.linalg.norm(F_env + F[0]) < 0.01 * np.linalg.norm(F[0])
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "semi_implicit_euler", "implicit_euler", "explicit_euler"])
+def test_pressing_with_100_newtons_is_stable_at_1_ms(panda, integrator):
+    sim, stepper = push_scene(panda, integrator=integrator)
+    forces = []
+    for _ in range(6):
+        sim.step(100)
+        forces.append(stepper.wrenches()[4][0, 2])
+    assert np.all(np.isfinite(sim.q)) and 90.0 < forces[-1] < 120.0
+    assert abs(forces[-1] - forces[-2]) < 0.02 * forces[-1]                  # settled, not ringing
+    assert stepper.contacts.depth[0] < 2e-3                                  # ~1.2 mm at ~100 N
+
+
+def test_torque_free_spin_keeps_energy_and_angular_momentum(panda):
+    """A free box far from any plane: Newton-Euler on the chart (RK4)."""
+    size, m = (0.3, 0.2, 0.1), 2.0
+    bodies = FreeBodies([dict(shape="box", size=size, mass=m, position=(0, 0, 5.0), angular_velocity=(3.0, 0.2, 5.0))])
+    det = PlaneDetector([dict(body=panda.nb, type="box", size=size)], [((0, 0, -100.0), (0, 0, 1))])
+    stepper = ContactStepper(panda, det, bodies)
+    sim = held(panda, stepper)
+
+    def energy_momentum():
+        Iw = bodies.R[0] @ bodies.inertia[0] @ bodies.R[0].T
+        w = bodies.w[0]
+        return 0.5 * w @ Iw @ w, Iw @ w
+    E0, L0 = energy_momentum()
+    sim.step(1000)
+    E1, L1 = energy_momentum()
+    assert abs(E1 - E0) < 1e-8 * E0 and np.linalg.norm(L1 - L0) < 1e-8 * np.linalg.norm(L0)
+    np.testing.assert_allclose(bodies.R[0] @ bodies.R[0].T, np.eye(3), atol=1e-12)
+    assert abs(bodies.p[0, 2] - (5.0 - 0.5 * G)) < 1e-9                     # free fall for 1 s
+
+
+def test_the_impulse_is_the_impact_law(panda):
+    """Arm against the static world: the stepper's impulse equals constraints.impact's."""
+    sim, stepper = push_scene(panda, depth=0.0, overlap=1e-3)                  # in contact at Q0
+    J = rd.jacobian(panda, Q0, "panda_link8", (0, 0, 0.1))[:3]
+    qd = np.linalg.pinv(J) @ [0.1, 0.0, -0.5]                                 # down at 0.5 m/s
+    e = 0.5
+    stepper.parameters = ContactParameters(restitution=e)
+    qd_plus = stepper.settle(Q0, qd)                                          # a new contact: the impact law
+    x = stepper.contacts.point[0]
+    T = rd.link_pose(panda, Q0, "panda_link8")
+    expected, _ = rd.impact(panda, Q0, qd, (0, 0, 1), "panda_link8", T[:3, :3].T @ (x - T[:3, 3]), e)
+    np.testing.assert_allclose(qd_plus, expected, atol=1e-10)
+    assert abs((J @ qd_plus)[2] + e * (J @ qd)[2]) < 1e-9                    # v_n+ = -e v_n-
