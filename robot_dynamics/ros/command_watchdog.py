@@ -105,8 +105,8 @@ class CommandWatchdog(Node):
         super().__init__('command_watchdog', **kwargs)
         values = {}
         for name, default in DEFAULTS.items():
-            descriptor = ParameterDescriptor(dynamic_typing=isinstance(default, float),
-                                             description=_DESCRIPTIONS[name])
+            descriptor = ParameterDescriptor(dynamic_typing=isinstance(default, float), read_only=True,
+                                             description=_DESCRIPTIONS[name])   # read once, here
             try:
                 values[name] = self.declare_parameter(name, default, descriptor).value
             except InvalidParameterTypeException as exc:

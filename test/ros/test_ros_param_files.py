@@ -10,8 +10,8 @@ import pytest
 
 from conftest import PANDA
 
-from rcl_interfaces.msg import ParameterType
-from rcl_interfaces.srv import DescribeParameters
+from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+from rcl_interfaces.srv import DescribeParameters, GetParameters, SetParameters
 
 from robot_dynamics.ros import dynamics_params, params as P
 
@@ -95,3 +95,23 @@ def test_dynamics_services_reports_every_problem(start_node, params, expected):
     proc = start_node('dynamics_services', dict({'urdf_path': str(PANDA)}, **params))
     assert proc.wait(timeout=120) == 2
     assert sorted(_problems(proc.read_log())) == sorted(expected)
+
+
+def test_command_watchdog_describes_its_parameters_read_only_and_refuses_a_change(ros, start_node):
+    """command_watchdog reads its parameters once, at start: its file says read_only, the running node
+    describes them so, and ``ros2 param set command_timeout 5.0`` is refused (it used to succeed and
+    change nothing: the timeout stayed 0.1 s while ``ros2 param get`` said 5.0)."""
+    proc = start_node('command_watchdog', {'command_timeout': 0.1}, name='command_watchdog')
+    schema = P.schema('command_watchdog.yaml', skip=())
+    assert {p.name for p in schema} == {'command_topic', 'controller_manager', 'controller_name', 'command_timeout'}
+    assert all(p.read_only for p in schema)
+    ros.wait_for_service(proc.topic('~/describe_parameters'), process=proc)
+    answer = ros.call(DescribeParameters, proc.topic('~/describe_parameters'),
+                      DescribeParameters.Request(names=[p.name for p in schema]))
+    assert [d.read_only for d in answer.descriptors] == [True] * len(schema)
+    value = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=5.0)
+    result = ros.call(SetParameters, proc.topic('~/set_parameters'),
+                      SetParameters.Request(parameters=[Parameter(name='command_timeout', value=value)]))
+    assert not result.results[0].successful, result.results[0]
+    got = ros.call(GetParameters, proc.topic('~/get_parameters'), GetParameters.Request(names=['command_timeout']))
+    assert got.values[0].double_value == 0.1
