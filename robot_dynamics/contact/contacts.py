@@ -92,6 +92,30 @@ class Contacts:
         self.n = i + 1
         return True
 
+    def add_rows(self, body_a, body_b, points, normal, depths, geom_a, geom_b, pair, features):
+        """Append k contacts of one shape pair at once (one normal); the rows beyond
+        the capacity are dropped and counted. Returns the number of rows added.
+
+        Args:
+            points: (k, 3) [m] world; normal: (3,) unit, from b towards a;
+            depths: (k,) [m] >= 0; features: (k,) int; the rest as :meth:`add`.
+        """
+        i, k = self.n, len(depths)
+        m = min(k, self.capacity - i)
+        self.dropped += k - m
+        j = i + m
+        self.body_a[i:j] = body_a
+        self.body_b[i:j] = body_b
+        self.point[i:j] = points[:m]
+        self.normal[i:j] = normal
+        self.depth[i:j] = depths[:m]
+        self.geom_a[i:j] = geom_a
+        self.geom_b[i:j] = geom_b
+        self.pair[i:j] = pair
+        self.feature[i:j] = features[:m]
+        self.n = j
+        return m
+
     def key(self, i):
         """The identity of row i between steps: (pair, feature)."""
         return int(self.pair[i]), int(self.feature[i])

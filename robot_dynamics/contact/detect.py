@@ -88,6 +88,12 @@ class Detector:
         on_plane = c.is_plane[c.pair_b]
         self._box_pairs = np.flatnonzero(~on_plane)         # broad phase: box against box
         self._plane_pairs = np.flatnonzero(on_plane)        # box against plane
+        self._box_a, self._box_b = c.pair_a[self._box_pairs], c.pair_b[self._box_pairs]
+        self._plane_a = c.pair_a[self._plane_pairs]
+        planes = c.body_placement[c.pair_b[self._plane_pairs]]             # static: their frames are fixed
+        self._plane_n = planes[:, :3, 2].copy()
+        self._plane_abs_n = np.abs(self._plane_n)
+        self._plane_d = np.einsum("pi,pi->p", self._plane_n, planes[:, :3, 3])
         kinds = [c.shapes[a].kind for a in c.pair_a]
         self._closed = on_plane & np.array([k in plane.KINDS for k in kinds], dtype=bool)
         round_ = np.array([s.kind in ROUND for s in c.shapes], dtype=bool)
@@ -121,18 +127,18 @@ class Detector:
         """Indices of the pairs whose world bounding boxes overlap (broad phase), at the last shape_poses."""
         c, T = self.collision, self._pose
         R = T[:, :3, :3]
-        centre = (R @ c.centre[:, :, None])[:, :, 0] + T[:, :3, 3]          # (S, 3) world
-        half = (np.abs(R) @ self._half[:, :, None])[:, :, 0]                  # (S, 3) world half extents
-        p = self._box_pairs
-        a, b = c.pair_a[p], c.pair_b[p]
-        near = (np.abs(centre[a] - centre[b]) <= half[a] + half[b]).all(axis=1)
-        out = p[near]
-        if len(self._plane_pairs):
-            p = self._plane_pairs
-            a, b = c.pair_a[p], c.pair_b[p]
-            n = T[b, :3, 2]
-            low = np.einsum("pi,pi->p", centre[a] - T[b, :3, 3], n) - np.einsum("pi,pi->p", half[a], np.abs(n))
-            out = np.concatenate([out, p[low <= 0.0]])
+        centre = np.einsum("sij,sj->si", R, c.centre)                         # (S, 3) world box centres
+        centre += T[:, :3, 3]
+        half = np.einsum("sij,sj->si", np.abs(R), self._half)                 # (S, 3) world half extents
+        a, b = self._box_a, self._box_b
+        gap = np.abs(centre[a] - centre[b])
+        gap -= half[a]
+        gap -= half[b]
+        out = self._box_pairs[gap.max(axis=1) <= 0.0]
+        if len(self._plane_pairs):                                            # lowest corner of a's box
+            a = self._plane_a
+            low = np.einsum("pi,pi->p", centre[a], self._plane_n) - np.einsum("pi,pi->p", half[a], self._plane_abs_n)
+            out = np.concatenate([out, self._plane_pairs[low <= self._plane_d]])
         return out
 
     def detect(self, body_poses, free_poses=None):
@@ -164,26 +170,20 @@ class Detector:
                 self._pair(p)
         return self.contacts
 
-    def _plane(self, p):
-        c = self.collision
-        a, b = int(c.pair_a[p]), int(c.pair_b[p])
-        shape = c.shapes[a]
-        plane.plane_contacts(shape.kind, shape.size, self._pose[a], self._pose[b],
-                             lambda x, n, depth, k: self._add(p, a, b, x, n, depth, k))
-
     def _pair(self, p):
         c = self.collision
         a, b = int(c.pair_a[p]), int(c.pair_b[p])
         if not self._collide(a, b):
             return
-        points = None if self._point_pair[p] else self._patch_points(a, b)
-        if points is None:                                  # no patch: coal's one contact
+        patch = None if self._point_pair[p] else self._patch_points(a, b)
+        if patch is None:                                   # one point: coal's contact
             contact = self._result.getContacts()[0]
-            self._add(p, a, b, contact.pos, -np.asarray(contact.normal), -contact.penetration_depth, 0)
+            self.contacts.add(c.shape_body[a], c.shape_body[b], contact.pos, -np.asarray(contact.normal),
+                              max(-contact.penetration_depth, 0.0), a, b, p, 0)
             return
-        n, pairs = points
-        for i, (pa, pb) in enumerate(pairs):
-            self._add(p, a, b, 0.5 * (pa + pb), n, float(np.dot(pb - pa, n)), i)
+        n, points, depth = patch
+        self.contacts.add_rows(c.shape_body[a], c.shape_body[b], points, n, np.full(len(points), depth), a, b, p,
+                               np.arange(len(points)))
 
     def _collide(self, a, b):
         self._result.clear()
@@ -192,19 +192,19 @@ class Detector:
                                   self._request, self._result)
 
     def _patch_points(self, a, b):
-        """(normal b -> a, [(point on a, point on b)]) of the pair's contact patch, or None.
+        """(normal b -> a, (k, 3) points midway, depth [m]) of the pair's contact
+        patch (coal gives its points one depth, the pair's), or None.
 
         coal 3.0.3 gives a one-point patch for a cylinder (or hull) pressed
         flat on a box when the cylinder is its first object and the whole face
         when the box is: a one-point patch of two shapes that can have faces
         is computed again with the two swapped, and the larger one kept."""
-        n, pairs = self._patch_of(a, b)
-        if len(pairs) == 1 and self.collision.shapes[a].kind not in ROUND \
-                and self.collision.shapes[b].kind not in ROUND and self._collide(b, a):
-            m, swapped = self._patch_of(b, a)
-            if len(swapped) > 1:
-                return -m, [(pa, pb) for pb, pa in swapped]
-        return (n, pairs) if pairs else None
+        patch = self._patch_of(a, b)
+        if patch is not None and len(patch[1]) == 1 and self._collide(b, a):
+            swapped = self._patch_of(b, a)
+            if swapped is not None and len(swapped[1]) > 1:
+                return -swapped[0], swapped[1], swapped[2]
+        return patch
 
     def _patch_of(self, a, b):
         c = self.collision
@@ -212,14 +212,20 @@ class Detector:
         self._coal.computeContactPatch(c.geometries[a], self._tf[a], c.geometries[b], self._tf[b], self._result,
                                        self._patch_request, self._patch)
         if not self._patch.numContactPatches():
-            return None, []
+            return None
         patch = self._patch.getContactPatch(0)
-        n = -np.asarray(patch.getNormal())                  # coal's runs from a to b
-        return n, [(patch.getPointShape1(i), patch.getPointShape2(i)) for i in range(patch.size())]
+        points = np.array([patch.getPoint(i) for i in range(patch.size())])
+        # coal's normal runs from a to b; its depth is signed (negative when the shapes overlap)
+        return -np.asarray(patch.getNormal()), points, max(-patch.penetration_depth, 0.0)
 
-    def _add(self, p, a, b, point, normal, depth, feature):
+    def _plane(self, p):
         c = self.collision
-        self.contacts.add(c.shape_body[a], c.shape_body[b], point, normal, max(depth, 0.0), a, b, p, feature)
+        a, b = int(c.pair_a[p]), int(c.pair_b[p])
+        shape = c.shapes[a]
+        found = plane.plane_contacts(shape.kind, shape.size, self._pose[a], self._pose[b])
+        if found is not None:
+            points, n, depths, features = found
+            self.contacts.add_rows(c.shape_body[a], c.shape_body[b], points, n, depths, a, b, p, features)
 
     def _transform(self, s):
         tf = self._tf[s]

@@ -20,29 +20,34 @@ CORNERS = np.array([[1 if k & 1 else -1, 1 if k & 2 else -1, 1 if k & 4 else -1]
 KINDS = ("sphere", "capsule", "box")
 
 
-def plane_contacts(kind, size, T, plane, add):
-    """Call ``add(point, normal, depth, feature)`` for each penetrating feature of a shape.
+def plane_contacts(kind, size, T, plane):
+    """The penetrating features of a shape on a plane, or None.
 
     Args:
         kind: "sphere", "capsule" or "box"; size: as in :mod:`.geometry`.
         T: (4, 4) world <- shape. plane: (4, 4) world <- plane frame.
-        add: the sink (point (3,) [m] world, normal (3,) unit world, depth [m] >= 0, feature int).
+
+    Returns:
+        None, or (points (k, 3) [m] world, normal (3,) unit world from the
+        plane towards the shape, depths (k,) [m] >= 0, features (k,) int).
     """
     n = plane[:3, 2]
     d = n @ plane[:3, 3]
     if kind == "box":
         x = (CORNERS * (0.5 * np.asarray(size))) @ T[:3, :3].T + T[:3, 3]      # (8, 3) corners, world
         s = x @ n - d
-        for k in np.flatnonzero(s <= 0.0):
-            add(x[k] - 0.5 * s[k] * n, n, -s[k], int(k))
-        return
+        k = np.flatnonzero(s <= 0.0)
+        if not len(k):
+            return None
+        return x[k] - np.outer(0.5 * s[k], n), n, -s[k], k
     r = size[0]
     if kind == "sphere":
-        ends = (T[:3, 3],)
+        c = T[:3, 3][None, :]
     else:                                                                        # capsule: both end spheres
         half = 0.5 * size[1] * T[:3, 2]
-        ends = (T[:3, 3] - half, T[:3, 3] + half)
-    for k, c in enumerate(ends):
-        s = n @ c - d - r                                                        # height of the lowest point
-        if s <= 0.0:
-            add(c - (r + 0.5 * s) * n, n, -s, k)
+        c = np.array([T[:3, 3] - half, T[:3, 3] + half])
+    s = c @ n - d - r                                                            # height of each lowest point
+    k = np.flatnonzero(s <= 0.0)
+    if not len(k):
+        return None
+    return c[k] - np.outer(r + 0.5 * s[k], n), n, -s[k], k
