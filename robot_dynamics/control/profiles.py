@@ -97,6 +97,20 @@ def mode_problem(mode, gravity, publish_command):
     return None
 
 
+def tracking_friction_problem(mode, tracking_friction, friction, publish_command):
+    """None, or why ``tracking_friction`` must not be on: in mode ``feedforward`` or ``computed_torque`` it adds
+    the friction laws to the law, and a robot that compensates friction itself (``friction`` 'true') would get
+    them twice; :class:`CommandTerms` removes only the compensation's friction (gravity_coriolis_friction).
+    Allowed when the command is not published (the torque topics)."""
+    if (mode in ('feedforward', 'computed_torque') and tracking_friction and parse_state(friction) == TRUE
+            and publish_command):
+        return ("tracking_friction true adds the friction laws to the %s torque, and the robot compensates "
+                "friction itself (robot_compensates_friction true): the command would hold it twice. Set "
+                "tracking_friction false (the robot's own friction compensation acts), or publish_command false"
+                % mode)
+    return None
+
+
 class CommandTerms:
     """The command torque without the terms the robot compensates itself.
 

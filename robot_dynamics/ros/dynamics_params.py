@@ -73,7 +73,9 @@ def one_position_per_held_joint(p):
 def no_term_the_robot_compensates(p):
     """Never command a term the robot compensates itself (profiles.py, docs/ROBOTS.md)."""
     return (profiles.unknown_problem(p.robot_compensates_gravity, p.robot_compensates_friction)
-            or profiles.mode_problem(p.mode, p.robot_compensates_gravity, p.publish_command))
+            or profiles.mode_problem(p.mode, p.robot_compensates_gravity, p.publish_command)
+            or profiles.tracking_friction_problem(p.mode, p.tracking_friction, p.robot_compensates_friction,
+                                                  p.publish_command))
 
 
 @validator('observer_all_or_none', cross=True)
