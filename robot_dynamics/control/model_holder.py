@@ -4,7 +4,9 @@ A description (URDF or MJCF text) is loaded with the loops and actuators files r
 a payload replaces any payload set before on the same link, payloads on different links add up, and
 the model is ``base_model`` with them (:meth:`ModelHolder.rebuild`), so a new description keeps them.
 Every model goes through the node's check (``check(model, joints_changed)``: None or the problem)
-before the node uses it. The holder changes the model by replacing it, never in place, so a service
+before the node uses it. A model the check refuses is still ``model`` (with the error status): the
+services answer from it, and a parameter change that fixes what the check refused (an
+``impedance_link``, a mode) rebuilds the node's pipeline on it without a new description. The holder changes the model by replacing it, never in place, so a service
 thread reading ``model`` sees one whole model.
 
 Payload entries: link -> (mass [kg], com (3,) in the link frame [m], inertia (3, 3) about the com in
@@ -26,7 +28,7 @@ class ModelHolder:
 
     Args:
         p: the node's parameters (read here: ``gravity``, ``skip_missing_meshes``, ``loops_file``,
-            ``actuators_file``, ``actuated_joints``, ``friction_smoothing``).
+            ``actuators_file``, ``actuated_joints``; ``friction_smoothing`` by the services).
         log: a logger (``info``, ``warning``, ``error`` of a text).
         check: ``check(model, joints_changed)`` -> None, or the problem that refuses the model.
         base_state: ``base_state(model)`` -> (q_root (root_nq,), v_root (root_nv,)), the base state the
