@@ -52,6 +52,7 @@ MODULE_KEYS = {
     "hypothesis": "python3-hypothesis",
     "pinocchio": "pinocchio",                # the ROS package ships the Python bindings; PyPI: pin
     "mujoco": "python3-mujoco-pip",
+    "coal": "coal",                          # contact geometry; the ROS package as the PyPI wheel
     "catkin_pkg": "python3-catkin-pkg",      # this test's package.xml parser
     # ROS 2 packages: the module is the package
     **{name: name for name in (
