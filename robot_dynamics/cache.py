@@ -4,7 +4,8 @@ One per-user folder, following the XDG Base Directory Specification:
 ``$XDG_CACHE_HOME/robot_dynamics`` when ``XDG_CACHE_HOME`` is an absolute
 path (a relative one is ignored, as the specification says), else
 ``~/.cache/robot_dynamics`` (:func:`user_cache_dir`); folders made there
-are private to the user (mode 0700).
+are private to the user (mode 0700), and an existing one is used only if
+it is the user's own (:func:`writable`).
 
 - The shared objects of ``rd.compile`` (and the node's ``backend:
   compiled``) always go there, in ``codegen/`` (:func:`compiled_dir`):
@@ -55,11 +56,21 @@ def user_cache_dir():
 
 
 def writable(folder):
-    """``folder``, made if needed (mode 0700), or None where it cannot be written."""
+    """``folder``, made if needed (mode 0700), or None where it cannot be written or is not private.
+
+    What is found there is loaded and run (numba's kernels, shared objects), so an existing folder
+    must be the user's own: owned by another user, it is not used; the user's own with write access
+    for the group or others (an older folder, a umask) is made 0700 first, or not used.
+    """
     if folder is None:
         return None
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = folder.stat()
+        if info.st_uid != os.getuid():
+            return None
+        if info.st_mode & 0o022:
+            os.chmod(folder, 0o700)
     except OSError:
         return None
     return folder if os.access(folder, os.W_OK) else None

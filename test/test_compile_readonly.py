@@ -124,3 +124,17 @@ def test_a_folder_that_cannot_be_written_is_not_a_cache(tmp_path):
         assert cache.writable(folder / "sub") is None
     finally:
         folder.chmod(0o700)
+
+
+def test_a_cache_folder_that_is_not_private_is_made_private_or_not_used(monkeypatch, tmp_path):
+    """What the cache holds is loaded and run: the user's own folder open to the group or others is
+    made 0700 before use; a folder owned by another user is not used (here: as if every folder
+    belonged to another uid)."""
+    folder = tmp_path / "codegen"
+    folder.mkdir()
+    os.chmod(folder, 0o777)
+    assert cache.writable(folder) == folder
+    assert folder.stat().st_mode & 0o777 == 0o700
+    monkeypatch.setattr(os, "getuid", lambda: folder.stat().st_uid + 1)
+    assert cache.writable(folder) is None
+    assert cache.writable(tmp_path / "new") is None              # made, but still not the user's
