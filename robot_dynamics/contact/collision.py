@@ -31,7 +31,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import URDFError, URDFWarning
+from ..errors import InputError, URDFError, URDFWarning
 from ..model.xml_root import element_tree
 from .geometry import coal_geometry, local_aabb
 
@@ -56,12 +56,18 @@ class CollisionModel:
         shape_link (S,) int: the link index in ``model.link_names``, -1 if not a robot link.
         shape_free (S,) int: the free body index, -1 if not on a free body.
         placement (S, 4, 4): shape frame in its link / free-body / world frame.
+        body_placement (S, 4, 4): shape frame in its body frame (robot shapes:
+            ``link_placement @ placement``; on the base, body -1, that is
+            the world frame); the others as ``placement``.
         centre (S, 3) [m], half (S, 3) [m]: the axis-aligned bounding box in the
             shape frame, centre and half extents (inf for a plane).
         pair_a, pair_b (P,) int: shape indices; static shapes are in pair_b.
     """
 
     def __init__(self, model, shapes, world=None, srdf=None):
+        if model.root_joint is not None:
+            raise InputError("contact detection takes a fixed-base model; this one has a %r root joint"
+                             % model.root_joint)
         static = list(world.static_shapes) if world is not None else []
         free = list(world.free_bodies) if world is not None else []
         self.nb, self.nf = int(model.nb), len(free)
@@ -81,6 +87,9 @@ class CollisionModel:
             i = len(robot) + len(static) + k
             self.shape_free[i], self.shape_body[i] = k, self.nb + k
         self.placement = np.array([s.placement for s in self.shapes]).reshape(S, 4, 4)
+        self.body_placement = self.placement.copy()
+        for i in range(len(robot)):
+            self.body_placement[i] = model.link_placement[self.shape_link[i]] @ self.placement[i]
         self.geometries = [coal_geometry(s) for s in self.shapes]
         self.centre, self.half = np.zeros((S, 3)), np.zeros((S, 3))
         for i, (s, g) in enumerate(zip(self.shapes, self.geometries)):

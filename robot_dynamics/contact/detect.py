@@ -10,14 +10,16 @@ over python-fcl because
   primitive pair (closed-form sphere, box, capsule and half-space pairs,
   GJK/EPA for the rest) and contact patches (the polygon of a face
   pressed on a face: a flat box on a plane gives its 4 corners);
-- it is fast: measured on this machine (2 cores, under load), a
-  sphere-half-space query 0.7 us, a box-half-space query with its patch
-  1.5 us, a Panda link hull on a half-space 3.5 us (python-fcl was not
-  installed to compare; its Python layer copies every contact into new
-  objects as well);
+- it is faster from Python: measured on this machine (2 cores shared,
+  load 5; bench figures below are per query with its contact read back),
+  sphere-half-space 5.9 us (python-fcl 0.7.0.11: 8.3 us), box-half-space
+  4.9 us (7.8 us), sphere-sphere 2.9 us (5.6 us), same depth, normal and
+  point; python-fcl has no contact patches and reports the depth with the
+  other sign convention;
 - wheels exist on PyPI for CPython 3.10-3.13 on Linux and macOS (the
   cmeel build, as Pinocchio's ``pin``, already a test dependency), and
-  ROS 2 Jazzy releases it (rosdep key ``coal``).
+  ROS 2 Jazzy releases it (rosdep key ``coal``, 3.0.3); python-fcl is
+  pip-only in rosdep (``python-fcl-pip``).
 
 Broad phase: each shape's axis-aligned box in its own frame (coal's local
 AABB) turned into a world box with its pose (centre R c + p, half extents
