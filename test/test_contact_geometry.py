@@ -485,3 +485,32 @@ def test_world_file_from_a_path(tmp_path):
     assert len(load_world(str(path)).free_bodies) == 4
     with pytest.raises(WorldError, match="cannot read world file"):
         load_world(str(tmp_path / "missing.yaml"))
+
+
+# --- the record and the library -------------------------------------------------------------------
+
+def test_coal_loads_without_pinocchio():
+    import subprocess
+    import sys
+    code = "import sys, coal; print(sorted(m for m in sys.modules if 'pinocchio' in m))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
+
+
+def test_a_full_record_drops_and_counts():
+    _, detector, c = world_scene([body("b%d" % k, "box", [0.1, 0.1, 0.1], [k, 0, 0.049]) for k in range(3)])
+    assert c.n == 12 and c.dropped == 0
+    small = Detector(detector.collision, capacity=10)
+    c = small.detect(np.zeros((0, 4, 4)), np.array([f.pose for f in load_world(
+        {"free": [body("b%d" % k, "box", [0.1, 0.1, 0.1], [k, 0, 0.049]) for k in range(3)]}).free_bodies]))
+    assert (c.n, c.dropped) == (10, 2)
+    with pytest.raises(rd.errors.InputError, match=r"free_poses must be \(3, 4, 4\)"):
+        small.detect(np.zeros((0, 4, 4)), np.zeros((2, 4, 4)))
+
+
+@needs_erd
+def test_body_poses_are_the_library_link_poses(panda):
+    model, _ = panda
+    q = HOME[:model.nq]
+    poses = body_poses(model, q)
+    for i, l in enumerate(model.body_link):
+        np.testing.assert_allclose(poses[i], rd.link_pose(model, q, model.link_names[l]), atol=1e-14)
