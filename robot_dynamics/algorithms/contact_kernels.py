@@ -268,24 +268,33 @@ def _add_wrench(W, row, F, i, x, p, sign):
 
 
 @jit
-def stage_forces(body_a, body_b, point, normal, depth, n, found, mem_s, mem_ra, mem_rb, mem_k, mem_c, mu,
-                 Rw, pw, wa, va, Rf, pf, wf, vf, F, Warm, Wf):
-    """The contact forces at one integrator stage: F[i] (3,) on a (world), and the
-    wrenches they sum to: Warm (nb, 6) on the arm's bodies ([f; n] world, moment
-    about the body origin), Wf (nf, 6) on the free bodies (moment about the
-    COM). A new contact (found[i] < 0) exerts none. Returns the number of
-    contacts that load the arm."""
+def stage_forces(body_a, body_b, normal, depth0, m, mem_s, mem_ra, mem_rb, mem_k, mem_c, mu,
+                 Rw, pw, wa, va, Rf, pf, wf, vf, point, depth, F, Warm, Wf):
+    """The contact forces at one integrator stage, for the m contacts of the step's
+    start (rows of the committed Contacts and of the memory): each contact's
+    material points ``x_a``, ``x_b`` (anchored at its point at the step's start)
+    give its stage point ``(x_a + x_b) / 2`` and depth ``d0 - n . (x_a - x_b)``
+    (the normal held over the step); point (N, 3), depth (N,) get them. Fills
+    F[i] (3,) on a (world), and the wrenches they sum to: Warm (nb, 6) on the
+    arm's bodies ([f; n] world, moment about the body origin), Wf (nf, 6) on
+    the free bodies (moment about the COM). Returns the number of contacts
+    that load the arm."""
     nb = Rw.shape[0] - 1
     Warm[:, :] = 0.0
     Wf[:, :] = 0.0
-    s_t = np.empty(3)
+    s_t, xa, xb, u = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
     arm = 0
-    for i in range(n):
-        j = found[i]
-        if j < 0:
-            F[i, :] = 0.0
-            continue
-        f_n = _law(i, j, body_a, body_b, point, normal, depth, mem_s, mem_ra, mem_rb, mem_k, mem_c, mu, nb,
+    for i in range(m):
+        Ra, pa, wA, vA = _frame(body_a[i], nb, Rw, pw, wa, va, Rf, pf, wf, vf)
+        Rb, pb, wB, vB = _frame(body_b[i], nb, Rw, pw, wa, va, Rf, pf, wf, vf)
+        _material(Ra, pa, wA, vA, pa, mem_ra[i], xa, u)
+        _material(Rb, pb, wB, vB, pb, mem_rb[i], xb, u)
+        d = depth0[i]
+        for r in range(3):
+            point[i, r] = 0.5 * (xa[r] + xb[r])
+            d -= normal[i, r] * (xa[r] - xb[r])
+        depth[i] = d
+        f_n = _law(i, i, body_a, body_b, point, normal, depth, mem_s, mem_ra, mem_rb, mem_k, mem_c, mu, nb,
                    Rw, pw, wa, va, Rf, pf, wf, vf, F, s_t)
         if f_n == 0.0:
             continue

@@ -71,8 +71,10 @@ class FreeBodies:
     Args:
         bodies: a sequence of dicts ``{'name', 'shape', 'size', 'mass',
             'position' (3,), 'orientation' (3, 3) or quaternion (x, y, z, w),
-            'velocity' (3,), 'angular_velocity' (3,)}`` (the last three
-            optional, zero by default).
+            'velocity' (3,), 'angular_velocity' (3,), 'inertia' (3, 3)}`` (the
+            last four optional: zero twist, the homogeneous solid's inertia
+            about its centre; the shape only sets it, any kind goes with an
+            explicit inertia).
 
     Attributes:
         names (nf,); shape (nf,) str; size: list of (k,) arrays; mass (nf,) [kg];
@@ -87,13 +89,21 @@ class FreeBodies:
         self.shape = tuple(b["shape"] for b in bodies)
         self.size = [np.asarray(b["size"], dtype=float).ravel() for b in bodies]
         self.mass = np.array([float(b["mass"]) for b in bodies], dtype=float)
-        self.inertia = np.array([shape_inertia(b["shape"], b["size"], b["mass"]) for b in bodies]).reshape(nf, 3, 3)
+        self.inertia = np.array([shape_inertia(b["shape"], b["size"], b["mass"]) if b.get("inertia") is None
+                                 else _inertia(b["inertia"], self.names[j]) for j, b in enumerate(bodies)]).reshape(nf, 3, 3)
         self.inertia_inv = np.linalg.inv(self.inertia) if nf else np.zeros((0, 3, 3))
         self.p, self.R = np.zeros((nf, 3)), np.tile(np.eye(3), (nf, 1, 1))
         self.v, self.w = np.zeros((nf, 3)), np.zeros((nf, 3))
         for j, b in enumerate(bodies):
             self.set_state(j, b.get("position", (0, 0, 0)), b.get("orientation", np.eye(3)),
                            b.get("velocity", (0, 0, 0)), b.get("angular_velocity", (0, 0, 0)))
+
+    @classmethod
+    def from_world(cls, world):
+        """The free bodies of a :class:`.world.World` (a world file's ``free:`` entries)."""
+        return cls([dict(name=f.name, shape=f.shape.kind, size=f.shape.size, mass=f.mass, inertia=f.inertia,
+                         position=f.pose[:3, 3], orientation=f.pose[:3, :3], velocity=f.velocity[:3],
+                         angular_velocity=f.velocity[3:]) for f in world.free_bodies])
 
     def __len__(self):
         return self.mass.shape[0]
@@ -114,6 +124,14 @@ class FreeBodies:
     def quaternions(self):
         """(nf, 4) orientations as unit quaternions (x, y, z, w)."""
         return np.array([matrix_quaternion(R) for R in self.R]).reshape(len(self), 4)
+
+
+def _inertia(I, name):
+    I = np.asarray(I, dtype=float)
+    if I.shape != (3, 3) or not np.allclose(I, I.T) or not np.all(np.linalg.eigvalsh(I) > 0):
+        raise InputError("free body %r: inertia must be a symmetric positive definite (3, 3) [kg m^2], got %r"
+                         % (name, I.tolist()))
+    return I
 
 
 def quaternion_matrix(q):

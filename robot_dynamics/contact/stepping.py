@@ -5,23 +5,28 @@ wrenches on both, impacts and the friction anchors between steps.
 at once (``rd.Simulator(model, contact=stepper)`` installs both):
 
 - a force model (the simulator's ``ForceModel`` protocol): at each
-  integrator stage, ``link_wrenches(model, t, q, qd)`` detects the
-  contacts at the stage's arm state and free-body state, applies the law
-  of :mod:`.dynamics` and returns the arm's share as ``f_ext`` (each
+  integrator stage, ``link_wrenches(model, t, q, qd)`` moves the contacts
+  found at the step's start with their two bodies (each contact's two
+  material points: its depth along the normal held over the step, its
+  point midway), applies the law of :mod:`.dynamics` and returns the arm's
+  share as ``f_ext`` (each
   contact wrench on its body's link, link frame: ``J^T f`` through
   :func:`robot_dynamics.aba`); the joint limits, friction and the actuator
   act as without contact;
 - an integrator wrapper (:meth:`ContactStepper.integrator`): the arm's
   integrator advances ``(q, chart of the free bodies)`` together, every
   stage seeing both (:mod:`.free_bodies`: the chart and the Newton-Euler
-  equations); after the step it commits the free bodies, applies the
-  impact law to the contacts that appeared, and updates each contact's
-  friction anchor (:func:`.dynamics.remember`).
+  equations); after the step it commits the free bodies, detects the
+  contacts (one detection a step, whatever the integrator), applies the
+  impact law to those that appeared, and updates each contact's friction
+  anchor (:func:`.contact_kernels.remember`).
 
 The arm's state stays the simulator's ``(q, qd)``; the free bodies' state
 is :attr:`ContactStepper.bodies` (a :class:`.free_bodies.FreeBodies`).
 A detector is any object with ``detect(Rw, pw, Rf, pf, contacts)`` that
-fills a :class:`~.contacts.Contacts` (:class:`.analytic.PlaneDetector`).
+fills a :class:`~.contacts.Contacts` (:class:`.analytic.PlaneDetector`), or
+the narrow phase's :class:`.detect.Detector` (``detect(body_poses,
+free_poses)``, wrapped in a :class:`PoseDetector`).
 """
 import numpy as np
 
@@ -50,11 +55,14 @@ class ContactStepper:
         if model.root_joint is not None:
             raise InputError("contact: robot %r has a %s base; the contact dynamics needs a fixed base (its "
                              "base frame is the world)" % (model.name, model.root_joint))
-        self.model, self.detector, self.dt = model, detector, float(dt)
         self.bodies = FreeBodies() if bodies is None else bodies
+        if callable(getattr(detector, "shape_poses", None)):           # the narrow phase (detect.Detector)
+            detector = PoseDetector(detector, model.nb, len(self.bodies))
+        self.model, self.detector, self.dt = model, detector, float(dt)
         self.parameters = ContactParameters() if parameters is None else parameters
         nb, nf, nl, N = model.nb, len(self.bodies), len(model.link_names), int(capacity)
-        self.stage_contacts, self.contacts = Contacts(N), Contacts(N)
+        self.contacts = Contacts(N)                     # at the committed state (the step's start)
+        self._point, self._depth = np.zeros((N, 3)), np.zeros(N)
         self._R, self._p = np.zeros((nb + 1, 3, 3)), np.zeros((nb + 1, 3))
         self.Rw, self.pw, self.wa, self.va = np.zeros((nb + 1, 3, 3)), np.zeros((nb + 1, 3)), np.zeros((nb + 1, 3)), np.zeros((nb + 1, 3))
         self.Rf, self.pf = self.bodies.R.copy(), self.bodies.p.copy()
@@ -81,15 +89,14 @@ class ContactStepper:
         return self._W if self._arm else None
 
     def _evaluate(self, q, qd):
-        """Contacts and their forces at arm state (q, qd) and the current free-body state (Rf, pf, wf, vf)."""
-        c, mem = self.stage_contacts, self._mem[0]
+        """The contacts' forces at arm state (q, qd) and the current free-body state (Rf, pf, wf, vf):
+        the contacts of the step's start, moved with their bodies (:func:`.contact_kernels.stage_forces`)."""
+        c, mem = self.contacts, self._mem[0]
         K.arm_motion(self.model, q, qd, self._R, self._p, self.Rw, self.pw, self.wa, self.va)
-        self.detector.detect(self.Rw, self.pw, self.Rf, self.pf, c)
-        K.match(c.pair, c.feature, c.n, mem["pair"], mem["feature"], self._m, self._found)
-        self._arm = K.stage_forces(c.body_a, c.body_b, c.point, c.normal, c.depth, c.n, self._found, mem["s"],
-                                   mem["ra"], mem["rb"], mem["k"], mem["c"], self.parameters.friction,
-                                   self.Rw, self.pw, self.wa, self.va, self.Rf, self.pf, self.wf, self.vf,
-                                   self._F, self._Warm, self.Wf)
+        self._arm = K.stage_forces(c.body_a, c.body_b, c.normal, c.depth, self._m, mem["s"], mem["ra"], mem["rb"],
+                                   mem["k"], mem["c"], self.parameters.friction, self.Rw, self.pw, self.wa, self.va,
+                                   self.Rf, self.pf, self.wf, self.vf, self._point, self._depth, self._F,
+                                   self._Warm, self.Wf)
         if self._arm:
             K.link_wrenches(self._Warm, self.model.body_link, self.model.link_pose_rows, self.Rw, self.pw, self._W)
         self._last = q
@@ -186,6 +193,26 @@ class ContactStepper:
         c = self.contacts
         n = c.n
         return c.body_a[:n].copy(), c.body_b[:n].copy(), c.point[:n].copy(), c.normal[:n].copy(), self.force[:n].copy()
+
+
+class PoseDetector:
+    """A detector of poses as (4, 4) matrices, ``detect(body_poses (nb, 4, 4),
+    free_poses (nf, 4, 4) or None) -> Contacts`` (:class:`.detect.Detector`), in
+    the stepper's form ``detect(Rw, pw, Rf, pf, contacts)``: its rows copied."""
+
+    def __init__(self, detector, nb, nf):
+        self.detector, self.nb, self.nf = detector, nb, nf
+        self._T, self._Tf = np.tile(np.eye(4), (nb, 1, 1)), np.tile(np.eye(4), (nf, 1, 1))
+
+    def detect(self, Rw, pw, Rf, pf, contacts):
+        nb = self.nb
+        self._T[:, :3, :3], self._T[:, :3, 3] = Rw[:nb], pw[:nb]
+        self._Tf[:, :3, :3], self._Tf[:, :3, 3] = Rf, pf
+        found = self.detector.detect(self._T, self._Tf if self.nf else None)
+        n = min(found.n, contacts.capacity)
+        for name in ("body_a", "body_b", "point", "normal", "depth", "geom_a", "geom_b", "pair", "feature"):
+            getattr(contacts, name)[:n] = getattr(found, name)[:n]
+        contacts.n, contacts.dropped = n, found.dropped + found.n - n
 
 
 def _memory(N):
