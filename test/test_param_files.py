@@ -243,3 +243,17 @@ def test_an_installed_package_finds_its_files_in_the_share_directory(tmp_path, m
     assert param_files.folder() == installed / 'share' / 'robot_dynamics' / 'config' / 'params'
     assert tuple(P.schema('dynamics_node.yaml')) == dynamics_params.NODE_PARAMS
     assert [p.default for p in P.schema('simulator_node.yaml')] == [p.default for p in simulator_params.NODE_PARAMS]
+
+
+def test_every_double_parameter_refuses_infinity_and_nan():
+    """A time or rate of .inf passed the bounds (inf > 0) and then raised OverflowError where the node
+    turns it into nanoseconds (configure crashed, a run-time ``ros2 param set target_timeout .inf`` raised
+    out of the set-parameters callback): every double of every node is checked finite, reported with
+    the other problems."""
+    for schema in (DYNAMICS, SIMULATOR):
+        doubles = [p.name for p in schema if p.type == 'double']
+        assert len(doubles) >= 7
+        for bad in (float('inf'), float('nan')):
+            problems = problems_of(schema, **{name: bad for name in doubles})
+            named = {name for name in doubles if any("'%s'" % name in p for p in problems)}
+            assert named == set(doubles), sorted(set(doubles) - named)
