@@ -65,7 +65,8 @@ CONTINUES = {
     ("README.md", 2): ("README.md", 0),     # rd.Data after the first block's model, q, qd, qdd
 }
 
-NEEDS_EXAMPLE_ROBOT_DATA = {("README.md", 1), ("docs/FLOATING-BASE.md", 0)}      # solo12.urdf
+NEEDS_EXAMPLE_ROBOT_DATA = {("README.md", 1), ("docs/FLOATING-BASE.md", 0),      # solo12.urdf
+                            ("docs/CONTACT.md", 0)}                               # the Panda's meshes, SRDF
 
 
 def _readme_measurements(folder):
