@@ -514,3 +514,29 @@ def test_body_poses_are_the_library_link_poses(panda):
     poses = body_poses(model, q)
     for i, l in enumerate(model.body_link):
         np.testing.assert_allclose(poses[i], rd.link_pose(model, q, model.link_names[l]), atol=1e-14)
+
+
+# --- hostile descriptions --------------------------------------------------------------------------
+
+def hostile_texts():
+    import pathlib
+    from hostile_descriptions import cases
+    corpus = pathlib.Path(__file__).parent / "urdf_corpus"
+    return [(name, text) for name, text, _ in cases()] + \
+        [(p.name, p.read_bytes()) for p in sorted(corpus.glob("*.urdf"))]
+
+
+def test_hostile_descriptions_are_read_or_refused_quickly():
+    """The hostile descriptions (issue 31) and the URDF corpus through the collision reader and the
+    SRDF reader (expat): each gives shapes or a URDFError, within a second of CPU, never another error."""
+    import time
+    for name, text in hostile_texts():
+        for read in (lambda t: shapes_from_urdf(t), lambda t: disabled_pairs(t, ("base", "arm"))):
+            start = time.thread_time()
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", URDFWarning)
+                    read(text)
+            except URDFError:
+                pass
+            assert time.thread_time() - start < 1.0, name
