@@ -92,10 +92,11 @@ class Detector:
         self._plane_pairs = np.flatnonzero(on_plane)        # box against plane
         self._box_a, self._box_b = c.pair_a[self._box_pairs], c.pair_b[self._box_pairs]
         self._plane_a = c.pair_a[self._plane_pairs]
-        planes = c.body_placement[c.pair_b[self._plane_pairs]]             # static: their frames are fixed
-        self._plane_n = planes[:, :3, 2].copy()
-        self._plane_abs_n = np.abs(self._plane_n)
-        self._plane_d = np.einsum("pi,pi->p", self._plane_n, planes[:, :3, 3])
+        plane_shapes = np.flatnonzero(c.is_plane)                          # static: their frames are fixed
+        self._plane_k = np.searchsorted(plane_shapes, c.pair_b[self._plane_pairs])
+        frames = c.body_placement[plane_shapes]
+        self._planes_n = frames[:, :3, 2].copy()                            # (planes, 3) normals
+        self._planes_d = np.einsum("ki,ki->k", self._planes_n, frames[:, :3, 3])   # offsets n . origin
         kinds = [c.shapes[a].kind for a in c.pair_a]
         self._closed = on_plane & np.array([k in plane.KINDS for k in kinds], dtype=bool)
         round_ = np.array([s.kind in ROUND for s in c.shapes], dtype=bool)
@@ -129,18 +130,15 @@ class Detector:
         """Indices of the pairs whose world bounding boxes overlap (broad phase), at the last shape_poses."""
         c, T = self.collision, self._pose
         R = T[:, :3, :3]
-        centre = np.einsum("sij,sj->si", R, c.centre)                         # (S, 3) world box centres
-        centre += T[:, :3, 3]
-        half = np.einsum("sij,sj->si", np.abs(R), self._half)                 # (S, 3) world half extents
-        a, b = self._box_a, self._box_b
-        gap = np.abs(centre[a] - centre[b])
-        gap -= half[a]
-        gap -= half[b]
-        out = self._box_pairs[gap.max(axis=1) <= 0.0]
-        if len(self._plane_pairs):                                            # lowest corner of a's box
-            a = self._plane_a
-            low = np.einsum("pi,pi->p", centre[a], self._plane_n) - np.einsum("pi,pi->p", half[a], self._plane_abs_n)
-            out = np.concatenate([out, self._plane_pairs[low <= self._plane_d]])
+        centre = (R @ c.centre[:, :, None])[:, :, 0] + T[:, :3, 3]          # (S, 3) world box centres
+        half = (np.abs(R) @ self._half[:, :, None])[:, :, 0]                  # (S, 3) world half extents
+        box = np.concatenate([centre - half, centre + half], axis=1)        # (S, 6) [lo, hi]
+        A, B = box[self._box_a], box[self._box_b]
+        x = (A[:, :3] <= B[:, 3:]) & (B[:, :3] <= A[:, 3:])                    # (pairs, 3) overlap per axis
+        out = self._box_pairs[x[:, 0] & x[:, 1] & x[:, 2]]
+        if len(self._plane_pairs):                                            # lowest corner of each box
+            below = centre @ self._planes_n.T - half @ np.abs(self._planes_n).T <= self._planes_d   # (S, planes)
+            out = np.concatenate([out, self._plane_pairs[below[self._plane_a, self._plane_k]]])
         return out
 
     def detect(self, body_poses, free_poses=None):
