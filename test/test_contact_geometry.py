@@ -141,6 +141,13 @@ def test_mjcf_arm_geoms():
     np.testing.assert_allclose(np.abs(shapes[0].placement[:3, 2]), [1, 0, 0], atol=1e-12)
     model = rd.load_mjcf(str(rd.bundled_path("urdf/examples/two_link.xml")))
     assert all(s.link in model.link_names for s in shapes)
+    # an unnamed body is the link rd.load_mjcf names; a world geom is static; a visual-only geom is left out
+    xml = """<mujoco><worldbody><geom type="plane" size="1 1 1"/><body pos="0 0 1"><joint axis="0 1 0"/>
+      <geom type="box" size="0.1 0.2 0.3" mass="1"/><geom type="sphere" size="0.1" contype="0" conaffinity="0"/>
+      </body></worldbody></mujoco>"""
+    plane, box = shapes_from_mjcf(xml)
+    assert (plane.kind, plane.link, box.kind, box.size) == ("plane", None, "box", (0.2, 0.4, 0.6))
+    assert box.link in rd.load_mjcf(xml).link_names
 
 
 # --- pairs -------------------------------------------------------------------------------------

@@ -246,7 +246,7 @@ def shapes_from_mjcf(source, *, skip_missing_meshes=False):
             raise URDFError("MJCF geom %r: type %d is not a collision shape of this package "
                             "(expected one of %s)" % (name, m.geom_type[g], ", ".join(MJ_KINDS)))
         b = int(m.geom_bodyid[g])
-        link = None if b == 0 else mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, b)
+        link = None if b == 0 else mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, b) or "body%d" % b   # as rd.load_mjcf
         placement = homogeneous(_quat_matrix(m.geom_quat[g]), m.geom_pos[g])
         size, vertices = _mj_size(m, g, kind)
         shapes.append(Shape(kind, size, placement, link, name, None, vertices))
