@@ -512,6 +512,12 @@ def test_a_full_record_drops_and_counts():
     assert (c.n, c.dropped) == (10, 2)
     with pytest.raises(rd.errors.InputError, match=r"free_poses must be \(3, 4, 4\)"):
         small.detect(np.zeros((0, 4, 4)), np.zeros((2, 4, 4)))
+    with pytest.raises(rd.errors.InputError, match="non-finite free-body pose"):
+        small.detect(np.zeros((0, 4, 4)), np.full((3, 4, 4), np.nan))
+    with pytest.raises(rd.errors.InputError, match=r"body_poses must be \(0, 4, 4\)"):
+        small.detect(np.zeros((1, 4, 4)), np.zeros((3, 4, 4)))
+    with pytest.raises(rd.errors.InputError, match="margin"):
+        Detector(detector.collision, margin=-1.0)
 
 
 @needs_erd

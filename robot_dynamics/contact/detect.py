@@ -76,7 +76,8 @@ class Detector:
     """
 
     def __init__(self, collision, capacity=256, margin=0.0):
-        import coal
+        if not np.isfinite(margin) or margin < 0:
+            raise InputError("margin must be a finite length >= 0 [m], got %r" % (margin,))
         self.collision = c = collision
         self.contacts = Contacts(capacity)
         self.nf = c.nf
@@ -86,6 +87,11 @@ class Detector:
         self._moving_shapes = np.concatenate([self._robot, self._free])
         self._pose = np.array(c.body_placement)             # world <- shape (static ones: fixed here)
         self._frame = np.tile(np.eye(4), (S, 1, 1))         # world <- body / free body
+        self._broad_phase_tables(c, margin)
+        self._narrow_phase_tables(c)
+
+    def _broad_phase_tables(self, c, margin):
+        """The pairs split into box-box and box-plane tests, and the planes' fixed normals and offsets."""
         self._half = np.where(c.is_plane[:, None], 0.0, c.half + margin)   # a plane is only tested as a plane
         on_plane = c.is_plane[c.pair_b]
         self._box_pairs = np.flatnonzero(~on_plane)         # broad phase: box against box
@@ -99,16 +105,20 @@ class Detector:
         self._planes_d = np.einsum("ki,ki->k", self._planes_n, frames[:, :3, 3])   # offsets n . origin
         kinds = [c.shapes[a].kind for a in c.pair_a]
         self._closed = on_plane & np.array([k in plane.KINDS for k in kinds], dtype=bool)
+
+    def _narrow_phase_tables(self, c):
+        """Which pairs give one point, coal's transforms (static ones set once) and its request objects."""
+        import coal
         round_ = np.array([s.kind in ROUND for s in c.shapes], dtype=bool)
         capsule = np.array([s.kind == "capsule" for s in c.shapes], dtype=bool)
         self._point_pair = (round_[c.pair_a] & round_[c.pair_b]) | (round_[c.pair_a] & ~capsule[c.pair_a]) \
             | (round_[c.pair_b] & ~capsule[c.pair_b])          # one point: a sphere, an ellipsoid, two capsules
         self._coal = coal
-        self._tf = [coal.Transform3s() for _ in range(S)]
-        for s in range(S):
-            self._tf[s].setTransform(self._pose[s, :3, :3], self._pose[s, :3, 3])
+        self._tf = [coal.Transform3s() for _ in c.shapes]
+        for tf, T in zip(self._tf, self._pose):
+            tf.setTransform(T[:3, :3], T[:3, 3])
         self._moving = c.shape_body != STATIC
-        self._set = np.zeros(S, dtype=bool)
+        self._set = np.zeros(len(c.shapes), dtype=bool)
         self._request = coal.CollisionRequest()
         self._request.enable_contact = True
         self._result = coal.CollisionResult()
@@ -160,6 +170,9 @@ class Detector:
             raise InputError("free_poses must be (%d, 4, 4) world <- body poses, got %s"
                              % (self.nf, None if free_poses is None else np.shape(free_poses)))
         self.shape_poses(body_poses, free_poses)
+        if not np.isfinite(self._pose[self._moving_shapes]).all():
+            raise InputError("body_poses and free_poses must be finite; got a non-finite %s"
+                             % ("body pose" if not np.isfinite(body_poses).all() else "free-body pose"))
         self.contacts.clear()
         self._set[:] = False
         for p in self.candidates():
