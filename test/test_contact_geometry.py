@@ -553,3 +553,17 @@ def test_hostile_descriptions_are_read_or_refused_quickly():
             except URDFError:
                 pass
             assert time.thread_time() - start < 1.0, name
+
+
+def test_bundled_panda_primitives_with_the_bundled_srdf():
+    """The bundled Panda's display primitives as collision shapes, with urdf/panda_arm.srdf (MoveIt's
+    pairs for its links): no contact at the ready pose, a self-contact folded, the table under the hand."""
+    model = rd.load_urdf(BUNDLED_PANDA)
+    shapes = shapes_from_urdf(BUNDLED_PANDA, element="visual")
+    srdf = rd.bundled_path("urdf/panda_arm.srdf")
+    assert disabled_pairs(str(srdf), model.link_names) <= {frozenset((a, b)) for a in model.link_names
+                                                          for b in model.link_names if a != b}
+    detector = Detector(CollisionModel(model, shapes, srdf=str(srdf)))
+    assert detector.detect(body_poses(model, HOME[:7])).n == 0
+    assert detector.detect(body_poses(model, np.array([0.0, 0.0, 0.0, -3.0, 0.0, 0.5, 0.0]))).n > 0
+    assert Detector(CollisionModel(model, shapes)).detect(body_poses(model, HOME[:7])).n > 0   # without it
