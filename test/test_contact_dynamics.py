@@ -14,6 +14,7 @@ from robot_dynamics.contact.free_bodies import FreeBodies
 from robot_dynamics.contact.stepping import ContactStepper
 
 G = 9.81
+HAND = ("panda_link7", "panda_link8", "panda_hand", "panda_leftfinger", "panda_rightfinger")
 Q0 = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 1.9, 0.785])
 
 
@@ -191,3 +192,51 @@ def test_the_impulse_is_the_impact_law(panda):
     expected, _ = rd.impact(panda, Q0, qd, (0, 0, 1), "panda_link8", T[:3, :3].T @ (x - T[:3, 3]), e)
     np.testing.assert_allclose(qd_plus, expected, atol=1e-10)
     assert abs((J @ qd_plus)[2] + e * (J @ qd)[2]) < 1e-9                    # v_n+ = -e v_n-
+
+
+def test_static_push_with_the_narrow_phase_meshes(tmp_path):
+    """The Panda of example-robot-data (collision meshes as convex hulls, contact
+    patches from coal) pressed on a table: at rest, the contact forces' joint
+    torques sum_i J_i^T F_i are -(tau - g) (the static push, J^-T (tau - g) as a
+    wrench), within 1 %."""
+    import warnings
+    from robot_dynamics.contact.collision import CollisionModel
+    from robot_dynamics.contact.detect import Detector, body_poses
+    from robot_dynamics.contact.geometry import shapes_from_urdf
+    from robot_dynamics.contact.world import load_world
+    from robot_dynamics.tools.sample import example_robot_data_dir
+    pytest.importorskip("coal")
+    erd = example_robot_data_dir()
+    if erd is None:
+        pytest.skip("example-robot-data not installed")
+    urdf = str(erd / "panda_description/urdf/panda.urdf")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = rd.load_urdf(urdf)
+    shapes = shapes_from_urdf(urdf, package_dirs=[erd.parent.parent])
+    q0 = np.array([0.0, -0.785398, 0.0, -2.35619, 0.0, 1.5707, 0.785398, 0.02])[:model.nq]   # ready, hand down
+    probe = Detector(CollisionModel(model, shapes))
+    T = probe.shape_poses(body_poses(model, q0))
+    c = probe.collision
+    low = min((T[s, :3, :3] @ c.centre[s] + T[s, :3, 3])[2] - np.abs(T[s, 2, :3]) @ c.half[s]
+              for s in range(len(c.shapes)) if c.shapes[s].link in HAND)      # below the hand
+    hand = rd.link_pose(model, q0, "panda_hand")[:3, 3]
+    world = load_world("static:\n  - {name: table, shape: box, size: [0.3, 0.3, 0.04], position: [%r, %r, %r]}\n"
+                       % (float(hand[0]), float(hand[1]), float(low) - 0.02))     # its top just under the hand
+    detector = Detector(CollisionModel(model, shapes, world, srdf=str(erd / "panda_description/srdf/panda.srdf")))
+    stepper = ContactStepper(model, detector)
+    sim = rd.Simulator(model, q0=q0, contact=stepper)
+    J = rd.jacobian(model, q0, "panda_hand", (0.0, 0.0, 0.1))[:3]
+    sim.set_command(q0 + np.linalg.pinv(J) @ [0.0, 0.0, -0.05], mode="position")
+    sim.step(1500)
+    a, b, point, normal, F = stepper.wrenches()
+    q = sim.q
+    hand = [model.link_body[model.link_index(link)] for link in HAND]
+    assert len(a) >= 1 and np.all(np.isin(a, hand)) and np.all(b == -1) and F[:, 2].sum() > 20.0
+    tau_contact = np.zeros(model.nv)
+    for body, x, f in zip(a, point, F):
+        link = model.link_names[model.body_link[body]]
+        Tl = rd.link_pose(model, q, link)
+        tau_contact += rd.jacobian(model, q, link, Tl[:3, :3].T @ (x - Tl[:3, 3]))[:3].T @ f
+    tau_g = sim.effort - rd.gravity_torques(model, q)
+    assert np.linalg.norm(tau_contact + tau_g) < 0.01 * np.linalg.norm(tau_g)

@@ -42,9 +42,13 @@ touches. The defaults ``w = 0.2 / dt`` (200 rad/s at 1 kHz),
 ``zeta = 1`` keep the stiffest mode explicit integrators meet, up to twice
 ``w`` when several contacts of one body couple, within semi-implicit
 Euler's bound ``zeta w dt < 1``, ``w^2 dt^2 < 4 (1 - zeta w dt)`` (and RK4's
-``|lambda dt| < 2.78``); the arm pressing on a table with 100 N and
-``m_c = 2 kg`` then sinks 1.25 mm, a box at rest sinks ``g / w^2`` = 0.25 mm
-(each corner carries ``m g / 4`` on ``k = (m / 4) w^2``).
+``|lambda dt| < 2.78``). At rest a contact sinks ``F / k``: the bundled
+Panda's flange (a 2 cm sphere 10 cm out of panda_link8, pose Q0 of
+test_contact_dynamics) pressing on a table with 97 N has ``m_n = 4.08 kg``,
+``k = 1.63e5 N/m``, and sinks 0.59 mm (its tangential spring, on ``m_t =
+0.80 kg``: ``k_t = 3.2e4 N/m``); a box at rest on its four corners sinks ``m g / (4 k)``
+(a cube's corner has ``m_c = m / 4``: ``g / w^2`` = 0.25 mm; a flat box's
+corner is lighter and sinks more, 0.41 mm for 0.2 x 0.2 x 0.05 m).
 
 Why this model. The Handbook (sec. 3.7.9) names the two roads: a compliant
 contact keeps the mechanism a tree (the simulator's ABA, joint limits,

@@ -37,6 +37,7 @@ from ..algorithms import contact_kernels as K
 from .contacts import Contacts
 from .dynamics import ContactParameters
 from .free_bodies import FreeBodies, chart_accelerations, chart_state, orthonormalize
+from .springs import contact_springs
 
 
 class ContactStepper:
@@ -149,19 +150,20 @@ class ContactStepper:
         c = self.contacts
         self._detect_committed(q, qd)
         new = [i for i in range(c.n) if self._found[i] < 0]
-        k, cc = np.zeros((c.capacity, 2)), np.zeros((c.capacity, 2))
+        k = cc = None
         if new:
-            qd, moved = _impacts(self, q, qd, new, k, cc)
+            qd = _impacts(self, q, qd, new)
             self._use_committed()                    # the velocities after the impulses, the poses moved out
             self._detect_committed(q, qd)
-            if moved:
-                k, cc = self._springs(q, k, cc)
+            k, cc = contact_springs(self, q)         # every contact's: a new one changes its group's coupling
         old, out = self._mem
         self._m = K.remember(c.body_a, c.body_b, c.point, c.normal, c.depth, c.pair, c.feature, c.n, self._found,
-                             k, cc, old["pair"], old["feature"], old["s"], old["ra"], old["rb"], old["k"], old["c"],
+                             old["k"] if k is None else k, old["c"] if cc is None else cc, old["pair"], old["feature"], old["s"], old["ra"], old["rb"], old["k"], old["c"],
                              self.parameters.friction, self.Rw, self.pw, self.wa, self.va, self.Rf, self.pf,
                              self.wf, self.vf, self.force, out["pair"], out["feature"], out["s"], out["ra"],
                              out["rb"], out["k"], out["c"])
+        if k is not None:
+            out["k"][:c.n], out["c"][:c.n] = k[:c.n], cc[:c.n]
         self._mem = [out, old]
         return qd
 
@@ -174,14 +176,6 @@ class ContactStepper:
         K.arm_motion(self.model, q, qd, self._R, self._p, self.Rw, self.pw, self.wa, self.va)
         self.detector.detect(self.Rw, self.pw, self.Rf, self.pf, c)
         K.match(c.pair, c.feature, c.n, mem["pair"], mem["feature"], self._m, self._found)
-
-    def _springs(self, q, k, cc):
-        """k, c (capacity,) for the new rows of the committed contacts (after a move)."""
-        c = self.contacts
-        for i in range(c.n):
-            if self._found[i] < 0:
-                k[i], cc[i] = _Response(self, q, i).springs(self.parameters, self.dt)
-        return k, cc
 
     def reset(self):
         """Forget the contacts (call after moving the arm or the bodies by hand)."""
@@ -270,14 +264,6 @@ class _Response:
                 self.W += np.eye(3) / s.bodies.mass[f] - rx @ Iinv @ rx
         self.w = self.n @ self.W @ self.n
 
-    def springs(self, parameters, dt):
-        """([k_n, k_t], [c_n, c_t]) of the contact: the normal spring on ``m_n = 1 / w``,
-        the tangential one on the lightest tangential mass ``1 / max eig(P W P)``, P = 1 - n n^T."""
-        P = np.eye(3) - np.outer(self.n, self.n)
-        wt = np.linalg.eigvalsh(P @ self.W @ P).max()
-        (kn, cn), (kt, ct) = (parameters.spring(1.0 / w if w > 0 else np.inf, dt) for w in (self.w, wt))
-        return (kn, kt), (cn, ct)
-
     def velocity(self, qd):
         v = 0.0
         for side in self.sides:
@@ -300,18 +286,17 @@ class _Response:
                 b.w[f] += Iinv @ np.cross(r, sign * p * self.n)
 
 
-def _impacts(s, q, qd, new, k, cc, sweeps=8):
+def _impacts(s, q, qd, new, sweeps=8):
     """The impact law on the new contacts (Handbook sec. 3.3.4; module docstring of
     :mod:`.dynamics`): impulses by projected Gauss-Seidel sweeps towards ``v_n+ =
     -e v_n-`` for those approaching faster than bounce_velocity, then each free
-    body moved out by its depth. Fills k, cc of the new rows; returns (qd, moved)."""
+    body moved out by its depth. Returns the arm's qd after the impulses."""
     c, prm = s.contacts, s.parameters
     qd = qd.copy()
     resp = {i: _Response(s, q, i) for i in new}
-    for i, r in resp.items():
-        k[i], cc[i] = r.springs(prm, s.dt)
     hit = {i: r.velocity(qd) for i, r in resp.items()}
-    hit = {i: v for i, v in hit.items() if v < -prm.bounce_velocity and resp[i].w > 0}
+    heaviest = s.model.total_mass + float(np.sum(s.bodies.mass))
+    hit = {i: v for i, v in hit.items() if v < -prm.bounce_velocity and resp[i].w > 1.0 / heaviest}
     P = dict.fromkeys(hit, 0.0)
     for _ in range(sweeps if len(hit) > 1 else 1):
         for i, v0 in hit.items():
@@ -319,7 +304,6 @@ def _impacts(s, q, qd, new, k, cc, sweeps=8):
             p = max(0.0, P[i] + dp)
             resp[i].apply(qd, p - P[i])
             P[i] = p
-    moved = False
     b, nb = s.bodies, s.model.nb
     for i in hit:                                    # out by the depth: the free side(s), by inverse mass
         free = [(sign, f) for sign, f in ((1.0, c.body_a[i] - nb), (-1.0, c.body_b[i] - nb)) if f >= 0]
@@ -327,5 +311,4 @@ def _impacts(s, q, qd, new, k, cc, sweeps=8):
             share = 1.0 / sum(1.0 / b.mass[f] for _, f in free)
             for sign, f in free:
                 b.p[f] += sign * c.depth[i] * share / b.mass[f] * c.normal[i]
-            moved = True
-    return qd, moved
+    return qd

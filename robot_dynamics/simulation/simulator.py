@@ -218,6 +218,8 @@ class Simulator:
             q, qd = self._close(t, q, qd, keep)
         self._q, self._qd = q, qd
         self._t0, self._k = float(t), 0
+        if self.contact is not None:
+            self.contact.reset()                  # its contacts' anchors were the old state's
 
     @one_thread
     def _close(self, t, q, qd, keep):
