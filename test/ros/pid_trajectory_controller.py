@@ -1,7 +1,7 @@
 """A stand-in of joint_trajectory_controller on an effort interface: a PID per joint and no model.
 
     python test/ros/pid_trajectory_controller.py --namespace /ns --joints j1,j2 --p 900,400 --i 2700,1200 \
-        --d 60,40 --i-clamp 43.5,43.5
+        --d 60,40 --i-clamp 43.5,43.5 [--max-state-age 0.005]
 
 The law of ros2_controllers' joint_trajectory_controller (branch jazzy) with ``command_interfaces: [effort]``
 and the defaults ``ff_velocity_scale: 0`` and no effort in the trajectory (src/joint_trajectory_controller.cpp,
@@ -16,7 +16,8 @@ control_toolbox (jazzy, src/pid.cpp, antiwindup strategy ``legacy``: the integra
 The desired motion is sampled as that controller samples it (``robot_dynamics.control.trajectory.
 TrajectorySampler``: the same splines; before the start the first point is held, after the end the last) at
 the node clock's time when a joint state comes (``use_sim_time``: the simulator's /clock); dt is the time
-since the previous joint state. Reads ``joint_states`` and ``~/trajectory`` (trajectory_msgs/JointTrajectory,
+since the previous joint state; with ``--max-state-age`` [s] a joint state older than that by its stamp gives no
+command, as dynamics_node's ``max_state_age``. Reads ``joint_states`` and ``~/trajectory`` (trajectory_msgs/JointTrajectory,
 start at header.stamp), publishes ``effort_controller/commands`` (std_msgs/Float64MultiArray, in the order of
 ``--joints``), all relative to ``--namespace``. A new trajectory keeps the integral (the controller holds
 the arm before it, as joint_trajectory_controller does after activation). Runs until SIGINT or SIGTERM
@@ -59,6 +60,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--namespace', default='/')
     parser.add_argument('--joints', required=True)
+    parser.add_argument('--max-state-age', type=float, default=0.0)
     for gain in ('p', 'i', 'd', 'i-clamp'):
         parser.add_argument('--' + gain, type=floats, required=True)
     args = parser.parse_args()
@@ -77,8 +79,12 @@ def main():
         state['sampler'] = TrajectorySampler(joints, msg)
         state['start_ns'] = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
 
+    max_age_ns = int(args.max_state_age * 1e9)
+
     def on_state(msg):
         now = node.get_clock().now().nanoseconds
+        if max_age_ns and now - (msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec) > max_age_ns:
+            return                                # a state that waited in a queue gives no command
         index = {n: k for k, n in enumerate(msg.name)}
         q = np.array([msg.position[index[j]] for j in joints])
         qd = np.array([msg.velocity[index[j]] for j in joints])
