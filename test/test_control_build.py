@@ -16,6 +16,7 @@ from robot_dynamics.control.torque_loop import COMPENSATION, WAITING, TorqueLoop
 ROOT = Path(__file__).resolve().parents[1]
 PANDA = rd.load_urdf(str(ROOT / 'urdf' / 'panda_arm.urdf'))
 NAMES = list(PANDA.joint_names)
+UR5 = rd.load_urdf(str(ROOT / 'urdf' / 'ur5.urdf'))
 Q = np.array([0.1, -0.5, 0.2, -2.0, 0.1, 1.6, 0.7])
 QD = np.array([0.3, -0.2, 0.4, 0.1, -0.5, 0.2, 0.6])
 EVERY = dict(diagnostic_torque_rate=-1)            # every output with every joint state
@@ -95,6 +96,9 @@ def test_a_rebuild_keeps_the_merged_state_and_computes_with_the_new_model():
     (PipelineSettings(mode='joint_impedance'), rd.load_urdf(str(ROOT / 'urdf' / 'panda_arm.urdf'),
                                                             root_joint='floating'), ['fixed-base', 'joint_impedance']),
     (PipelineSettings(observer_gains=(10.0,), external_wrench_link='nowhere'), PANDA, ['observer', 'nowhere']),
+    # the UR5's last link is 'base': no joint moves it, every state would be a 'singularity' (cond(J) = inf)
+    (PipelineSettings(mode='cartesian_impedance'), UR5, ['cartesian_impedance', "'base' is fixed to the base",
+                                                         "'tool0'"]),
 ])
 def test_a_model_that_does_not_fit_gives_the_reason(settings, model, words):
     problem = control.build(model, settings)
@@ -122,3 +126,22 @@ def test_from_params_reads_the_node_parameters_and_defaults_agree():
     assert (changed.mode, changed.kp, changed.effort_limit_scale) == (GRAVITY, (5.0,), 0.5)
     with pytest.raises(Exception):
         changed.mode = 'gravity_coriolis'           # frozen
+
+
+@pytest.mark.parametrize('mode', ['joint_impedance', 'cartesian_impedance'])
+def test_an_impedance_law_rebuilt_for_a_robot_with_other_joints_starts_afresh(mode):
+    """A new description with other joints (the Panda's 7, then the UR5's 6): the last torque and the
+    posture of the old law are not carried over (they were, and every joint state was then refused:
+    'operands could not be broadcast together with shapes (6,) (7,)')."""
+    settings = PipelineSettings(mode=mode, max_torque_rate=1000.0, impedance_link='' if mode == 'joint_impedance'
+                                else 'panda_link8', **EVERY)
+    old = control.build(PANDA, settings)
+    assert step(old).refused is None
+    if mode == 'cartesian_impedance':
+        settings = PipelineSettings(mode=mode, max_torque_rate=1000.0, impedance_link='tool0', **EVERY)
+    new = control.build(UR5, settings, old, base_model=UR5, payloads={})
+    assert isinstance(new, TorqueLoop), new
+    names, q = list(UR5.joint_names), np.array([0.1, -1.2, 1.5, -0.3, 0.4, 0.2])
+    result = new.step(names, q, np.zeros(6), 2_000_000_000, 2_000_000_000)
+    assert result.refused is None, result.refused
+    assert result.command.shape == (6,) and np.all(np.isfinite(result.command))

@@ -103,6 +103,7 @@ def _impedance(model, s, names, cmd_joints, fixed_tree, old):
             return None, 'mode %s needs a fixed-base robot without closed loops; %r is not one' % (s.mode, model.name)
         return None, None
     same = (old_imp is not None and s.mode in IMPEDANCE_MODES and KINDS[s.mode] == old_imp.target.kind
+            and old_imp.law.model.joint_names == model.joint_names
             and (not old_imp.cartesian or old_imp.law.link == (s.impedance_link or model.link_names[-1])))
     target = carry_target(old.target if old is not None else None, names, model.base_link,
                           int(s.target_timeout * 1e9), KINDS.get(s.mode), same)
