@@ -214,6 +214,10 @@ class CartesianImpedance:
         if model.nv < 6:
             raise InputError('Cartesian impedance of all 6 directions needs at least 6 joints; %r has %d'
                              % (model.name, model.nv))
+        if model.link_body[model.link_index(link)] < 0:
+            moved = [name for name, body in zip(model.link_names, model.link_body) if body >= 0]
+            raise InputError('link %r is fixed to the base: no joint moves it (its Jacobian is zero); expected a '
+                             'link of the arm, e.g. %r' % (link, moved[-1]))
         self.model, self.link = model, link
         self.point = checks.as_float_array(point, 'point').reshape(3)
         self.K = inputs.spd(stiffness, 6, 'stiffness')
