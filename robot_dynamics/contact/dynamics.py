@@ -29,25 +29,27 @@ contact point, ``v_n = n . v``, ``v_t = v - v_n n``):
   the next step on, the compliant law holds the contact (a new contact
   exerts no force in the step it appears: the impulse stands for it).
 
-Stiffness: the effective mass ``m_c = 1 / (w_a + w_b)`` of the two bodies
-along ``n`` at the contact's first step (``w = j M^-1 j^T``, ``j = n^T J``
-for the arm, eq. 3.55's ``Lambda^-1`` along n; ``1/m + (r x n) . I^-1 (r
-x n)`` for a free body; 0 for the static world) gives ``k = m_c w^2``,
-``c = 2 zeta m_c w``, and the tangential ``k_t``, ``c_t`` the same on the
-lightest tangential mass (``1 / max eig(P W P)``, W the contact point's
-inverse mass matrix, ``P = 1 - n n^T``; an arm's wrist makes it far lighter
-than the normal one): each contact is a mass on a spring of natural
-frequency ``w`` and damping ratio ``zeta`` in every direction, whatever it
-touches. The defaults ``w = 0.2 / dt`` (200 rad/s at 1 kHz),
-``zeta = 1`` keep the stiffest mode explicit integrators meet, up to twice
-``w`` when several contacts of one body couple, within semi-implicit
-Euler's bound ``zeta w dt < 1``, ``w^2 dt^2 < 4 (1 - zeta w dt)`` (and RK4's
-``|lambda dt| < 2.78``). At rest a contact sinks ``F / k``: the bundled
-Panda's flange (a 2 cm sphere 10 cm out of panda_link8, pose Q0 of
+Stiffness (:mod:`.springs`): the effective mass ``m_c = 1 / (w_a + w_b)``
+of the two bodies along ``n`` (``w = j M^-1 j^T``, ``j = n^T J`` for the
+arm, eq. 3.55's ``Lambda^-1`` along n; ``1/m + (r x n) . I^-1 (r x n)``
+for a free body; 0 for the static world), computed again whenever a contact
+appears, gives ``k = m_c w^2``, ``c = 2 zeta m_c w``, and the tangential
+``k_t``, ``c_t`` the same on the lightest tangential mass (``1 / max eig(P
+W P)``, W the contact point's inverse mass matrix, ``P = 1 - n n^T``; an
+arm's wrist makes it far lighter than the normal one): each contact is a
+mass on a spring of natural frequency ``w`` and damping ratio ``zeta`` in
+every direction, whatever it touches. The defaults ``w = 0.2 / dt`` (200
+rad/s at 1 kHz), ``zeta = 1`` keep the stiffest mode explicit integrators
+meet within semi-implicit Euler's bound ``zeta w dt < 1``, ``w^2 dt^2 < 4
+(1 - zeta w dt)`` (and RK4's ``|lambda dt| < 2.78``) also when contacts
+sharing bodies couple, up to ``2 w`` (a group whose coupling would go
+beyond, a mesh's patch of many points, is softened to it:
+:mod:`.springs`). At rest a contact sinks ``F / k``: the bundled Panda's
+flange (a 2 cm sphere 10 cm out of panda_link8, pose Q0 of
 test_contact_dynamics) pressing on a table with 97 N has ``m_n = 4.08 kg``,
 ``k = 1.63e5 N/m``, and sinks 0.59 mm (its tangential spring, on ``m_t =
-0.80 kg``: ``k_t = 3.2e4 N/m``); a box at rest on its four corners sinks ``m g / (4 k)``
-(a cube's corner has ``m_c = m / 4``: ``g / w^2`` = 0.25 mm; a flat box's
+0.80 kg``: ``k_t = 3.2e4 N/m``); a box at rest on its four corners sinks
+``m g / (4 k)`` (a cube's corner has ``m_c = m / 4``: ``g / w^2`` = 0.25 mm; a flat box's
 corner is lighter and sinks more, 0.41 mm for 0.2 x 0.2 x 0.05 m).
 
 Why this model. The Handbook (sec. 3.7.9) names the two roads: a compliant

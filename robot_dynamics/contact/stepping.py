@@ -149,9 +149,9 @@ class ContactStepper:
         self._use_committed()
         c = self.contacts
         self._detect_committed(q, qd)
-        new = [i for i in range(c.n) if self._found[i] < 0]
+        new = np.flatnonzero(self._found[:c.n] < 0)
         k = cc = None
-        if new:
+        if len(new):
             qd = _impacts(self, q, qd, new)
             self._use_committed()                    # the velocities after the impulses, the poses moved out
             self._detect_committed(q, qd)
