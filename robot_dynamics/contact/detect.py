@@ -113,6 +113,8 @@ class Detector:
         capsule = np.array([s.kind == "capsule" for s in c.shapes], dtype=bool)
         self._point_pair = (round_[c.pair_a] & round_[c.pair_b]) | (round_[c.pair_a] & ~capsule[c.pair_a]) \
             | (round_[c.pair_b] & ~capsule[c.pair_b])          # one point: a sphere, an ellipsoid, two capsules
+        box = np.array([s.kind == "box" for s in c.shapes], dtype=bool)
+        self._box_box = box[c.pair_a] & box[c.pair_b]
         self._coal = coal
         self._tf = [coal.Transform3s() for _ in c.shapes]
         for tf, T in zip(self._tf, self._pose):
@@ -188,6 +190,8 @@ class Detector:
         a, b = int(c.pair_a[p]), int(c.pair_b[p])
         if not self._collide(a, b):
             return
+        if self._box_box[p] and self._box_face(p, a, b):
+            return
         patch = None if self._point_pair[p] else self._patch_points(a, b)
         if patch is None:                                   # one point: coal's contact
             contact = self._result.getContacts()[0]
@@ -197,6 +201,17 @@ class Detector:
         n, points, depth = patch
         self.contacts.add_rows(c.shape_body[a], c.shape_body[b], points, n, np.full(len(points), depth), a, b, p,
                                np.arange(len(points)))
+
+    def _box_face(self, p, a, b):
+        """Two boxes face on (:func:`.plane.box_on_face`): their sunk corners, True; else False."""
+        c = self.collision
+        n = -np.asarray(self._result.getContacts()[0].normal)            # b towards a
+        found = plane.box_on_face((self._pose[a], c.shapes[a].size), (self._pose[b], c.shapes[b].size), n)
+        if found is None:
+            return False
+        points, n, depths, features = found
+        self.contacts.add_rows(c.shape_body[a], c.shape_body[b], points, n, depths, a, b, p, features)
+        return True
 
     def _collide(self, a, b):
         self._result.clear()

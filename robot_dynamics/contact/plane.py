@@ -51,3 +51,114 @@ def plane_contacts(kind, size, T, plane):
     if not len(k):
         return None
     return c[k] - np.outer(r + 0.5 * s[k], n), n, -s[k], k
+
+
+FACE_COS = np.cos(1e-2)           # a contact normal within 10 mrad of a box face's normal is that face's
+#: the corners of a box face, in cyclic order, as signs of its two in-plane axes
+FACE = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
+
+
+def box_on_face(a, b, normal):
+    """A box resting on a face of another box, or None when the contact is not face on.
+
+    In MuJoCo's manner (``mjc_BoxBox``), which the tests compare with: the polygon where
+    the top box's face meets the base's face, each vertex a contact with its own depth:
+    the top's corners inside the base's face (``feature`` 0..7, the corner), the base
+    face's corners inside the top's face (8..15) and the crossings of the two faces' edges
+    (16 + 4 edge + side). The base is the box one of whose faces is within 10 mrad of the
+    normal: b if it has one, else a.
+
+    Args:
+        a, b: (pose (4, 4) world <- box, full edges (3,)) of the two boxes.
+        normal: (3,) the contact normal from b towards a (coal's, negated).
+
+    Returns:
+        None, or (points (k, 3), normal (3,) from b towards a, depths (k,), features (k,)).
+    """
+    found = _face_on_face(a, b, normal)
+    if found is not None:
+        return found
+    found = _face_on_face(b, a, -normal)               # a is the base
+    if found is None:
+        return None
+    points, n, depths, features = found
+    return points, -n, depths, features
+
+
+def _face(T, size, direction):
+    """(axis k, outward unit normal, offset n . x on the face, half extents) of the face of box
+    (T, size) whose normal is nearest ``direction``, or None beyond FACE_COS."""
+    R, h = T[:3, :3], 0.5 * np.asarray(size)
+    c = R.T @ direction
+    k = int(np.argmax(np.abs(c)))
+    if abs(c[k]) < FACE_COS:
+        return None
+    f = np.sign(c[k]) * R[:, k]
+    return k, f, f @ T[:3, 3] + h[k], h
+
+
+def _face_on_face(top, base, normal):
+    """The contacts of box ``top`` sunk into the face of box ``base`` facing along ``normal``."""
+    (Ta, size_a), (Tb, size_b) = top, base
+    face = _face(Tb, size_b, normal)
+    if face is None:
+        return None
+    k, f, d, hb = face
+    j, g, e, _ = _face(Ta, size_a, -f) or (None, None, None, None)      # the top's face, if face on
+    ha = 0.5 * np.asarray(size_a)
+    Ra, Rb = Ta[:3, :3], Tb[:3, :3]
+    x = (CORNERS * ha) @ Ra.T + Ta[:3, 3]                                   # top's corners
+    s = x @ f - d                                                           # their height above the face
+    keep = (s <= 0.0) & _inside((x - Tb[:3, 3]) @ Rb, k, hb)
+    points, depths, features = [x[keep] - np.outer(0.5 * s[keep], f)], [-s[keep]], [np.flatnonzero(keep)]
+    if j is not None:
+        y = (CORNERS * hb) @ Rb.T + Tb[:3, 3]                               # base's corners
+        on_face = np.flatnonzero(np.isclose(y @ f, d))
+        t = (e - y[on_face] @ g) / (g @ f)                                  # along f to the top's face
+        z = y[on_face] + np.outer(t, f)
+        keep = (t <= 0.0) & _inside((z - Ta[:3, 3]) @ Ra, j, ha)
+        points.append(y[on_face][keep] + np.outer(0.5 * t[keep], f))
+        depths.append(-t[keep])
+        features.append(8 + on_face[keep])
+        crossings = _crossings(Ta, ha, j, g, Tb, hb, k, f, d)
+        if crossings is not None:
+            points.append(crossings[0])
+            depths.append(crossings[1])
+            features.append(crossings[2])
+    depths = np.concatenate(depths)
+    if not len(depths):
+        return None
+    return np.concatenate(points), f, depths, np.concatenate(features)
+
+
+def _inside(local, k, h):
+    """(n,) bool: points (n, 3) in a box's frame lie within its face across axis k (edges included)."""
+    u, v = [i for i in range(3) if i != k]
+    return (np.abs(local[:, u]) <= h[u] + 1e-12) & (np.abs(local[:, v]) <= h[v] + 1e-12)
+
+
+def _crossings(Ta, ha, j, g, Tb, hb, k, f, d):
+    """Where the edges of the top's face (axis j, outward g) cross the edges of the base's face
+    (axis k, outward f, offset d), sunk: (points, depths, features) or None."""
+    u, v = [i for i in range(3) if i != j]
+    corners = np.zeros((4, 3))
+    corners[:, j] = np.sign(Ta[:3, :3][:, j] @ g) * ha[j]
+    corners[:, u], corners[:, v] = FACE[:, 0] * ha[u], FACE[:, 1] * ha[v]
+    x0 = corners @ Ta[:3, :3].T + Ta[:3, 3]                                 # the face's 4 corners, world
+    x1 = np.roll(x0, -1, axis=0)                                            # edge i runs x0[i] -> x1[i]
+    L0, L1 = (x0 - Tb[:3, 3]) @ Tb[:3, :3], (x1 - Tb[:3, 3]) @ Tb[:3, :3]   # in the base's frame
+    out = []
+    for side, (axis, other) in enumerate([[i for i in range(3) if i != k], [i for i in range(3) if i != k][::-1]]):
+        for sign in (-1.0, 1.0):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t = (sign * hb[axis] - L0[:, axis]) / (L1[:, axis] - L0[:, axis])
+            w = L0[:, other] + t * (L1[:, other] - L0[:, other])
+            hit = np.flatnonzero((t >= 0.0) & (t <= 1.0) & (np.abs(w) <= hb[other]))
+            for i in hit:
+                X = x0[i] + t[i] * (x1[i] - x0[i])
+                s = X @ f - d
+                if s <= 0.0:
+                    out.append((X - 0.5 * s * f, -s, 16 + 4 * i + 2 * side + (sign > 0)))
+    if not out:
+        return None
+    return np.array([o[0] for o in out]), np.array([o[1] for o in out]), np.array([o[2] for o in out])
