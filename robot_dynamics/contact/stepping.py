@@ -93,6 +93,11 @@ class ContactStepper:
         """The contacts' forces at arm state (q, qd) and the current free-body state (Rf, pf, wf, vf):
         the contacts of the step's start, moved with their bodies (:func:`.contact_kernels.stage_forces`)."""
         c, mem = self.contacts, self._mem[0]
+        self._last = q
+        if self._m == 0:                                   # no contact at the step's start: no force
+            self._arm = 0
+            self.Wf[:] = 0.0
+            return
         K.arm_motion(self.model, q, qd, self._R, self._p, self.Rw, self.pw, self.wa, self.va)
         self._arm = K.stage_forces(c.body_a, c.body_b, c.normal, c.depth, self._m, mem["s"], mem["ra"], mem["rb"],
                                    mem["k"], mem["c"], self.parameters.friction, self.Rw, self.pw, self.wa, self.va,
@@ -100,7 +105,6 @@ class ContactStepper:
                                    self._Warm, self.Wf)
         if self._arm:
             K.link_wrenches(self._Warm, self.model.body_link, self.model.link_pose_rows, self.Rw, self.pw, self._W)
-        self._last = q
 
     # --- the integrator wrapper -----------------------------------------------
 
@@ -119,14 +123,18 @@ class ContactStepper:
         xd = np.concatenate([qd, np.concatenate([b.v, b.w], axis=1).ravel()])
         xdd = np.empty_like(xd)
 
+        free = len(b) > 0
+
         def f(t, x, xd):
-            chart_state(x[n:], xd[n:], R0, self.pf, self.Rf, self.vf, self.wf)
+            if free:
+                chart_state(x[n:], xd[n:], R0, self.pf, self.Rf, self.vf, self.wf)
             qa, qda = x[:n], xd[:n]
             self._evaluate(qa, qda)
             xdd[:n] = accel(t, qa, qda)
-            chart_accelerations(x[n:], xd[n:], self.Rf, self.wf, b.mass, b.inertia, b.inertia_inv,
-                                self._gravity, self.Wf, self._xdd)
-            xdd[n:] = self._xdd
+            if free:
+                chart_accelerations(x[n:], xd[n:], self.Rf, self.wf, b.mass, b.inertia, b.inertia_inv,
+                                    self._gravity, self.Wf, self._xdd)
+                xdd[n:] = self._xdd
             return xdd.copy()
 
         x1, xd1 = base.step(f, t, x, xd, dt)
@@ -151,6 +159,8 @@ class ContactStepper:
         self._detect_committed(q, qd)
         new = np.flatnonzero(self._found[:c.n] < 0)
         k = cc = None
+        if c.n == 0 and self._m == 0:                      # nothing touches, nothing did
+            return qd
         if len(new):
             qd = _impacts(self, q, qd, new)
             self._use_committed()                    # the velocities after the impulses, the poses moved out
