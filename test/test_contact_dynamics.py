@@ -66,7 +66,7 @@ def test_box_at_rest_carries_its_weight_and_sinks_the_stated_depth(panda):
     assert np.abs(stepper.bodies.v).max() < 1e-6
 
 
-@pytest.mark.parametrize("tan_theta", [0.4, 0.45])
+@pytest.mark.parametrize("tan_theta", [0.4, 0.49])
 def test_block_on_an_incline_sticks_below_the_friction_cone(panda, tan_theta):
     mu = 0.5
     stepper, R = box_scene(panda, theta=np.arctan(tan_theta), mu=mu)
@@ -84,7 +84,7 @@ def test_block_on_an_incline_sticks_below_the_friction_cone(panda, tan_theta):
 
 
 @pytest.mark.parametrize("integrator", ["rk4", "semi_implicit_euler"])
-@pytest.mark.parametrize("tan_theta", [0.7, 1.0])
+@pytest.mark.parametrize("tan_theta", [0.55, 1.0])
 def test_block_on_an_incline_slides_with_coulombs_acceleration(panda, tan_theta, integrator):
     mu, theta = 0.5, np.arctan(tan_theta)
     stepper, R = box_scene(panda, theta=theta, mu=mu)
@@ -125,7 +125,8 @@ def push_scene(model, depth=0.05, integrator="rk4", overlap=0.0):
     T = rd.link_pose(model, Q0, "panda_link8")
     x = T[:3, :3] @ [0, 0, 0.1] + T[:3, 3]
     r = 0.02
-    det = PlaneDetector([dict(body=body, type="sphere", size=(r,), position=tip)], [((0, 0, x[2] - r + overlap), (0, 0, 1))])
+    det = PlaneDetector([dict(body=body, type="sphere", size=(r,), position=tip)],
+                        [((0, 0, x[2] - r + overlap), (0, 0, 1))])
     stepper = ContactStepper(model, det)
     sim = rd.Simulator(model, q0=Q0, integrator=integrator, contact=stepper)
     J = rd.jacobian(model, Q0, "panda_link8", (0, 0, 0.1))[:3]

@@ -90,7 +90,8 @@ class FreeBodies:
         self.size = [np.asarray(b["size"], dtype=float).ravel() for b in bodies]
         self.mass = np.array([float(b["mass"]) for b in bodies], dtype=float)
         self.inertia = np.array([shape_inertia(b["shape"], b["size"], b["mass"]) if b.get("inertia") is None
-                                 else _inertia(b["inertia"], self.names[j]) for j, b in enumerate(bodies)]).reshape(nf, 3, 3)
+                                 else _inertia(b["inertia"], self.names[j])
+                                 for j, b in enumerate(bodies)]).reshape(nf, 3, 3)
         self.inertia_inv = np.linalg.inv(self.inertia) if nf else np.zeros((0, 3, 3))
         self.p, self.R = np.zeros((nf, 3)), np.tile(np.eye(3), (nf, 1, 1))
         self.v, self.w = np.zeros((nf, 3)), np.zeros((nf, 3))

@@ -65,7 +65,8 @@ class ContactStepper:
         self.contacts = Contacts(N)                     # at the committed state (the step's start)
         self._point, self._depth = np.zeros((N, 3)), np.zeros(N)
         self._R, self._p = np.zeros((nb + 1, 3, 3)), np.zeros((nb + 1, 3))
-        self.Rw, self.pw, self.wa, self.va = np.zeros((nb + 1, 3, 3)), np.zeros((nb + 1, 3)), np.zeros((nb + 1, 3)), np.zeros((nb + 1, 3))
+        self.Rw, self.pw = np.zeros((nb + 1, 3, 3)), np.zeros((nb + 1, 3))      # the arm's bodies, world frame
+        self.wa, self.va = np.zeros((nb + 1, 3)), np.zeros((nb + 1, 3))
         self.Rf, self.pf = self.bodies.R.copy(), self.bodies.p.copy()
         self.wf, self.vf = self.bodies.w.copy(), self.bodies.v.copy()
         self._mem = [_memory(N) for _ in range(2)]
@@ -168,7 +169,8 @@ class ContactStepper:
             k, cc = contact_springs(self, q)         # every contact's: a new one changes its group's coupling
         old, out = self._mem
         self._m = K.remember(c.body_a, c.body_b, c.point, c.normal, c.depth, c.pair, c.feature, c.n, self._found,
-                             old["k"] if k is None else k, old["c"] if cc is None else cc, old["pair"], old["feature"], old["s"], old["ra"], old["rb"], old["k"], old["c"],
+                             old["k"] if k is None else k, old["c"] if cc is None else cc, old["pair"],
+                             old["feature"], old["s"], old["ra"], old["rb"], old["k"], old["c"],
                              self.parameters.friction, self.Rw, self.pw, self.wa, self.va, self.Rf, self.pf,
                              self.wf, self.vf, self.force, out["pair"], out["feature"], out["s"], out["ra"],
                              out["rb"], out["k"], out["c"])
