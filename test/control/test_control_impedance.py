@@ -16,7 +16,7 @@ from robot_dynamics.control.impedance_target import (ImpedanceControl, Impedance
 from robot_dynamics.control.joint_map import JointStateMerger
 from robot_dynamics.control.settings import PipelineSettings
 from robot_dynamics.control.staleness import JointStaleness
-from robot_dynamics.control.torque_loop import IMPEDANCE_OUT, NoTorque, TorqueLoop, gains, laws_of
+from robot_dynamics.control.torque_loop import IMPEDANCE_OUT, DiagnosticThrottle, NoTorque, TorqueLoop, gains, laws_of
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PANDA = rd.load_urdf(str(ROOT / 'urdf' / 'panda_arm.urdf'))
@@ -173,6 +173,24 @@ def test_cartesian_command_leaves_out_the_gravity_the_robot_adds():
     tau = law.torque(Q0, QD, *law.pose(Q0))
     np.testing.assert_allclose(loop.views['imp'], tau, rtol=1e-12, atol=1e-10)           # the topic: the law
     np.testing.assert_allclose(loop.command, tau - rd.gravity_torques(PANDA, Q0), rtol=1e-12, atol=1e-10)
+
+
+def test_the_compensation_goes_out_at_the_diagnostic_rate_computed_at_the_state_it_goes_with():
+    """The law compensates gravity and Coriolis itself: the loop computes the compensation only for the joint
+    states whose diagnostic torques go out, and then at that state."""
+    loop = pipeline(CARTESIAN_IMPEDANCE, stiffness=K6)
+    loop.throttle = DiagnosticThrottle.from_rate(50.0)
+    law = rd.CartesianImpedance(PANDA, TCP, K6, max_pose_error=(0.05, 0.3))
+    p0, Q_0 = law.pose(Q0)
+    for k, q in enumerate((Q0, Q0 + 0.01, Q0 - 0.02, Q0 + 0.03)):
+        if k == 3:
+            loop.throttle.due = 0                   # the 20 ms have passed
+        out = loop.step(NAMES, q, QD, NOW, NOW).outputs
+        assert out == (IMPEDANCE_OUT if k in (0, 3) else ('imp',))
+        np.testing.assert_allclose(loop.command, law.torque(q, QD, p0, Q_0), rtol=1e-12, atol=1e-10)
+        if k in (0, 3):
+            np.testing.assert_allclose(loop.views['gravity'], rd.gravity_torques(PANDA, q), atol=1e-10)
+            np.testing.assert_allclose(loop.views['total'], rd.nonlinear_effects(PANDA, q, QD), atol=1e-10)
 
 
 def test_joint_mode_follows_a_partial_target_with_the_librarys_torque():
