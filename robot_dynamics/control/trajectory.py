@@ -6,8 +6,7 @@
   between points that give positions only, cubic Hermite when they give
   velocities too, quintic when they also give accelerations. Before the
   first point the sampler holds the first point's position, after the last
-  it holds the last position with zero velocity and acceleration;
-  ``TrajectorySampler.hold`` holds a given position (a cancel).
+  it holds the last position with zero velocity and acceleration.
 - :func:`trajectory_efforts` and :func:`fill_trajectory_efforts`: the
   offline (batch) API that fills the ``effort`` of every point with the
   feedforward torque ``tau_ff = M qdd + C qd + g`` in one compiled batch
@@ -18,19 +17,12 @@ Times are seconds from the trajectory start (``time_from_start``).
 """
 import bisect
 import copy
-from collections import namedtuple
 
 import numpy as np
 
 import robot_dynamics as rd
 
 from .joint_map import JointMapError
-
-
-#: The fields of trajectory_msgs' JointTrajectory and JointTrajectoryPoint that :func:`trajectory_arrays` reads.
-_Trajectory = namedtuple('_Trajectory', 'joint_names points')
-_Point = namedtuple('_Point', 'positions velocities accelerations time_from_start')
-_ZERO = namedtuple('_Duration', 'sec nanosec')(0, 0)
 
 
 def _seconds(duration):
@@ -121,13 +113,6 @@ class TrajectorySampler:
         self.hold_first = hold_first
         n = self.Q.shape[1]
         self.q, self.qd, self.qdd = np.zeros(n), np.zeros(n), np.zeros(n)
-
-    @classmethod
-    def hold(cls, joint_names, q):
-        """A sampler that holds ``q`` ((nq,) [rad or m], model order) at rest at every time: where a cancelled
-        motion stops (joint_trajectory_controller's ``set_hold_position`` holds the current position)."""
-        point = _Point(positions=np.array(q, dtype=float), velocities=(), accelerations=(), time_from_start=_ZERO)
-        return cls(joint_names, _Trajectory(joint_names=list(joint_names), points=[point]))
 
     def sample(self, t):
         q, qd, qdd = self.q, self.qd, self.qdd
