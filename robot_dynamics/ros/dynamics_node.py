@@ -152,6 +152,7 @@ from .model_node import ModelNode, run, warm_up_model, warm_up_moving_base
 from .observer_outputs import ObserverOutputs
 from .payload_sync import PayloadSync
 from .reference_inputs import ReferenceInputs
+from .trajectory_action import TrajectoryAction
 
 #: rclpy adds two QoS-event waitables to every publisher and subscription unless told otherwise, and its executor
 #: walks all of them for every message: measured, they cost more than the dynamics. The default warnings stay on
@@ -247,6 +248,7 @@ class DynamicsNode(ModelNode):
             'no robot model yet' if self.model is None else 'the model does not fit the controller'),
             self.get_logger(), self.warn, self.now_ns)      # ~/trajectory, ~/reference
         TargetInputs(self, self.target, self.warn, self.now_ns)  # ~/target_pose, ~/target_joints (impedance modes)
+        TrajectoryAction(self, lambda: self.pipeline if self.ready else None, self.now_ns)  # ~/follow_joint_trajectory
         self.joint_inputs.subscribe()       # extra_joint_state_topics
         if p.base_state_topic:
             self.create_subscription(Odometry, p.base_state_topic, self.on_base_state,
