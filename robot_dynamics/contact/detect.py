@@ -30,7 +30,10 @@ package's kernel cache key, robot_dynamics/cache.py.)
 
 Narrow phase: a sphere, capsule or box on a plane in closed form
 (:mod:`.plane`: one contact per penetrating corner or end, each with its
-depth; ``feature`` = the corner or end). Every other pair goes to coal:
+depth; ``feature`` = the corner or end); two boxes face on (coal's normal
+within 10 mrad of a face normal) as MuJoCo's box-box, the vertices of the
+polygon where the faces meet, each with its depth
+(:func:`.plane.box_on_face`). Every other pair goes to coal:
 ``collide``, then its contact patch (``computeContactPatch``: the polygon
 of a face pressed on a face, a cylinder's rim sampled at :data:`SAMPLES`
 points); each patch point is one row of Contacts, the midpoint of the two

@@ -56,6 +56,7 @@ def plane_contacts(kind, size, T, plane):
 FACE_COS = np.cos(1e-2)           # a contact normal within 10 mrad of a box face's normal is that face's
 #: the corners of a box face, in cyclic order, as signs of its two in-plane axes
 FACE = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
+NEXT = np.array([1, 2, 3, 0])     # the next corner of a face: edge i runs from corner i to NEXT[i]
 
 
 def box_on_face(a, b, normal):
@@ -100,24 +101,32 @@ def _face(T, size, direction):
 def _face_on_face(top, base, normal):
     """The contacts of box ``top`` sunk into the face of box ``base`` facing along ``normal``."""
     (Ta, size_a), (Tb, size_b) = top, base
-    face = _face(Tb, size_b, normal)
-    if face is None:
+    Ra, Rb, pb = Ta[:3, :3], Tb[:3, :3], Tb[:3, 3]
+    c = Rb.T @ normal                                                       # the normal in the base's frame
+    k = int(np.argmax(np.abs(c)))
+    if abs(c[k]) < FACE_COS:
         return None
-    k, f, d, hb = face
+    hb, ha = 0.5 * np.asarray(size_b), 0.5 * np.asarray(size_a)
+    sk = 1.0 if c[k] > 0 else -1.0
+    f = sk * Rb[:, k]                                                       # the face's outward normal, world
+    local = (CORNERS * ha) @ (Rb.T @ Ra).T + (Ta[:3, 3] - pb) @ Rb          # top's corners, base frame
+    s = sk * local[:, k] - hb[k]                                            # their height above the face
+    inside = _inside(local, k, hb)
+    keep = (s <= 0.0) & inside
+    x = local[keep] @ Rb.T + pb
+    points, depths, features = x - 0.5 * s[keep, None] * f, -s[keep], np.flatnonzero(keep)
+    if inside[np.argpartition(s, 3)[:4]].all():     # the top's 4 lowest corners over the face: nothing else
+        return (points, f, depths, features) if len(depths) else None
+    points, depths, features = [points], [depths], [features]
+    d = f @ pb + hb[k]
     j, g, e, _ = _face(Ta, size_a, -f) or (None, None, None, None)      # the top's face, if face on
-    ha = 0.5 * np.asarray(size_a)
-    Ra, Rb = Ta[:3, :3], Tb[:3, :3]
-    x = (CORNERS * ha) @ Ra.T + Ta[:3, 3]                                   # top's corners
-    s = x @ f - d                                                           # their height above the face
-    keep = (s <= 0.0) & _inside((x - Tb[:3, 3]) @ Rb, k, hb)
-    points, depths, features = [x[keep] - np.outer(0.5 * s[keep], f)], [-s[keep]], [np.flatnonzero(keep)]
     if j is not None:
-        y = (CORNERS * hb) @ Rb.T + Tb[:3, 3]                               # base's corners
-        on_face = np.flatnonzero(np.isclose(y @ f, d))
-        t = (e - y[on_face] @ g) / (g @ f)                                  # along f to the top's face
-        z = y[on_face] + np.outer(t, f)
+        on_face = np.flatnonzero(CORNERS[:, k] * sk > 0)                    # the base face's 4 corners
+        y = (CORNERS[on_face] * hb) @ Rb.T + pb
+        t = (e - y @ g) / (g @ f)                                           # along f to the top's face
+        z = y + t[:, None] * f
         keep = (t <= 0.0) & _inside((z - Ta[:3, 3]) @ Ra, j, ha)
-        points.append(y[on_face][keep] + np.outer(0.5 * t[keep], f))
+        points.append(y[keep] + 0.5 * t[keep, None] * f)
         depths.append(-t[keep])
         features.append(8 + on_face[keep])
         crossings = _crossings(Ta, ha, j, g, Tb, hb, k, f, d)
@@ -131,9 +140,12 @@ def _face_on_face(top, base, normal):
     return np.concatenate(points), f, depths, np.concatenate(features)
 
 
+OTHER = ((1, 2), (0, 2), (0, 1))   # the two axes other than k
+
+
 def _inside(local, k, h):
     """(n,) bool: points (n, 3) in a box's frame lie within its face across axis k (edges included)."""
-    u, v = [i for i in range(3) if i != k]
+    u, v = OTHER[k]
     return (np.abs(local[:, u]) <= h[u] + 1e-12) & (np.abs(local[:, v]) <= h[v] + 1e-12)
 
 
@@ -141,24 +153,23 @@ def _crossings(Ta, ha, j, g, Tb, hb, k, f, d):
     """Where the edges of the top's face (axis j, outward g) cross the edges of the base's face
     (axis k, outward f, offset d), sunk: (points, depths, features) or None."""
     u, v = [i for i in range(3) if i != j]
-    corners = np.zeros((4, 3))
+    corners = np.empty((4, 3))
     corners[:, j] = np.sign(Ta[:3, :3][:, j] @ g) * ha[j]
     corners[:, u], corners[:, v] = FACE[:, 0] * ha[u], FACE[:, 1] * ha[v]
     x0 = corners @ Ta[:3, :3].T + Ta[:3, 3]                                 # the face's 4 corners, world
-    x1 = np.roll(x0, -1, axis=0)                                            # edge i runs x0[i] -> x1[i]
-    L0, L1 = (x0 - Tb[:3, 3]) @ Tb[:3, :3], (x1 - Tb[:3, 3]) @ Tb[:3, :3]   # in the base's frame
-    out = []
-    for side, (axis, other) in enumerate([[i for i in range(3) if i != k], [i for i in range(3) if i != k][::-1]]):
-        for sign in (-1.0, 1.0):
-            with np.errstate(divide="ignore", invalid="ignore"):
-                t = (sign * hb[axis] - L0[:, axis]) / (L1[:, axis] - L0[:, axis])
-            w = L0[:, other] + t * (L1[:, other] - L0[:, other])
-            hit = np.flatnonzero((t >= 0.0) & (t <= 1.0) & (np.abs(w) <= hb[other]))
-            for i in hit:
-                X = x0[i] + t[i] * (x1[i] - x0[i])
-                s = X @ f - d
-                if s <= 0.0:
-                    out.append((X - 0.5 * s * f, -s, 16 + 4 * i + 2 * side + (sign > 0)))
-    if not out:
+    dx = x0[NEXT] - x0                                                      # edge i: x0[i] + t dx[i], t in [0, 1]
+    L0, dL = (x0 - Tb[:3, 3]) @ Tb[:3, :3], dx @ Tb[:3, :3]                 # in the base's frame
+    p, q = [i for i in range(3) if i != k]
+    across = np.array([p, p, q, q])                                         # the base face's 4 edge lines:
+    along = np.array([q, q, p, p])                                          # coordinate across = value,
+    value = np.array([-hb[p], hb[p], -hb[q], hb[q]])                        # |coordinate along| <= its half
+    den = dL[:, across]                                                     # (4 edges, 4 lines)
+    t = np.divide(value - L0[:, across], den, out=np.full((4, 4), -1.0), where=np.abs(den) > 1e-15)
+    w = L0[:, along] + t * dL[:, along]
+    edge, line = np.nonzero((t >= 0.0) & (t <= 1.0) & (np.abs(w) <= hb[along]))
+    X = x0[edge] + t[edge, line, None] * dx[edge]
+    s = X @ f - d
+    keep = s <= 0.0
+    if not keep.any():
         return None
-    return np.array([o[0] for o in out]), np.array([o[1] for o in out]), np.array([o[2] for o in out])
+    return X[keep] - 0.5 * s[keep, None] * f, -s[keep], 16 + 4 * edge[keep] + line[keep]
