@@ -98,9 +98,54 @@ def _face(T, size, direction):
     return k, f, f @ T[:3, 3] + h[k], h
 
 
+SIGNS = CORNERS.tolist()
+NOT_FACE, GENERAL, DONE = range(3)
+
+
+def _corners_over_face(Ta, size_a, Tb, size_b, normal):
+    """The common case, a box resting inside a face of another (on a table), in plain Python
+    floats (eight corners: each numpy call would cost more than its arithmetic).
+
+    Returns:
+        (NOT_FACE, None): no face of the base within FACE_COS of ``normal``;
+        (GENERAL, None): the top's four lowest corners are not all over the face (clip it);
+        (DONE, contacts or None): the top's sunk corners, as :func:`box_on_face` returns them.
+    """
+    A, B = Ta.tolist(), Tb.tolist()
+    nx, ny, nz = normal.tolist()
+    c = [B[0][i] * nx + B[1][i] * ny + B[2][i] * nz for i in range(3)]          # the normal, base frame
+    k = max(range(3), key=lambda i: abs(c[i]))
+    if abs(c[k]) < FACE_COS:
+        return NOT_FACE, None
+    sk = 1.0 if c[k] > 0 else -1.0
+    hb, ha = [0.5 * x for x in size_b], [0.5 * x for x in size_a]
+    d = [A[r][3] - B[r][3] for r in range(3)]
+    M = [[B[0][i] * A[0][j] + B[1][i] * A[1][j] + B[2][i] * A[2][j] for j in range(3)] for i in range(3)]
+    o = [B[0][i] * d[0] + B[1][i] * d[1] + B[2][i] * d[2] for i in range(3)]     # top's origin, base frame
+    u, v = OTHER[k]
+    corners = []                                                                # (height, over the face, L)
+    for sx, sy, sz in SIGNS:
+        x, y, z = sx * ha[0], sy * ha[1], sz * ha[2]
+        L = [o[i] + M[i][0] * x + M[i][1] * y + M[i][2] * z for i in range(3)]
+        corners.append((sk * L[k] - hb[k], abs(L[u]) <= hb[u] + 1e-12 and abs(L[v]) <= hb[v] + 1e-12, L))
+    if not all(corners[i][1] for i in sorted(range(8), key=lambda i: corners[i][0])[:4]):
+        return GENERAL, None
+    sunk = [i for i in range(8) if corners[i][0] <= 0.0 and corners[i][1]]
+    if not sunk:
+        return DONE, None
+    Rb = Tb[:3, :3]
+    f = sk * Rb[:, k]
+    s = np.array([corners[i][0] for i in sunk])
+    points = np.array([corners[i][2] for i in sunk]) @ Rb.T + Tb[:3, 3] - 0.5 * s[:, None] * f
+    return DONE, (points, f, -s, np.array(sunk))
+
+
 def _face_on_face(top, base, normal):
     """The contacts of box ``top`` sunk into the face of box ``base`` facing along ``normal``."""
     (Ta, size_a), (Tb, size_b) = top, base
+    status, found = _corners_over_face(Ta, size_a, Tb, size_b, normal)
+    if status != GENERAL:
+        return found
     Ra, Rb, pb = Ta[:3, :3], Tb[:3, :3], Tb[:3, 3]
     c = Rb.T @ normal                                                       # the normal in the base's frame
     k = int(np.argmax(np.abs(c)))
@@ -115,8 +160,6 @@ def _face_on_face(top, base, normal):
     keep = (s <= 0.0) & inside
     x = local[keep] @ Rb.T + pb
     points, depths, features = x - 0.5 * s[keep, None] * f, -s[keep], np.flatnonzero(keep)
-    if inside[np.argpartition(s, 3)[:4]].all():     # the top's 4 lowest corners over the face: nothing else
-        return (points, f, depths, features) if len(depths) else None
     points, depths, features = [points], [depths], [features]
     d = f @ pb + hb[k]
     j, g, e, _ = _face(Ta, size_a, -f) or (None, None, None, None)      # the top's face, if face on
