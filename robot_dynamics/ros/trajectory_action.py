@@ -22,6 +22,9 @@ from ..control import trajectory_goal as tg
 from ..control.compensation import COMPUTED_TORQUE, FEEDFORWARD
 from ..control.joint_map import JointMapError
 
+#: The modes that follow a trajectory.
+FOLLOWING = (FEEDFORWARD, COMPUTED_TORQUE)
+
 #: The parameters this module declares: name -> (default, description). The per-joint ones,
 #: constraints.<joint>.trajectory and constraints.<joint>.goal (default 0: not checked), are declared for
 #: the controller's joints when the first goal or message comes.
@@ -63,7 +66,7 @@ class TrajectoryAction:
         pipeline = self.pipeline()
         if pipeline is None:
             return 'no robot model that fits the controller yet'
-        if pipeline.mode not in (FEEDFORWARD, COMPUTED_TORQUE):
+        if pipeline.mode not in FOLLOWING:
             return "mode is '%s': trajectories are followed in feedforward and computed_torque" % pipeline.mode
         if pipeline.q is None:
             return 'no joint state has given a torque yet'
@@ -177,10 +180,12 @@ class TrajectoryAction:
         tracker, pipeline = self.tracker, self.pipeline()
         if tracker is None:
             return
-        if pipeline is None or pipeline.reference is not tracker:
-            self.tracker = None             # replaced on ~/trajectory or ~/reference, or a new model
+        if pipeline is None or pipeline.reference is not tracker or pipeline.mode not in FOLLOWING:
+            self.tracker = None             # replaced on ~/trajectory or ~/reference, a new model, another mode
             if self.goal is not None:
-                self.finish(tg.REPLACED)
+                self.finish(tg.REPLACED if pipeline is not None and pipeline.reference is not tracker
+                            else tg.Outcome(tg.INVALID_GOAL, 'the trajectory is no longer followed: %s'
+                                            % ('no model fits' if pipeline is None else "mode is '%s'" % pipeline.mode)))
             return
         if tracker.sampled_at is None:
             return
