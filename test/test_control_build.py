@@ -145,3 +145,29 @@ def test_an_impedance_law_rebuilt_for_a_robot_with_other_joints_starts_afresh(mo
     result = new.step(names, q, np.zeros(6), 2_000_000_000, 2_000_000_000)
     assert result.refused is None, result.refused
     assert result.command.shape == (6,) and np.all(np.isfinite(result.command))
+
+
+def test_after_a_zero_command_an_impedance_torque_ramps_up_from_zero_at_the_rate_limit():
+    """The watchdog sent a zero command (or the node was deactivated): the actuator holds zero. The torque
+    after the silence starts from zero and grows by at most max_torque_rate per second; it used to start
+    from the torque before the silence (a jump of the whole gravity torque on resuming). A target taken
+    from a state (none was given) is taken again where the arm is now."""
+    rate = 100.0                                                          # [N m/s]
+    loop = control.build(PANDA, PipelineSettings(mode='joint_impedance', max_torque_rate=rate, **EVERY))
+    t = 1_000_000_000
+    before = loop.step(NAMES, Q, np.zeros(7), t, t).command.copy()
+    assert np.max(np.abs(before)) > 5.0                                   # the gravity torque, held
+    np.testing.assert_allclose(loop.impedance.target.q, Q)
+    loop.resume(zeroed=True)
+    assert np.all(np.isnan(loop.impedance.target.q))                      # the implicit target is forgotten
+    q_now, t = Q + 0.2, t + 5_000_000_000                                 # 5 s later, elsewhere
+    np.testing.assert_array_equal(loop.step(NAMES, q_now, np.zeros(7), t, t).command, 0.0)
+    np.testing.assert_allclose(loop.impedance.target.q, q_now)            # holds where it is now
+    for k in range(1, 4):
+        t += 1_000_000                                                    # 1 kHz
+        command = loop.step(NAMES, q_now, np.zeros(7), t, t).command
+        assert np.max(np.abs(command)) <= rate * 1e-3 * k * (1 + 1e-12)
+    loop.resume(zeroed=False)                     # a stopped publisher: the actuator keeps the last torque
+    last = command.copy()
+    t += 2_000_000_000
+    np.testing.assert_array_equal(loop.step(NAMES, q_now, np.zeros(7), t, t).command, last)

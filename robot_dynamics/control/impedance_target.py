@@ -163,6 +163,7 @@ class TorqueRate:
         self.max_rate, self.max_gap_ns = float(max_rate), int(max_gap_ns)
         self.step = TorqueRateLimit(self.max_rate if self.max_rate > 0 else None, 0)
         self.last_ns = 0                # node-clock time [ns] of the last torque
+        self.resumed = False            # the next torque is the first after a silence (:meth:`resume`)
 
     @property
     def last(self):
@@ -178,6 +179,15 @@ class TorqueRate:
         """Go on from ``old`` (a TorqueRate): its last torque, its time and its count."""
         self.step.last, self.step.limited, self.last_ns = old.step.last, old.step.limited, old.last_ns
 
+    def resume(self, held):
+        """The torques stopped (a watchdog timeout, a deactivation): the actuator now holds ``held`` (n,)
+        (zeros after a zero command; None: the last torque, which a stopped publisher leaves in place). The
+        first torque after the silence is limited to no change from it, and the ramp starts there: the time
+        of the silence is never a step (at most ``max_gap``: 100 N m at 1000 N m/s and 0.1 s)."""
+        if held is not None and self.step.last is not None:
+            self.step.last = np.array(held, dtype=float)
+        self.resumed = True
+
     def apply(self, tau, now_ns):
         """``tau`` (n,) limited against the last torque at node clock ``now_ns`` [ns] (``tau`` itself when the
         limit does not bind)."""
@@ -185,6 +195,8 @@ class TorqueRate:
         gap = now_ns - self.last_ns
         gap = gap if gap > 0 else 0
         gap = gap if gap < self.max_gap_ns else self.max_gap_ns      # min(max(gap, 0), max_gap_ns) without 2 calls
+        if self.resumed:
+            gap, self.resumed = 0, False
         step = self.step
         tau = step.apply(tau, gap * 1e-9)                                                       # dt [s]
         if step.kept:                    # a non-finite torque never goes out (the limiter) nor becomes the last
@@ -204,6 +216,14 @@ class ImpedanceControl:
     def __init__(self, law, target, rate):
         self.law, self.target, self.rate = law, target, rate
         self.cartesian = isinstance(law, CartesianImpedance)
+
+    def resume(self, zeroed):
+        """The torques stopped and resume with the next joint state: the rate limit starts from what the
+        actuator holds (zeros if ``zeroed``, else the last torque), and a target taken from a state (none was
+        given) is taken again from the next one, where the arm is now."""
+        self.rate.resume(np.zeros(self.law.model.nv) if zeroed else None)
+        if self.target.accepted == 0:
+            self.target.forget()
 
     def torque(self, q, qd, now_ns):
         """(n,) the law's torque [N m] at the state ``(q, qd)`` (n,) and node clock ``now_ns`` [ns].

@@ -153,6 +153,13 @@ class TorqueLoop:
         """The joints without a (finite) URDF effort limit: their torques are checked, not clamped."""
         return [n for n, limit in zip(self.joint_names, self.limiter.limit) if not np.isfinite(limit)]
 
+    def resume(self, zeroed):
+        """The torques stopped (a watchdog timeout, a deactivation; ``zeroed``: a zero command went out) and
+        resume with the next joint state: an impedance mode's rate limit starts from what the actuator holds
+        (:meth:`.impedance_target.ImpedanceControl.resume`)."""
+        if self.impedance is not None:
+            self.impedance.resume(zeroed)
+
     def set_reference(self, sampler, start_ns, stream=False):
         """Follow ``sampler`` (None: none) from node clock time ``start_ns`` [ns]."""
         self.reference, self.ref_start, self.ref_stream = sampler, start_ns, stream

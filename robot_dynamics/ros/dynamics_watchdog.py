@@ -41,6 +41,7 @@ def on_timeout(watchdog, command, ready, pipeline, stats, now_ns, p, log, warn, 
     base = pipeline.base if pipeline is not None else None
     if action.action != 'hold' and pipeline is not None:
         pipeline.merger.reset()          # a stale position is never used again (held joints stay held)
+        pipeline.resume(zeroed=action.action == 'zero' and command is not None)   # the next torque: a ramp
         if base is not None:
             base.forget()                # nor a stale base state
     if action.stale is not None:

@@ -77,6 +77,8 @@ class DynamicsLifecycleNode(LifecycleNodeMixin, DynamicsNode):
     def on_activate(self, state):
         if self.merger is not None:
             self.merger.reset()                  # positions read before activation are never used
+        if self.pipeline is not None:            # deactivation sent a zero command: the next torque ramps from it
+            self.pipeline.resume(zeroed=self.command is not None)
         self.watchdog.restart(self.now_ns(), self.stats.n_fresh)
         self.active = True
         self.get_logger().info('active: torques and commands from the next joint states')
