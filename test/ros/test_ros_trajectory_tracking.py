@@ -20,6 +20,11 @@ the law, with gains that keep a margin for such delays.
   ``kp = w^2 = 400 1/s^2``, ``kd = 2 w = 40 1/s`` (w = 20 rad/s) on every joint: each joint's error obeys
   ``e'' + 40 e' + 400 e = 0`` as far as the model is right, a double pole at -20 rad/s, which a 1 kHz
   loop keeps stable through some 10 ms of delay.
+- **The same, as a planner sends it**: the motion as a control_msgs FollowJointTrajectory goal on
+  dynamics_node's ``~/follow_joint_trajectory`` (an rclpy ActionClient, as MoveIt's
+  moveit_simple_controller_manager), its goal tolerances GOAL_TOLERANCE and STOPPED_VELOCITY_TOLERANCE on
+  every joint and goal_time_tolerance GOAL_TIME_TOLERANCE: the result is SUCCEEDED with error_code
+  SUCCESSFUL, and the RMS too is at least 10 times smaller than the PID's.
 - **The baseline** (test/ros/pid_trajectory_controller.py, another process): joint_trajectory_controller's
   effort law, a PID per joint on the position error with the velocity error as its D term
   (ros2_controllers and control_toolbox, branch jazzy), no model. The same feedback gains in torque units:
@@ -59,7 +64,11 @@ import sys
 import numpy as np
 import pytest
 import yaml
+from action_msgs.msg import GoalStatus
 from builtin_interfaces.msg import Duration, Time
+from control_msgs.action import FollowJointTrajectory
+from control_msgs.msg import JointTolerance
+from rclpy.action import ActionClient
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from robot_dynamics_interfaces.msg import Payload
 from robot_dynamics_interfaces.srv import SetPayload, SetState
@@ -87,7 +96,8 @@ SAMPLE_RATE = 100.0           # [Hz] points of the JointTrajectory
 W = 20.0                      # [rad/s] the closed loop's double pole
 KP, KD = W * W, 2.0 * W       # [1/s^2], [1/s]: critically damped
 KI = 0.1 * W ** 3             # [1/s^3] the PID's integral gain per unit inertia
-LEAD, TAIL = 1.0, 0.5         # [s] of simulated time held before the motion and run after it
+LEAD, TAIL = 1.0, 0.35        # [s] of simulated time held before the motion (the PID) and run after it
+CT_LEAD = 0.3                 # [s] held before the motion by dynamics_node (nothing to settle)
 GOAL_TOLERANCE = 0.01         # [rad] each joint, from the last point
 STOPPED_VELOCITY_TOLERANCE = 0.01   # [rad/s] joint_trajectory_controller's default
 GOAL_TIME_TOLERANCE = 0.25    # [s] after the end of the motion
@@ -181,23 +191,28 @@ class Bench:
         res = self.ros.call(SetState, self.sim.topic('~/set_state'), req)
         assert res.success, res.message
 
-    def run(self, controller, msg):
-        """Send ``msg`` to ``controller`` (its ~/trajectory, reliable) to start LEAD s of simulated time from now,
-        run the simulation through it, pause; the Tracking. The start is a time of the simulation's clock, so the
-        message only has to arrive within LEAD s of it (the controller holds the first point until then)."""
+    def run(self, controller, msg, goal=None, lead=LEAD):
+        """Send ``msg`` to ``controller`` to start ``lead`` s of simulated time from now, run the simulation through
+        it, pause; the Tracking. Sent on its ~/trajectory (reliable), or with ``goal`` (a :class:`Goal`) through
+        its ~/follow_joint_trajectory. The start is a time of the simulation's clock, so the message only has to
+        arrive within ``lead`` s of it (the controller holds the first point until then)."""
         self.rest_at_start()
         now = stamp_ns(wait_for(lambda: self.states.last(), 5))
-        start_ns = now + int(LEAD * 1e9)
+        start_ns = now + int(lead * 1e9)
         msg.header.stamp = Time(sec=start_ns // 1_000_000_000, nanosec=start_ns % 1_000_000_000)
-        pub = self.ros.publisher(JointTrajectory, controller.topic('~/trajectory'))
-        try:
-            assert wait_for(lambda: pub.get_subscription_count() > 0, 30), controller.read_log()
-            pub.publish(msg)
-            duration = TrajectorySampler(NAMES, msg).duration
-            states = run_simulated(self.ros, self.sim, self.states, LEAD + duration + TAIL)
-        finally:
-            self.ros.node.destroy_publisher(pub)
-        assert len(states) > 0.5 * 1000 * (LEAD + duration), (len(states), self.sim.read_log())
+        duration = TrajectorySampler(NAMES, msg).duration
+        if goal is not None:
+            goal.send(msg)
+            states = run_simulated(self.ros, self.sim, self.states, lead + duration + TAIL)
+        else:
+            pub = self.ros.publisher(JointTrajectory, controller.topic('~/trajectory'))
+            try:
+                assert wait_for(lambda: pub.get_subscription_count() > 0, 30), controller.read_log()
+                pub.publish(msg)
+                states = run_simulated(self.ros, self.sim, self.states, lead + duration + TAIL)
+            finally:
+                self.ros.node.destroy_publisher(pub)
+        assert len(states) > 0.5 * 1000 * (lead + duration), (len(states), self.sim.read_log())
         return Tracking(msg, states, start_ns)
 
     def set_payload(self, proc, clear=False):
@@ -209,6 +224,39 @@ class Bench:
         self.ros.wait_for_service(proc.topic('~/set_payload'), process=proc)
         res = self.ros.call(SetPayload, proc.topic('~/set_payload'), req)
         assert res.success, res.message
+
+
+class Goal:
+    """A FollowJointTrajectory goal sent to ``dyn``'s ~/follow_joint_trajectory as a planner sends it (an rclpy
+    ActionClient), with the goal tolerances of this test; its answer and result."""
+
+    def __init__(self, ros, dyn):
+        self.ros, self.dyn = ros, dyn
+        self.client = ActionClient(ros.node, FollowJointTrajectory, dyn.topic('~/follow_joint_trajectory'))
+        assert self.client.wait_for_server(timeout_sec=30), dyn.read_log()
+        self.handle = None
+
+    def in_executor(self, request):
+        """``request()`` made in the thread that spins the client's node (rclpy's ActionClient drops an answer
+        taken by that thread before it recorded the request); its Future."""
+        task = self.ros.executor.create_task(request)
+        assert wait_for(task.done, 10), 'the request was not made'
+        return task.result()
+
+    def send(self, msg):
+        goal = FollowJointTrajectory.Goal(trajectory=msg, goal_time_tolerance=Duration(
+            nanosec=int(GOAL_TIME_TOLERANCE * 1e9)))
+        goal.goal_tolerance = [JointTolerance(name=n, position=GOAL_TOLERANCE, velocity=STOPPED_VELOCITY_TOLERANCE)
+                               for n in NAMES]
+        future = self.in_executor(lambda: self.client.send_goal_async(goal))
+        assert wait_for(future.done, 30), 'no answer to the goal'
+        self.handle = future.result()
+        assert self.handle.accepted, self.dyn.read_log()[-3000:]
+
+    def result(self):
+        future = self.in_executor(self.handle.get_result_async)
+        assert wait_for(future.done, 30), 'no result:\n' + self.dyn.read_log()[-3000:]
+        return future.result()
 
 
 def dynamics_params():
@@ -234,11 +282,17 @@ def test_computed_torque_tracks_ten_times_better_than_a_pid_and_as_well_with_a_p
 
     bench.ready()
     ros.wait_for_subscriber(ns + '/joint_states', process=dyn)
-    model_based = bench.run(dyn, bare_msg)
+    model_based = bench.run(dyn, bare_msg, lead=CT_LEAD)
     print('computed torque, bare arm:', model_based)
+    goal = Goal(ros, dyn)
+    through_action = bench.run(dyn, bare_msg, goal, lead=CT_LEAD)
+    result = goal.result()
+    print('computed torque, bare arm, the goal through ~/follow_joint_trajectory:', through_action,
+          '; result: status %d, error_code %d, %r' % (result.status, result.result.error_code,
+                                                     result.result.error_string))
     bench.set_payload(bench.sim)
     bench.set_payload(dyn)
-    with_payload = bench.run(dyn, heavy_msg)
+    with_payload = bench.run(dyn, heavy_msg, lead=CT_LEAD)
     print('computed torque, 1.5 kg on the hand (dynamics_node told of it):', with_payload)
     dyn.stop()
 
@@ -257,6 +311,9 @@ def test_computed_torque_tracks_ten_times_better_than_a_pid_and_as_well_with_a_p
     print('RMS ratio PID / computed torque: %.1f; with the payload / without: %.2f' % (ratio, payload_ratio))
 
     assert ratio >= 10.0, (ratio, str(model_based), str(baseline))
-    for run in (model_based, with_payload):
+    assert baseline.rms / through_action.rms >= 10.0, (str(through_action), str(baseline))
+    assert (result.status, result.result.error_code) == (GoalStatus.STATUS_SUCCEEDED,
+                                                         FollowJointTrajectory.Result.SUCCESSFUL), result
+    for run in (model_based, through_action, with_payload):
         assert run.settled <= GOAL_TIME_TOLERANCE and run.held < GOAL_TOLERANCE, str(run)
     assert payload_ratio <= 2.0, (payload_ratio, str(model_based), str(with_payload))
