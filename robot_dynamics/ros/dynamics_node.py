@@ -19,6 +19,11 @@ Subscribes:
         A message over ``max_trajectory_bytes`` is dropped unread (counted).
     ~/reference (trajectory_msgs/JointTrajectory): a streamed set-point: the
         first point is used at once and held until the next message.
+    ~/joint_trajectory (trajectory_msgs/JointTrajectory) and the action
+        ~/follow_joint_trajectory (control_msgs/action/FollowJointTrajectory):
+        trajectories judged and followed as ros2_controllers'
+        joint_trajectory_controller does, with ~/controller_state
+        (:mod:`.trajectory_action`, docs/NODES.md, "The FollowJointTrajectory action").
     ~/target_pose (geometry_msgs/PoseStamped), ~/target_joints (sensor_msgs/JointState): the target of
         cartesian_impedance / joint_impedance, judged and held by
         :mod:`robot_dynamics.control.impedance_target` (docs/NODES.md, "Impedance modes").

@@ -11,6 +11,8 @@ publishes the feedback and the controller state and ends the goal with the track
 controller's goal handle timer does; the execute callback is a coroutine that waits for it without
 holding the executor.
 """
+import weakref
+
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTrajectoryControllerState
 from rcl_interfaces.msg import ParameterDescriptor
@@ -22,6 +24,8 @@ from ..control import trajectory_goal as tg
 from ..control.compensation import COMPUTED_TORQUE, FEEDFORWARD
 from ..control.joint_map import JointMapError
 
+#: node -> its TrajectoryAction.
+SERVED = weakref.WeakKeyDictionary()
 #: The modes that follow a trajectory.
 FOLLOWING = (FEEDFORWARD, COMPUTED_TORQUE)
 
@@ -48,8 +52,15 @@ class TrajectoryAction:
 
     def __init__(self, node, pipeline, now_ns):
         self.node, self.pipeline, self.now_ns, self.log = node, pipeline, now_ns, node.get_logger()
+        # A lifecycle node configured again after a cleanup (which destroys the node's other entities but
+        # not an action server, and undeclares only its own parameters): one server, parameters kept.
+        previous = SERVED.get(node)
+        if previous is not None:
+            previous.server.destroy()
+        SERVED[node] = self
         for name, (default, text) in PARAMETERS.items():
-            node.declare_parameter(name, default, ParameterDescriptor(description=text))
+            if not node.has_parameter(name):
+                node.declare_parameter(name, default, ParameterDescriptor(description=text))
         self.goal = None            # (ServerGoalHandle, TrajectoryTracker, Future) of the active goal
         self.tracker = None         # the TrajectoryTracker the loop follows (a goal's or the topic's)
         self.reported = None        # the tracker whose outcome without a goal was logged
