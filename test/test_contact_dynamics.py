@@ -241,3 +241,18 @@ def test_static_push_with_the_narrow_phase_meshes(tmp_path):
         tau_contact += rd.jacobian(model, q, link, Tl[:3, :3].T @ (x - Tl[:3, 3]))[:3].T @ f
     tau_g = sim.effort - rd.gravity_torques(model, q)
     assert np.linalg.norm(tau_contact + tau_g) < 0.01 * np.linalg.norm(tau_g)
+
+
+def test_bad_input_is_refused_with_a_clear_error(panda):
+    det = PlaneDetector([], [((0, 0, 0), (0, 0, 1))])
+    with pytest.raises(ValueError, match="detector needs detect"):
+        ContactStepper(panda, object())
+    with pytest.raises(ValueError, match="bodies must be a FreeBodies"):
+        ContactStepper(panda, det, [dict(shape="box")])
+    with pytest.raises(ValueError, match="restitution must be in"):
+        ContactParameters(restitution=1.5)
+    with pytest.raises(ValueError, match="a sphere needs 1 sizes"):
+        FreeBodies([dict(shape="sphere", size=(0.1, 0.2), mass=1.0)])
+    with pytest.raises(ValueError, match="made for dt = 0.001 s, the simulator steps 0.002 s"):
+        rd.Simulator(panda, dt=2e-3, contact=ContactStepper(panda, det, dt=1e-3))
+    assert rd.Simulator(panda, dt=2e-3, contact=ContactStepper(panda, det)).contact.dt == 2e-3   # adopted

@@ -67,18 +67,29 @@ class ContactStepper:
         detector: fills a :class:`~.contacts.Contacts` (module docstring).
         bodies: a :class:`~.free_bodies.FreeBodies` (None: none).
         parameters: :class:`~.dynamics.ContactParameters` (None: the defaults).
-        dt: the simulator's step [s] (the default spring frequency 0.2 / dt).
+        dt: the simulator's step [s] (the default spring frequency 0.2 / dt);
+            None: the step it is first run with. A simulator stepping another
+            ``dt`` is refused (the springs are made for this one).
         capacity: the most contacts at one state.
     """
 
-    def __init__(self, model, detector, bodies=None, parameters=None, *, dt=1e-3, capacity=256):
+    def __init__(self, model, detector, bodies=None, parameters=None, *, dt=None, capacity=256):
         if model.root_joint is not None:
             raise InputError("contact: robot %r has a %s base; the contact dynamics needs a fixed base (its "
                              "base frame is the world)" % (model.name, model.root_joint))
         self.bodies = FreeBodies() if bodies is None else bodies
+        if not isinstance(self.bodies, FreeBodies):
+            raise InputError("contact: bodies must be a FreeBodies (contact/free_bodies.py), got %r" % (bodies,))
         if callable(getattr(detector, "shape_poses", None)):           # the narrow phase (detect.Detector)
             detector = PoseDetector(detector, model.nb, len(self.bodies))
-        self.model, self.detector, self.dt = model, detector, float(dt)
+        if not callable(getattr(detector, "detect", None)):
+            raise InputError("contact: the detector needs detect(Rw, pw, Rf, pf, contacts) (PlaneDetector) or "
+                             "detect(body_poses, free_poses) (detect.Detector), got %r" % (detector,))
+        if dt is not None and not (np.isfinite(dt) and dt > 0):
+            raise InputError("contact: dt must be a finite step > 0 [s] (or None: the simulator's), got %r" % (dt,))
+        if parameters is not None and not isinstance(parameters, ContactParameters):
+            raise InputError("contact: parameters must be a ContactParameters, got %r" % (parameters,))
+        self.model, self.detector, self.dt = model, detector, None if dt is None else float(dt)
         self.parameters = ContactParameters() if parameters is None else parameters
         nb, nf, nl, N = model.nb, len(self.bodies), len(model.link_names), int(capacity)
         self.contacts = Contacts(N)                     # at the committed state (the step's start)
@@ -128,13 +139,24 @@ class ContactStepper:
 
     # --- the integrator wrapper -----------------------------------------------
 
-    def integrator(self, base):
-        """An integrator that steps the arm with ``base`` and the free bodies with it."""
+    def integrator(self, base, dt=None):
+        """An integrator that steps the arm with ``base`` and the free bodies with it,
+        at the step ``dt`` [s] (checked against the stepper's, adopted if it has none)."""
+        if dt is not None:
+            self._check_dt(dt)
         return _Integrator(base, self)
+
+    def _check_dt(self, dt):
+        if self.dt is None:
+            self.dt = float(dt)
+        elif dt != self.dt:
+            raise InputError("contact: the stepper's springs are made for dt = %g s, the simulator steps %g s "
+                             "(give ContactStepper the simulator's dt, or None)" % (self.dt, dt))
 
     def step(self, base, accel, t, q, qd, dt):
         """One step of arm and free bodies with the integrator ``base``; commits the
         free bodies (when finite) and returns the arm's (q, qd) at ``t + dt``."""
+        self._check_dt(dt)
         if not self._primed:
             qd = self.settle(q, qd)
         n, b = q.shape[0], self.bodies
@@ -173,6 +195,8 @@ class ContactStepper:
     def settle(self, q, qd):
         """At a committed state: detect, apply the impact law to the new contacts,
         update the friction anchors; returns the arm's qd after the impulses."""
+        if self.dt is None:
+            raise InputError("contact: the step dt is not known yet (give ContactStepper dt, or step it once)")
         self._primed = True
         self._use_committed()
         c = self.contacts

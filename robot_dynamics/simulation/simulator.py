@@ -152,7 +152,7 @@ class Simulator:
         self.constraints = tuple(default_constraints(model) if constraints is None else constraints)
         self.contact = contact                 # free bodies and contacts: robot_dynamics.contact.ContactStepper
         if contact is not None:
-            self.integrator, self.forces = contact.integrator(self.integrator), self.forces + (contact,)
+            self.integrator, self.forces = contact.integrator(self.integrator, self.dt), self.forces + (contact,)
         for f in (self.actuator,) + self.forces:
             if not isinstance(f, ForceModel):
                 raise InputError("%r is not a force model: it needs generalized_force(model, t, q, qd, command)"
