@@ -61,7 +61,7 @@ def problems_of(schema, **overrides):
 def test_every_file_loads_and_names_only_known_validators():
     names = sorted(p.name for p in param_files.folder().glob('*.yaml'))
     assert names == ['command_watchdog.yaml', 'dynamics_node.yaml', 'dynamics_services.yaml', 'model.yaml',
-                     'simulator_node.yaml', 'state.yaml']
+                     'simulator_node.yaml', 'state.yaml', 'trajectory_action.yaml']
     for name in names:
         node, entries = param_files.read(name)
         assert node == name[:-5] and entries

@@ -15,7 +15,7 @@ import weakref
 
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTrajectoryControllerState
-from rcl_interfaces.msg import ParameterDescriptor
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.task import Future
 from trajectory_msgs.msg import JointTrajectory
@@ -23,23 +23,18 @@ from trajectory_msgs.msg import JointTrajectory
 from ..control import trajectory_goal as tg
 from ..control.compensation import COMPUTED_TORQUE, FEEDFORWARD
 from ..control.joint_map import JointMapError
+from ..errors import ParameterError
+from . import params as P
 
 #: node -> its TrajectoryAction.
 SERVED = weakref.WeakKeyDictionary()
 #: The modes that follow a trajectory.
 FOLLOWING = (FEEDFORWARD, COMPUTED_TORQUE)
 
-#: The parameters this module declares: name -> (default, description). The per-joint ones,
-#: constraints.<joint>.trajectory and constraints.<joint>.goal (default 0: not checked), are declared for
-#: the controller's joints when the first goal or message comes.
-PARAMETERS = {
-    'constraints.goal_time': (0.0, 'Time [s] after the last point within which the goal tolerances must be '
-                              'met; 0: waited for without end (joint_trajectory_controller).'),
-    'constraints.stopped_velocity_tolerance': (0.01, 'Goal velocity tolerance of every joint [rad/s or m/s].'),
-    'action_monitor_rate': (20.0, 'Rate [Hz] of the action feedback, ~/controller_state and the result.'),
-    'start_tolerance': (0.1, 'A trajectory whose first point is at time 0 farther than this from the current '
-                        'position of a joint [rad or m] is refused (0: not checked, as the controller).'),
-}
+#: The parameters this module declares on the node (config/params/trajectory_action.yaml). The per-joint ones,
+#: constraints.<joint>.trajectory and constraints.<joint>.goal (default 0: not checked), are declared for the
+#: controller's joints when the first goal or message comes.
+SCHEMA = P.schema('trajectory_action.yaml')
 
 
 class TrajectoryAction:
@@ -58,9 +53,16 @@ class TrajectoryAction:
         if previous is not None:
             previous.server.destroy()
         SERVED[node] = self
-        for name, (default, text) in PARAMETERS.items():
-            if not node.has_parameter(name):
-                node.declare_parameter(name, default, ParameterDescriptor(description=text))
+        problems = []
+        for param in SCHEMA:
+            if not node.has_parameter(param.name):
+                node.declare_parameter(param.name, param.default, param.descriptor())
+            problem = param.validate(node.get_parameter(param.name).value)
+            if problem:
+                problems.append('parameter %r %s' % (param.name, problem))
+        if problems:
+            raise ParameterError('invalid parameters:\n  ' + '\n  '.join(problems))
+        node.add_on_set_parameters_callback(self.on_set_parameters)
         self.goal = None            # (ServerGoalHandle, TrajectoryTracker, Future) of the active goal
         self.tracker = None         # the TrajectoryTracker the loop follows (a goal's or the topic's)
         self.reported = None        # the tracker whose outcome without a goal was logged
@@ -70,6 +72,17 @@ class TrajectoryAction:
         node.create_subscription(JointTrajectory, '~/joint_trajectory', self.on_topic, 10)
         self.state_pub = node.create_publisher(JointTrajectoryControllerState, '~/controller_state', 10)
         node.create_timer(1.0 / node.get_parameter('action_monitor_rate').value, self.monitor)
+
+    def on_set_parameters(self, parameters):
+        """A run-time change of this module's parameters: checked as at start (the others: the node's own)."""
+        for param in parameters:
+            spec = next((p for p in SCHEMA if p.name == param.name), None)
+            problem = spec.validate(param.value) if spec is not None else None
+            if spec is None and param.name.startswith('constraints.') and param.name.endswith(('.trajectory', '.goal')):
+                problem = tolerance_problem(param.value)
+            if problem:
+                return SetParametersResult(successful=False, reason='%s %s' % (param.name, problem))
+        return SetParametersResult(successful=True)
 
     # --- goals -----------------------------------------------------------------------------------------
     def problem(self, trajectory):
@@ -86,7 +99,7 @@ class TrajectoryAction:
 
     def on_goal(self, goal):
         self.log.info('Received new action goal')
-        problem = self.problem(goal.trajectory)
+        problem = self.problem(goal.trajectory) or self.parameter_problem()
         if problem:
             self.log.error(problem)
             return GoalResponse.REJECT
@@ -147,7 +160,7 @@ class TrajectoryAction:
     # --- the topic and the loop's reference ---------------------------------------------------------------
     def on_topic(self, msg):
         """A trajectory on ~/joint_trajectory: followed, checked like a goal's, without a result."""
-        problem = self.problem(msg)
+        problem = self.problem(msg) or self.parameter_problem()
         if problem:
             return self.log.error(problem)
         self.follow(msg, self.default_tolerances())
@@ -169,6 +182,14 @@ class TrajectoryAction:
         self.tracker = tracker
         return tracker
 
+    def parameter_problem(self):
+        """Why the tolerance parameters cannot be read (a bad per-joint value), or None."""
+        try:
+            self.default_tolerances()
+        except ParameterError as exc:
+            return str(exc)
+        return None
+
     def default_tolerances(self):
         """The tolerances of the parameters (constraints.*), for the controller's joints."""
         node, joints = self.node, self.pipeline().joint_names
@@ -177,10 +198,17 @@ class TrajectoryAction:
             per_joint[kind] = {}
             for joint in joints:
                 name = 'constraints.%s.%s' % (joint, kind)
-                if not node.has_parameter(name):
-                    node.declare_parameter(name, 0.0, ParameterDescriptor(
-                        description='%s tolerance of %s [rad or m]; 0: none' % (kind, joint)))
-                per_joint[kind][joint] = node.get_parameter(name).value
+                try:
+                    if not node.has_parameter(name):
+                        node.declare_parameter(name, 0.0, ParameterDescriptor(
+                            description='%s tolerance of %s [rad or m]; 0: none' % (kind, joint)))
+                    value = node.get_parameter(name).value
+                except Exception as exc:        # a value of another type in a params file or -p
+                    raise ParameterError('parameter %r: %s' % (name, exc)) from None
+                problem = tolerance_problem(value)
+                if problem:
+                    raise ParameterError('parameter %r %s' % (name, problem))
+                per_joint[kind][joint] = value
         return tg.default_tolerances(joints, per_joint['trajectory'], per_joint['goal'],
                                      node.get_parameter('constraints.stopped_velocity_tolerance').value,
                                      node.get_parameter('constraints.goal_time').value)
@@ -194,9 +222,9 @@ class TrajectoryAction:
         if pipeline is None or pipeline.reference is not tracker or pipeline.mode not in FOLLOWING:
             self.tracker = None             # replaced on ~/trajectory or ~/reference, a new model, another mode
             if self.goal is not None:
+                why = 'no model fits' if pipeline is None else "mode is '%s'" % pipeline.mode
                 self.finish(tg.REPLACED if pipeline is not None and pipeline.reference is not tracker
-                            else tg.Outcome(tg.INVALID_GOAL, 'the trajectory is no longer followed: %s'
-                                            % ('no model fits' if pipeline is None else "mode is '%s'" % pipeline.mode)))
+                            else tg.Outcome(tg.INVALID_GOAL, 'the trajectory is no longer followed: %s' % why))
             return
         if tracker.sampled_at is None:
             return
@@ -227,6 +255,13 @@ class TrajectoryAction:
         for j in tracker.violated:
             self.log.error('State tolerances failed for joint %s: position error %f, velocity error %f'
                            % (names[j], tracker.error[0, j], tracker.error[1, j]))
+
+
+def tolerance_problem(value):
+    """A per-joint tolerance parameter's problem: not a number >= 0 (inf: none), or None."""
+    if not isinstance(value, float):
+        return 'must be a double, got %r' % (value,)
+    return None if value >= 0.0 else 'must be >= 0, got %r' % value
 
 
 def fill(point, rows):
