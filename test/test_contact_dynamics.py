@@ -239,7 +239,8 @@ def test_static_push_with_the_narrow_phase_meshes(tmp_path):
         link = model.link_names[model.body_link[body]]
         Tl = rd.link_pose(model, q, link)
         tau_contact += rd.jacobian(model, q, link, Tl[:3, :3].T @ (x - Tl[:3, 3]))[:3].T @ f
-    tau_g = sim.effort - rd.gravity_torques(model, q)
+    passive = [f.generalized_force(model, sim.time, q, sim.qd, sim.command) for f in sim.forces]
+    tau_g = sim.effort + sum(t for t in passive if t is not None) - rd.gravity_torques(model, q)
     assert np.linalg.norm(tau_contact + tau_g) < 0.01 * np.linalg.norm(tau_g)
 
 
@@ -256,3 +257,45 @@ def test_bad_input_is_refused_with_a_clear_error(panda):
     with pytest.raises(ValueError, match="made for dt = 0.001 s, the simulator steps 0.002 s"):
         rd.Simulator(panda, dt=2e-3, contact=ContactStepper(panda, det, dt=1e-3))
     assert rd.Simulator(panda, dt=2e-3, contact=ContactStepper(panda, det)).contact.dt == 2e-3   # adopted
+
+
+def test_the_arm_folded_into_itself_stops_at_contact():
+    """Self-collision: example-robot-data's Panda commanded from an open elbow to a
+    folded one (hand on the shoulder) stops where its meshes meet; at rest the
+    self-contact forces (+F on a, -F on b) balance the servo and the stops:
+    sum_i (J_a - J_b)^T F_i = -(tau - g)."""
+    import warnings
+    from robot_dynamics.contact.collision import CollisionModel
+    from robot_dynamics.contact.detect import Detector
+    from robot_dynamics.contact.geometry import shapes_from_urdf
+    from robot_dynamics.tools.sample import example_robot_data_dir
+    pytest.importorskip("coal")
+    erd = example_robot_data_dir()
+    if erd is None:
+        pytest.skip("example-robot-data not installed")
+    urdf = str(erd / "panda_description/urdf/panda.urdf")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = rd.load_urdf(urdf)
+    shapes = shapes_from_urdf(urdf, package_dirs=[erd.parent.parent])
+    detector = Detector(CollisionModel(model, shapes, srdf=str(erd / "panda_description/srdf/panda.srdf")))
+    folded = np.array([0.0, 0.0, 0.0, -3.0, 0.0, 0.5, 0.0, 0.02])[:model.nq]
+    opened = folded.copy()
+    opened[3] = -2.0
+    stepper = ContactStepper(model, detector)
+    sim = rd.Simulator(model, q0=opened, contact=stepper)
+    sim.set_command(folded, mode="position")
+    sim.step(2000)
+    a, b, point, normal, F = stepper.wrenches()
+    q = sim.q
+    assert len(a) > 0 and np.all((a >= 0) & (a < model.nb) & (b >= 0) & (b < model.nb))   # arm on arm
+    assert -2.95 < q[3] < -2.85                                              # stopped short of -3.0
+    tau_contact = np.zeros(model.nv)
+    for body_a, body_b, x, f in zip(a, b, point, F):
+        for body, sign in ((body_a, 1.0), (body_b, -1.0)):
+            link = model.link_names[model.body_link[body]]
+            Tl = rd.link_pose(model, q, link)
+            tau_contact += sign * rd.jacobian(model, q, link, Tl[:3, :3].T @ (x - Tl[:3, 3]))[:3].T @ f
+    passive = [f.generalized_force(model, sim.time, q, sim.qd, sim.command) for f in sim.forces]
+    tau_g = sim.effort + sum(t for t in passive if t is not None) - rd.gravity_torques(model, q)   # a finger on its stop
+    assert np.linalg.norm(tau_contact + tau_g) < 0.01 * np.linalg.norm(tau_g)
