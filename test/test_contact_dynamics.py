@@ -297,5 +297,5 @@ def test_the_arm_folded_into_itself_stops_at_contact():
             Tl = rd.link_pose(model, q, link)
             tau_contact += sign * rd.jacobian(model, q, link, Tl[:3, :3].T @ (x - Tl[:3, 3]))[:3].T @ f
     passive = [f.generalized_force(model, sim.time, q, sim.qd, sim.command) for f in sim.forces]
-    tau_g = sim.effort + sum(t for t in passive if t is not None) - rd.gravity_torques(model, q)   # a finger on its stop
+    tau_g = sim.effort + sum(t for t in passive if t is not None) - rd.gravity_torques(model, q)   # finger stop
     assert np.linalg.norm(tau_contact + tau_g) < 0.01 * np.linalg.norm(tau_g)
