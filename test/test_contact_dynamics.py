@@ -51,10 +51,11 @@ def corner_mass(size, mass):
     return 1.0 / (1.0 / mass + (b / 2) ** 2 / Ixx + (a / 2) ** 2 / Iyy)
 
 
-def test_box_at_rest_carries_its_weight_and_sinks_the_stated_depth(panda):
+@pytest.mark.parametrize("integrator", ["rk4", "semi_implicit_euler", "implicit_euler", "explicit_euler"])
+def test_box_at_rest_carries_its_weight_and_sinks_the_stated_depth(panda, integrator):
     size, mass = (0.2, 0.2, 0.05), 1.0
     stepper, _ = box_scene(panda, size=size, mass=mass)
-    sim = held(panda, stepper)
+    sim = held(panda, stepper, integrator)
     sim.step(500)
     a, b, point, normal, F = stepper.wrenches()
     assert len(a) == 4 and np.all(a == panda.nb) and np.all(b == -1)
