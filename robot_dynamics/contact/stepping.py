@@ -9,10 +9,9 @@ at once (``rd.Simulator(model, contact=stepper)`` installs both):
   found at the step's start with their two bodies (each contact's two
   material points: its depth along the normal held over the step, its
   point midway), applies the law of :mod:`.dynamics` and returns the arm's
-  share as ``f_ext`` (each
-  contact wrench on its body's link, link frame: ``J^T f`` through
-  :func:`robot_dynamics.aba`); the joint limits, friction and the actuator
-  act as without contact;
+  share as ``f_ext`` (each contact wrench on its body's link, link frame:
+  ``J^T f`` through :func:`robot_dynamics.aba`); the joint limits, friction
+  and the actuator act as without contact;
 - an integrator wrapper (:meth:`ContactStepper.integrator`): the arm's
   integrator advances ``(q, chart of the free bodies)`` together, every
   stage seeing both (:mod:`.free_bodies`: the chart and the Newton-Euler
@@ -30,10 +29,10 @@ free_poses)``, wrapped in a :class:`PoseDetector`).
 """
 import numpy as np
 
+from ..algorithms import contact_kernels as K
 from ..algorithms.crba import mass_matrix
 from ..algorithms.task_space import jacobian
 from ..errors import InputError
-from ..algorithms import contact_kernels as K
 from .contacts import Contacts
 from .dynamics import ContactParameters
 from .free_bodies import FreeBodies, chart_accelerations, chart_state, orthonormalize
@@ -181,6 +180,8 @@ class ContactStepper:
 
         x1, xd1 = base.step(f, t, x, xd, dt)
         q1, qd1 = x1[:n].copy(), xd1[:n].copy()
+        # committed here: a simulator that refuses a finite step later (a step constraint raising) leaves
+        # the free bodies one step ahead of the arm
         if np.all(np.isfinite(x1)) and np.all(np.isfinite(xd1)):
             chart_state(x1[n:], xd1[n:], R0, b.p, b.R, b.v, b.w)
             orthonormalize(b.R)
