@@ -8,7 +8,8 @@ and are documented with the modules that use them:
 J_l(xi) xi'``, Newton-Euler at the centre of mass), :mod:`robot_dynamics.contact.dynamics`
 (the law: ``f_n = max(0, k d - c v_n)``, the anchored tangential spring clipped to
 ``mu f_n``; the body and array conventions) and :mod:`robot_dynamics.contact.analytic`.
-Each kernel works in preallocated arrays (a few (3,) scratch vectors aside).
+Each kernel works in the caller's preallocated arrays; a call makes a few (3,) scratch vectors, none
+per contact or per body.
 """
 import numpy as np
 
@@ -60,12 +61,11 @@ def left_jacobian_inv(xi, x, out, A):
 
 
 @jit
-def exp_so3(xi, R0, R):
-    """R = exp([xi]) R0 (Rodrigues), all (3, 3) but xi (3,)."""
+def exp_so3(xi, R0, R, E):
+    """R = exp([xi]) R0 (Rodrigues), all (3, 3) but xi (3,); E (3, 3) scratch."""
     t = np.sqrt(xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2])
     s_t = 1.0 - t * t / 6.0 + t ** 4 / 120.0 if t < 1e-3 else np.sin(t) / t
     a, _ = _coefficients(t)
-    E = np.empty((3, 3))
     for r in range(3):
         for c in range(3):
             E[r, c] = a * xi[r] * xi[c]
@@ -85,12 +85,12 @@ def exp_so3(xi, R0, R):
 def chart_state(x, xd, R0, p, R, v, w):
     """Poses and twists (world) of the free bodies at chart coordinates x, xd (6 nf,):
     ``p = x[6j:6j+3]``, ``R = exp(xi) R0``, ``v = xd[6j:6j+3]``, ``w = J_l(xi) u``."""
-    A = np.empty(3)
+    A, E = np.empty(3), np.empty((3, 3))
     for j in range(R0.shape[0]):
         o = 6 * j
         p[j, :] = x[o:o + 3]
         v[j, :] = xd[o:o + 3]
-        exp_so3(x[o + 3:o + 6], R0[j], R[j])
+        exp_so3(x[o + 3:o + 6], R0[j], R[j], E)
         left_jacobian(x[o + 3:o + 6], xd[o + 3:o + 6], w[j], A)
 
 
@@ -219,12 +219,12 @@ def match(pair, feature, n, mem_pair, mem_feature, m, found):
 
 @jit
 def _law(i, j, body_a, body_b, point, normal, depth, mem_s, mem_ra, mem_rb, mem_k, mem_c, mu, nb,
-         Rw, pw, wa, va, Rf, pf, wf, vf, F, s_t):
+         Rw, pw, wa, va, Rf, pf, wf, vf, F, s_t, X):
     """Contact i with memory row j: its force on a, F[i] (3,) world, and the
-    tangential stretch s_t (3,) of the spring (before the cone's clip). Returns f_n."""
+    tangential stretch s_t (3,) of the spring (before the cone's clip); X (4, 3) scratch. Returns f_n."""
     Ra, pa, wA, vA = _frame(body_a[i], nb, Rw, pw, wa, va, Rf, pf, wf, vf)
     Rb, pb, wB, vB = _frame(body_b[i], nb, Rw, pw, wa, va, Rf, pf, wf, vf)
-    xa, xb, ua, ub = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    xa, xb, ua, ub = X[0], X[1], X[2], X[3]
     x, n = point[i], normal[i]
     _material(Ra, pa, wA, vA, x, mem_ra[j], xa, ua)
     _material(Rb, pb, wB, vB, x, mem_rb[j], xb, ub)
@@ -283,6 +283,7 @@ def stage_forces(body_a, body_b, normal, depth0, m, mem_s, mem_ra, mem_rb, mem_k
     Warm[:, :] = 0.0
     Wf[:, :] = 0.0
     s_t, xa, xb, u = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    X = np.empty((4, 3))
     arm = 0
     for i in range(m):
         Ra, pa, wA, vA = _frame(body_a[i], nb, Rw, pw, wa, va, Rf, pf, wf, vf)
@@ -295,7 +296,7 @@ def stage_forces(body_a, body_b, normal, depth0, m, mem_s, mem_ra, mem_rb, mem_k
             d -= normal[i, r] * (xa[r] - xb[r])
         depth[i] = d
         f_n = _law(i, i, body_a, body_b, point, normal, depth, mem_s, mem_ra, mem_rb, mem_k, mem_c, mu, nb,
-                   Rw, pw, wa, va, Rf, pf, wf, vf, F, s_t)
+                   Rw, pw, wa, va, Rf, pf, wf, vf, F, s_t, X)
         if f_n == 0.0:
             continue
         for side in range(2):
@@ -313,11 +314,11 @@ def link_wrenches(Warm, body_link, link_pose_rows, Rw, pw, W):
     """W (nl, 6) = the arm bodies' world wrenches Warm (nb, 6) as f_ext: on each
     body's own link (body_link), ``[R^T f; R^T (n - (p_l - p_i) x f)]`` in the link frame."""
     W[:, :] = 0.0
+    d = np.empty(3)
     for i in range(Warm.shape[0]):
         l = body_link[i]
         P = link_pose_rows[l]
         f, m = Warm[i, 0:3], Warm[i, 3:6]
-        d = np.empty(3)
         for r in range(3):                                         # p_l - p_i = Rw_i p_place
             d[r] = Rw[i, r, 0] * P[3] + Rw[i, r, 1] * P[7] + Rw[i, r, 2] * P[11]
         mm0 = m[0] - (d[1] * f[2] - d[2] * f[1])
@@ -342,14 +343,14 @@ def remember(body_a, body_b, point, normal, depth, pair, feature, n, found, new_
     force each exerts there in F. Writes the out_* rows 0..n-1, returns n
     (the stretch is kept in out_s, both anchors at the contact point)."""
     nb = Rw.shape[0] - 1
-    s_t = np.empty(3)
+    s_t, X = np.empty(3), np.empty((4, 3))
     for i in range(n):
         j = found[i]
         out_pair[i], out_feature[i] = pair[i], feature[i]
         if j >= 0:
             out_k[i, :], out_c[i, :] = mem_k[j], mem_c[j]
             f_n = _law(i, j, body_a, body_b, point, normal, depth, mem_s, mem_ra, mem_rb, mem_k, mem_c, mu, nb,
-                       Rw, pw, wa, va, Rf, pf, wf, vf, F, s_t)
+                       Rw, pw, wa, va, Rf, pf, wf, vf, F, s_t, X)
         else:
             out_k[i, :], out_c[i, :] = new_k[i], new_c[i]
             f_n = 0.0
