@@ -113,16 +113,19 @@ class JointImpedance:
         self.include_gravity, self.include_coriolis = bool(include_gravity), bool(include_coriolis)
         self.max_pose_error = None if max_pose_error is None else inputs.limits(max_pose_error, n, 'max_pose_error')
         self.step = TorqueRateLimit.of_law('JointImpedance', max_torque_rate, max_torque_step, period, n)
-        self._data, self._x, self._scratch = Data(model), np.zeros((5, n)), np.zeros((4 * n + 3, n))
-        self._gains = np.zeros((2 * n + 1, n))            # K, D, max_pose_error: the kernel's constant arguments
+        self._data, self._x, self._scratch = Data(model), np.zeros((5, n)), kernels.joint_scratch(n)
+        self._gains = np.zeros((2 * n + 3, n))            # K, D, max_pose_error, sqrt(diag K), 1 / sqrt(diag K)
         self._gains[:n] = self.K
         if self.D is not None:
             self._gains[n:2 * n] = self.D
         if self.max_pose_error is not None:
             self._gains[2 * n] = self.max_pose_error
+        diagonal = not np.any(self.K - np.diag(np.diag(self.K)))      # modal damping without M's factor
+        self._gains[2 * n + 1] = np.sqrt(np.diag(self.K))
+        self._gains[2 * n + 2] = 1.0 / self._gains[2 * n + 1]
         self._flags = ((kernels.GRAVITY if self.include_gravity else 0) | (kernels.CORIOLIS if self.include_coriolis
                        else 0) | (kernels.CLIP if self.max_pose_error is not None else 0)
-                       | (kernels.DAMPING if self.D is not None else 0))
+                       | (kernels.DAMPING if self.D is not None else 0) | (kernels.DIAGONAL if diagonal else 0))
 
     def damping(self, q):
         """(..., nq, nq) the damping matrix at ``q`` [N m s/rad]."""
@@ -142,11 +145,21 @@ class JointImpedance:
         since the last torque [s] for ``max_torque_rate`` (None: ``period``).
 
         One compiled kernel a state (:func:`robot_dynamics.algorithms.impedance_kernels.joint_law`) on
-        the law's own work buffers: a state of float64 arrays of shape (nq,) allocates only the result."""
+        the law's own work buffers: a state of C-contiguous float64 arrays of shape (nq,) goes to the
+        kernel as it is (the kernel's signature and length check are its checks) and allocates only
+        the result; anything else is checked and copied into the law's buffer."""
         n = self.model.nq
-        if (type(q) is np.ndarray and q.shape == (n,) and type(qd) is np.ndarray and qd.shape == (n,)
-                and type(q_d) is np.ndarray and q_d.shape == (n,) and qd_d is None and qdd_d is None):
-            return self.step.apply_finite(self._one(q, qd, q_d, None, None), dt)
+        if qd_d is None and qdd_d is None:
+            tau = np.empty(n)
+            try:
+                status = kernels.joint_law(self._data.table, q, qd, q_d, self._x, self._flags, self._gains,
+                                           self.zeta, self._data.work, self._scratch, tau)
+            except TypeError:                             # lists, batches, other dtypes or strides: below
+                status = 1
+            if status == 0:
+                return self.step.apply_finite(tau, dt)
+            if status != 1:
+                self._failed(q, qd, q_d, None, None)
         q, qd, q_d = inputs.states(self.model, q=q, qd=qd, q_d=q_d)
         qd_d = None if qd_d is None else inputs.states(self.model, qd_d=qd_d)[0]
         qdd_d = None if qdd_d is None else inputs.states(self.model, qdd_d=qdd_d)[0]
@@ -168,14 +181,18 @@ class JointImpedance:
             x[4] = qdd_d
             flags |= kernels.ACCELERATION
         tau = np.empty(self.model.nq)
-        status = kernels.joint_law(self._data.table, x, flags, self._gains, self.zeta, self._data.work,
-                                   self._scratch, tau)
+        status = kernels.joint_law(self._data.table, x[0], x[1], x[2], x, flags, self._gains, self.zeta,
+                                   self._data.work, self._scratch, tau)
         if status != 0:
-            inputs.states(self.model, q=q, qd=qd, q_d=q_d, **({} if qd_d is None else {'qd_d': qd_d}),
-                    **({} if qdd_d is None else {'qdd_d': qdd_d}))
-            raise InputError('the joint impedance torque is not finite although the state is: values too '
-                             'large for float64')
+            self._failed(q, qd, q_d, qd_d, qdd_d)
         return tau
+
+    def _failed(self, q, qd, q_d, qd_d, qdd_d):
+        """Raise InputError for a kernel's refusal: the state's checks say what is wrong with it."""
+        inputs.states(self.model, q=q, qd=qd, q_d=q_d, **({} if qd_d is None else {'qd_d': qd_d}),
+                      **({} if qdd_d is None else {'qdd_d': qdd_d}))
+        raise InputError('the joint impedance torque is not finite although the state is: values too '
+                         'large for float64')
 
 
 class CartesianImpedance:
