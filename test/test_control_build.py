@@ -96,6 +96,9 @@ def test_a_rebuild_keeps_the_merged_state_and_computes_with_the_new_model():
     (PipelineSettings(mode='joint_impedance'), rd.load_urdf(str(ROOT / 'urdf' / 'panda_arm.urdf'),
                                                             root_joint='floating'), ['fixed-base', 'joint_impedance']),
     (PipelineSettings(observer_gains=(10.0,), external_wrench_link='nowhere'), PANDA, ['observer', 'nowhere']),
+    (PipelineSettings(mode=COMPUTED_TORQUE, kp=(100.0, 100.0)), PANDA, ["'kp' has 2 values", "expected 1", "(7)"]),
+    (PipelineSettings(mode=COMPUTED_TORQUE, kd=(1.0,) * 8), PANDA, ["'kd' has 8 values"]),
+    (PipelineSettings(effort_limit_scale=1.5), PANDA, ['effort_limit_scale', '(0, 1]', '1.5']),
     # the UR5's last link is 'base': no joint moves it, every state would be a 'singularity' (cond(J) = inf)
     (PipelineSettings(mode='cartesian_impedance'), UR5, ['cartesian_impedance', "'base' is fixed to the base",
                                                          "'tool0'"]),

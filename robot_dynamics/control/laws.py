@@ -5,6 +5,14 @@ Units: joint torques [N m or N], positions [rad or m], velocities per second, ga
 """
 import numpy as np
 
+from ..errors import InputError
+from . import base_compensation
+from .base_compensation import FullStateCompensation
+from .base_state import BaseState
+from .closed_loop import ClosedLoop
+from .compensation import Compensation, computed_torque, feedforward
+from .joint_map import reorder_indices
+
 
 class Laws:
     """The compensation, feedforward and computed-torque laws of one model.
@@ -37,8 +45,6 @@ class Laws:
 
     def feedforward(self, q, qd, q_d, qd_d, qdd_d):
         """(n,) torque of the desired motion ``q_d``, ``qd_d``, ``qdd_d`` (n,) at the measured (q, qd)."""
-        from . import base_compensation
-        from .compensation import feedforward
         if self.kind == 'loop':
             return self.loop.feedforward(q, qd, q_d, qd_d, qdd_d)
         if self.kind == 'base':
@@ -47,8 +53,6 @@ class Laws:
 
     def computed_torque(self, q, qd, q_d, qd_d, qdd_d):
         """(n,) computed torque towards the desired motion (n,) each, from the measured (q, qd)."""
-        from . import base_compensation
-        from .compensation import computed_torque
         if self.kind == 'loop':
             return self.loop.computed_torque(q, qd, q_d, qd_d, qdd_d, self.kp, self.kd)
         if self.kind == 'base':
@@ -78,10 +82,6 @@ def laws_of(model, actuated, mode, friction_smoothing, kp, kd, timeout_ns, old_b
     model's CompiledModel: the compiled backend, :mod:`.backend`) or the library (None). ``kp``, ``kd``: (n,)
     gains of the computed torque; ``tracking_friction``: a fixed-base tree's feedforward and computed torque
     add the friction laws (:func:`.compensation.feedforward`)."""
-    from .base_compensation import FullStateCompensation
-    from .base_state import BaseState
-    from .closed_loop import ClosedLoop
-    from .compensation import Compensation
     if model.loops:
         loop = ClosedLoop(model, actuated, mode, friction_smoothing)
         if old_loop is not None and old_loop.model.joint_names == model.joint_names:
@@ -112,8 +112,6 @@ def gains(values, names, cmd_joints):
 def per_joint(name, values, names, cmd_joints):
     """(n,) values of parameter ``name`` in the order of ``names``: one value for every joint, or one per
     entry of ``cmd_joints``, which must then name every joint (InputError naming the missing ones)."""
-    from ..errors import InputError
-    from .joint_map import reorder_indices
     if len(values) == 1:
         return np.full(len(names), float(values[0]))
     missing = [n for n in names if n not in cmd_joints]

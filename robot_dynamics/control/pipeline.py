@@ -50,7 +50,16 @@ def build(model, settings, previous=None, *, base_model=None, payloads=None, dyn
             return ("the model does not fit the controller: parameter 'joints' names the passive joint(s) "
                     "%s; the command is for the actuated joints (%s)" % (', '.join(passive), ', '.join(names)))
         return 'the model does not fit the controller: %s' % exc
-    limiter = TorqueLimiter(model.effort_limit[[model.joint_names.index(n) for n in names]], s.effort_limit_scale)
+    for gain in ('kp', 'kd'):
+        values = getattr(s, gain)
+        if len(values) not in (0, 1, len(cmd_joints)):
+            return ("parameter %r has %d values; expected 1 (every joint) or one per entry of 'joints' (%d)"
+                    % (gain, len(values), len(cmd_joints)))
+    try:
+        limiter = TorqueLimiter(model.effort_limit[[model.joint_names.index(n) for n in names]],
+                                s.effort_limit_scale)
+    except InputError as exc:
+        return 'parameter effort_limit_scale: %s' % exc
     if old is not None:
         limiter.clamp_events = old.limiter.clamp_events
     if old is not None and old.merger.joint_names == names:
