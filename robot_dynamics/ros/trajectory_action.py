@@ -64,6 +64,7 @@ class TrajectoryAction:
             raise ParameterError('invalid parameters:\n  ' + '\n  '.join(problems))
         node.add_on_set_parameters_callback(self.on_set_parameters)
         self.goal = None            # (ServerGoalHandle, TrajectoryTracker, Future) of the active goal
+        self.futures = {}           # goal_key -> the Future of the goal's Outcome, until its execute takes it
         self.tracker = None         # the TrajectoryTracker the loop follows (a goal's or the topic's)
         self.reported = None        # the tracker whose outcome without a goal was logged
         self.server = ActionServer(node, FollowJointTrajectory, '~/follow_joint_trajectory',
@@ -110,22 +111,21 @@ class TrajectoryAction:
         """The new goal preempts the active one, and its trajectory becomes the loop's reference."""
         if self.goal is not None:
             self.finish(tg.PREEMPTED)
-        goal = handle.request
-        tolerances, problem = tg.goal_tolerances(self.default_tolerances(), goal, self.pipeline().joint_names)
-        if problem:
-            self.log.error(problem)
-        tracker = self.follow(goal.trajectory, tolerances)
-        if tracker is None:                 # the model changed between acceptance and now
-            handle.execute()
-            self.goal = (handle, None, Future())
-            return self.finish(tg.Outcome(tg.INVALID_GOAL, 'no robot model that fits the controller'))
-        self.goal = (handle, tracker, Future())
+        self.futures[goal_key(handle)] = future = Future()
+        pipeline, tracker = self.pipeline(), None
+        if pipeline is not None:
+            tolerances, problem = tg.goal_tolerances(self.default_tolerances(), handle.request, pipeline.joint_names)
+            if problem:
+                self.log.error(problem)
+            tracker = self.follow(handle.request.trajectory, tolerances)
+        self.goal = (handle, tracker, future)
         handle.execute()
+        if tracker is None:                 # the model changed between acceptance and now
+            self.finish(tg.Outcome(tg.INVALID_GOAL, 'no robot model that fits the controller'))
 
     async def execute(self, handle):
         """The goal's result, when :meth:`monitor` (or a preemption, a cancel) has decided it."""
-        future = self.goal[2] if self.goal is not None and self.goal[0] is handle else None
-        outcome = (await future) if future is not None else tg.PREEMPTED
+        outcome = await self.futures.pop(goal_key(handle))
         result = FollowJointTrajectory.Result(error_code=outcome.error_code, error_string=outcome.error_string)
         if outcome.canceled and handle.is_cancel_requested:
             handle.canceled()
@@ -255,6 +255,11 @@ class TrajectoryAction:
         for j in tracker.violated:
             self.log.error('State tolerances failed for joint %s: position error %f, velocity error %f'
                            % (names[j], tracker.error[0, j], tracker.error[1, j]))
+
+
+def goal_key(handle):
+    """A goal's id as a dict key (rclpy's ServerGoalHandle is not hashable)."""
+    return bytes(handle.goal_id.uuid)
 
 
 def tolerance_problem(value):
