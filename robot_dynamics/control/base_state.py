@@ -49,12 +49,6 @@ from ..model.configuration import QUATERNION_TOLERANCE, base_pose, matrix_quater
 PLANAR_TOLERANCE = 1e-2
 
 
-def describe_base(model):
-    """'robot 'x' has a floating base (the URDF attaches its root link 'world' through a floating joint)'."""
-    return ('robot %r has a %s base (the URDF attaches its root link %r through a %s joint)'
-            % (model.name, model.root_joint, model.base_link, model.root_joint))
-
-
 def base_link(model):
     """The link the root joint of a floating or planar ``model`` moves: the frame
     of the base's pose and twist (Odometry's ``child_frame_id``).

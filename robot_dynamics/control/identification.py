@@ -7,7 +7,7 @@ instead), ``samples`` (joint states) and whether to ``apply`` the estimate.
 """
 import math
 
-from .base_state import describe_base
+from ..model.model import describe_base
 from .payload_fit import PayloadJob, SampleBuffer
 from .profiles import JOINT_TORQUE
 

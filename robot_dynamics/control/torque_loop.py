@@ -23,7 +23,6 @@ import numpy as np
 from ..errors import SingularityError
 from .compensation import COMPUTED_TORQUE, FEEDFORWARD
 from .joint_map import JointMapError
-from .laws import gains, laws_of, per_joint  # noqa: F401  (also here, where the tests import them)
 from .staleness import state_age_problem
 
 #: The outputs of each case, the commanded torque's first: names of :attr:`TorqueLoop.views`.

@@ -368,6 +368,13 @@ ROOT_NQ = {None: 0, "floating": 7, "planar": 3}
 ROOT_CODE = {None: P.FIXED_ROOT, "floating": P.FLOATING_ROOT, "planar": P.PLANAR_ROOT}
 
 
+def describe_base(model):
+    """'robot 'x' has a floating base (the URDF attaches its root link 'world' through a floating joint)':
+    the words every refusal of a moving base uses (the nodes, the services, the simulator)."""
+    return ('robot %r has a %s base (the URDF attaches its root link %r through a %s joint)'
+            % (model.name, model.root_joint, model.base_link, model.root_joint))
+
+
 def add_body_inertia(row, T, mass, h, inertia_origin):
     """Add a rigid body's ``(m, h, I_O)`` given in a frame at pose ``T`` in
     a body's frame to that body's packed row."""

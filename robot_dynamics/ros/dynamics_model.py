@@ -1,7 +1,8 @@
 """dynamics_node's compiled backend (:mod:`robot_dynamics.control.backend`): the model's generated C
 compiled in a thread, and the pipeline rebuilt with it when it is ready; and the robots it refuses."""
 from ..control.backend import COMPILED, CompiledModels, covers
-from ..control.base_state import base_link, describe_base
+from ..control.base_state import base_link
+from ..model.model import describe_base
 from .dynamics_params import observer_on
 
 #: [s] How often the executor looks whether a model's code is compiled (control/backend.py), while it is not.

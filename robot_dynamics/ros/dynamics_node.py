@@ -134,7 +134,7 @@ from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import JointState
 
 from .. import control
-from ..control.base_state import describe_base
+from ..model.model import describe_base
 from ..control.external_torque import warm_up as warm_up_observer
 from ..control.payload_fit import parallel_is_exclusive
 from ..control.settings import from_params

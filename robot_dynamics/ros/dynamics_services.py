@@ -35,7 +35,8 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from ..errors import InputError
 from ..ros import params as P
 from ..control.base_state import BaseState
-from .model_node import ModelNode, describe_base, run, warm_up_moving_base
+from ..model.model import describe_base
+from .model_node import ModelNode, run, warm_up_moving_base
 from .timing_queries import warm_up_timing
 
 #: config/params/dynamics_services.yaml: nice, and base_state_topic and joint_state_timeout written once in

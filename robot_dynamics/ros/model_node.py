@@ -43,9 +43,8 @@ from ..model.xml_root import MAX_BYTES as MAX_DESCRIPTION_BYTES
 from ..errors import InputError
 from ..ros import params as P
 from ..control.closed_loop import check_actuated
-from ..control.model_holder import ModelHolder, read_model_file, resolve_path  # noqa: F401  (also here)
+from ..control.model_holder import ModelHolder
 from . import payloads, queries, timing_queries
-from .queries import describe_base  # noqa: F401  (describe_base: also here)
 # Also model_node's names, where the nodes and tests import them from:
 from .spin import DEFAULT_EXECUTOR, EXECUTORS, STOP_WAIT, StopSignals, close, make_executor, run  # noqa: F401
 from .warm_up import WARMUP_URDF as _WARMUP_URDF, warm_up, warm_up_model, warm_up_moving_base  # noqa: F401

@@ -19,8 +19,6 @@ from rclpy.exceptions import ParameterUninitializedException
 from rclpy.parameter import Parameter
 from ..errors import ParameterError  # noqa: F401
 from . import param_files
-from .param_files import (finite_values, finite_vector, gains, in_unit_interval,  # noqa: F401  (the checks'
-                          positive_values)                                         # former home)
 
 #: Python types of generate_parameter_library's parameter types.
 PY_TYPES = {'bool': bool, 'int': int, 'double': float, 'string': str, 'bool_array': list[bool],
@@ -175,11 +173,3 @@ def _type_error(exc, p):
     if isinstance(p.default, list) and p.default:
         expected = '%s array' % type(p.default[0]).__name__
     return 'expected a value of type %s (%s)' % (expected, exc)
-
-
-def positive(value):
-    return param_files.BUILT_IN['gt'](value, 0)
-
-
-def non_negative(value):
-    return param_files.BUILT_IN['gt_eq'](value, 0)

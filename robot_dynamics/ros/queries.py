@@ -42,7 +42,8 @@ from sensor_msgs.msg import JointState
 
 import robot_dynamics as rd
 
-from ..control.base_state import describe_base, full_state  # noqa: F401  (describe_base: also here)
+from ..control.base_state import full_state
+from ..model.model import describe_base
 from ..control.closed_loop import ClosedLoop
 from ..control.compensation import GRAVITY
 from ..control.joint_map import JointMapError, state_from_names

@@ -107,7 +107,8 @@ from .simulator_params import NODE_PARAMS
 from ..control.base_state import base_link, odometry_values
 from ..control.closed_loop import check_actuated
 from .markers import MarkerBuilder
-from .model_node import ModelNode, describe_base, run
+from ..model.model import describe_base
+from .model_node import ModelNode, run
 from ..errors import InputError
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)

@@ -34,7 +34,8 @@ from ..control.joint_map import JointMapError
 from ..control.trajectory import trajectory_arrays
 from ..errors import InputError
 from ..timing.check import QUANTITIES, TOLERANCE, motor_torques
-from .queries import describe_base, fail, ok
+from ..model.model import describe_base
+from .queries import fail, ok
 
 #: Waypoints of one ~/retime_trajectory request, at most (1000 waypoints of the Panda: 0.14 s).
 MAX_WAYPOINTS = 1000

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..model.configuration import QUATERNION_TOLERANCE
+from ..model.model import describe_base
 from .commands import MODES, JointActuator
 from .constraints import VelocityLimits
 from .forces import JointFriction, PositionLimits
@@ -130,13 +131,6 @@ def initial_state(model, settings, cmd_joints, cmd_idx, warn):
             raise InputError("parameter 'initial_positions': %g for %s is outside its limits [%g, %g]"
                              % (x, model.joint_names[i], model.lower_limit[i], model.upper_limit[i]))
     return q0, qd0
-
-
-def describe_base(model):
-    """'robot 'x' has a floating base (the URDF attaches its root link 'world' through a floating joint)'
-    (the words of ros/model_node.py's describe_base)."""
-    return ('robot %r has a %s base (the URDF attaches its root link %r through a %s joint)'
-            % (model.name, model.root_joint, model.base_link, model.root_joint))
 
 
 def initial_base(model, settings):

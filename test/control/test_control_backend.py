@@ -10,7 +10,7 @@ import pytest
 import robot_dynamics as rd
 from robot_dynamics.control.backend import CompiledModels, covers
 from robot_dynamics.control.compensation import Compensation, computed_torque, feedforward
-from robot_dynamics.control.torque_loop import laws_of
+from robot_dynamics.control.laws import laws_of
 
 PANDA = Path(__file__).resolve().parents[2] / "urdf" / "panda_arm.urdf"
 

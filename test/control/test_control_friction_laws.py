@@ -13,7 +13,7 @@ import robot_dynamics as rd
 from robot_dynamics.control.compensation import (COMPUTED_TORQUE, FEEDFORWARD, GRAVITY_CORIOLIS_FRICTION,
                                                  Compensation)
 from robot_dynamics.control.external_torque import ExternalTorqueMonitor
-from robot_dynamics.control.torque_loop import gains, laws_of
+from robot_dynamics.control.laws import gains, laws_of
 
 PANDA = pathlib.Path(__file__).resolve().parents[2] / 'urdf' / 'panda_arm.urdf'
 PLAIN = rd.load_urdf(str(PANDA))

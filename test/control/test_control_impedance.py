@@ -16,7 +16,8 @@ from robot_dynamics.control.impedance_target import (ImpedanceControl, Impedance
 from robot_dynamics.control.joint_map import JointStateMerger
 from robot_dynamics.control.settings import PipelineSettings
 from robot_dynamics.control.staleness import JointStaleness
-from robot_dynamics.control.torque_loop import IMPEDANCE_OUT, DiagnosticThrottle, NoTorque, TorqueLoop, gains, laws_of
+from robot_dynamics.control.laws import gains, laws_of
+from robot_dynamics.control.torque_loop import IMPEDANCE_OUT, DiagnosticThrottle, NoTorque, TorqueLoop
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PANDA = rd.load_urdf(str(ROOT / 'urdf' / 'panda_arm.urdf'))

@@ -15,8 +15,8 @@ from robot_dynamics.control.compensation import GRAVITY, GRAVITY_CORIOLIS, Torqu
 from robot_dynamics.control.joint_map import JointStateMerger
 from robot_dynamics.control.settings import PipelineSettings
 from robot_dynamics.control.staleness import JointStaleness
-from robot_dynamics.control.torque_loop import (COMPENSATION, WAITING, DiagnosticThrottle, NoTorque, TorqueLoop,
-                                                gains, laws_of, per_joint)
+from robot_dynamics.control.laws import gains, laws_of, per_joint
+from robot_dynamics.control.torque_loop import COMPENSATION, WAITING, DiagnosticThrottle, NoTorque, TorqueLoop
 from robot_dynamics.errors import InputError
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

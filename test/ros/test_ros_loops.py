@@ -247,7 +247,7 @@ def test_closed_loop_laws_equal_constrained_inverse_dynamics():
 
 def test_loops_file_paths_resolve_as_paths_or_package_urls(monkeypatch, tmp_path):
     import launch_standins as L
-    from robot_dynamics.ros.model_node import resolve_path
+    from robot_dynamics.control.model_holder import resolve_path
     assert resolve_path('urdf/examples/palletiser.loops.yaml') == 'urdf/examples/palletiser.loops.yaml'
     L.ament_index(monkeypatch, tmp_path, ['robot_dynamics'])
     assert resolve_path('package://robot_dynamics/urdf/examples/palletiser.loops.yaml') == str(
