@@ -16,12 +16,12 @@ control_toolbox (jazzy, src/pid.cpp, antiwindup strategy ``legacy``: the integra
 The desired motion is sampled as that controller samples it (``robot_dynamics.control.trajectory.
 TrajectorySampler``: the same splines; before the start the first point is held, after the end the last) at
 the node clock's time when a joint state comes (``use_sim_time``: the simulator's /clock); dt is the time
-since the previous joint state; with ``--max-state-age`` [s] a joint state older than that by its stamp gives no
-command, as dynamics_node's ``max_state_age``. Reads ``joint_states`` and ``~/trajectory`` (trajectory_msgs/JointTrajectory,
-start at header.stamp), publishes ``effort_controller/commands`` (std_msgs/Float64MultiArray, in the order of
-``--joints``), all relative to ``--namespace``. A new trajectory keeps the integral (the controller holds
-the arm before it, as joint_trajectory_controller does after activation). Runs until SIGINT or SIGTERM
-(exit 0).
+since the previous joint state; with ``--max-state-age`` [s] a joint state older than that by its stamp gives
+no command, as dynamics_node's ``max_state_age``. Reads ``joint_states`` and ``~/trajectory``
+(trajectory_msgs/JointTrajectory, start at header.stamp), publishes ``effort_controller/commands``
+(std_msgs/Float64MultiArray, in the order of ``--joints``), all relative to ``--namespace``. A new trajectory
+keeps the integral (the controller holds the arm before it, as joint_trajectory_controller does after
+activation). Runs until SIGINT or SIGTERM (exit 0).
 """
 import argparse
 import signal
