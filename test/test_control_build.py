@@ -174,3 +174,14 @@ def test_after_a_zero_command_an_impedance_torque_ramps_up_from_zero_at_the_rate
     last = command.copy()
     t += 2_000_000_000
     np.testing.assert_array_equal(loop.step(NAMES, q_now, np.zeros(7), t, t).command, last)
+
+
+def test_a_joint_state_too_old_to_use_is_no_sign_of_life():
+    """A message refused as older than max_state_age sets no joint: its Step says not fresh, so the
+    watchdog (which counts fresh steps) times out on a stream of them. After a fresh message it said
+    fresh, and a stream of old messages kept the watchdog content while no torque went out."""
+    loop = control.build(PANDA, PipelineSettings(mode=GRAVITY, max_state_age=0.01))
+    t = 10_000_000_000
+    assert loop.step(NAMES, Q, QD, t, t).fresh
+    old = loop.step(NAMES, Q, QD, t - 50_000_000, t + 1_000_000)          # stamped 51 ms before now
+    assert old.refused.kind == 'too_old' and not old.fresh

@@ -9,6 +9,8 @@ the library's exact Python recursion ``rd.jacobian_derivative_times_qd`` (checke
 against Pinocchio in test_floating_base.py and test_task_space.py). The difference the
 change makes is bounded separately (the central difference's own error).
 """
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -18,7 +20,7 @@ from robot_dynamics.analysis.impedance import (jdot_qd_by_difference, modal_damp
 from robot_dynamics.algorithms.kinematics import jacobian, link_pose
 from robot_dynamics.model.configuration import matrix_quaternion
 
-PANDA = rd.load_urdf("urdf/panda_arm.urdf")
+PANDA = rd.load_urdf(str(Path(__file__).resolve().parents[1] / "urdf" / "panda_arm.urdf"))
 TCP = "panda_hand_tcp"
 K6 = np.array([500.0, 400.0, 600.0, 30.0, 25.0, 35.0])
 RTOL = 1e-12

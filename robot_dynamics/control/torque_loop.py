@@ -183,6 +183,7 @@ class TorqueLoop:
         if self.max_age_ns:
             why = state_age_problem(stamp_ns, now_ns, self.max_age_ns)
             if why is not None:
+                self.fresh = False          # not merged: no sign of life for the watchdog
                 return NoTorque('too_old', NO_TORQUE + why)
         merger = self.merger
         updates = merger.updates

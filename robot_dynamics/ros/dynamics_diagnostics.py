@@ -14,7 +14,7 @@ class Snapshot(NamedTuple):
     fitted (or None); ready: it fits the current model; model: the current model (or None); watchdog, command
     (CommandOutput or None), input_rate (InputRate or None), payload_sync (or None), identify (IdentifyService
     or None), observer_out (ObserverOutputs or None); backend: what computes the laws (text); now_ns: the node
-    clock [ns]; base_topic: the resolved base state topic; timeout_s: joint_state_timeout [s];
+    clock [ns]; base_topic: the resolved base state topic;
     clamps_reported: the clamp events of the last status; warn: the node's warning.
     """
     p: Any
