@@ -113,3 +113,18 @@ def test_dynamics_node_is_at_most_500_lines_and_defines_no_handler_it_does_not_r
     assert mro_lines(DynamicsNode) <= 500, {c.__name__: len(inspect.getsourcelines(c)[0]) for c in classes}
     handlers = [name for c in classes for name in vars(c) if name.startswith('_srv_')]
     assert handlers == []              # the services are functions of the model holder (queries.py, payloads.py)
+
+
+def test_every_service_function_of_the_holder_is_registered():
+    """Each function of (holder, request, response) in queries, timing_queries and payloads is created as
+    a service by model_node.register_queries or payloads.register: none is written and left unserved."""
+    from robot_dynamics.ros import model_node, payloads, queries, timing_queries
+    registered = inspect.getsource(model_node.register_queries) + inspect.getsource(payloads.register)
+    handlers = [(module.__name__.rsplit('.', 1)[1], name) for module in (queries, timing_queries, payloads)
+                for name, f in vars(module).items()
+                if inspect.isfunction(f) and f.__module__ == module.__name__
+                and list(inspect.signature(f).parameters) == ['holder', 'request', 'response']]
+    assert len(handlers) == 8, handlers
+    unserved = [(m, name) for m, name in handlers if '%s.%s' % (m, name) not in registered
+                and not (m == 'payloads' and name in registered)]
+    assert unserved == []
