@@ -420,6 +420,7 @@ def modal_damping(inertia, K, zeta):
 
 # --- unit quaternions (x, y, z, w); the product and the matrix conversion are model/configuration.py's ---
 def quaternion_conjugate(a):
+    """The conjugate (..., 4) of unit quaternions a (..., 4) in (x, y, z, w) order: the inverse rotation."""
     return np.concatenate([-a[..., :3], a[..., 3:]], axis=-1)
 
 

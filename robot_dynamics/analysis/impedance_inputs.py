@@ -18,6 +18,8 @@ def broadcast(*arrays):
 
 
 def states(model, **states):
+    """The named states as float arrays (..., nq), in the order given; InputError naming the one whose last
+    axis is not the model's nq or that is not finite."""
     out = []
     for name, x in states.items():
         x = checks.as_float_array(x, name)
@@ -30,6 +32,7 @@ def states(model, **states):
 
 
 def vector(x, n, name):
+    """``x`` as a finite float array (..., n); InputError naming ``name`` otherwise."""
     x = checks.as_float_array(x, name)
     if x.shape[-1:] != (n,):
         raise InputError('%s must have %d values, got shape %s' % (name, n, x.shape))
@@ -59,12 +62,14 @@ def spd(x, n, name, strict=True, scalar=False):
 
 
 def positive(x, name):
+    """``x`` as a float, a finite number > 0 (a gain, a ratio, a bound); InputError naming ``name`` otherwise."""
     if not (isinstance(x, (int, float, np.floating, np.integer)) and np.isfinite(x) and x > 0):
         raise InputError('%s must be a positive number, got %r' % (name, x))
     return float(x)
 
 
 def nonnegative_vector(x, n, name):
+    """(n,) finite values >= 0 from one value for all or n values (e.g. the null-space stiffness [N m/rad])."""
     x = np.broadcast_to(checks.as_float_array(x, name), (n,)).copy() if np.ndim(x) == 0 else vector(x, n, name)
     if not (np.all(np.isfinite(x)) and np.all(x >= 0)):
         raise InputError('%s must be finite and >= 0, got %s' % (name, x))
@@ -72,6 +77,7 @@ def nonnegative_vector(x, n, name):
 
 
 def limits(x, n, name):
+    """(n,) bounds > 0 from one value for all or n values (e.g. max_pose_error: [m], [rad])."""
     x = np.broadcast_to(checks.as_float_array(x, name), (n,)).copy() if np.ndim(x) == 0 else vector(x, n, name)
     if not np.all(x > 0):
         raise InputError('%s must be > 0, got %s' % (name, x))
