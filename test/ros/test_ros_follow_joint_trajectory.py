@@ -297,3 +297,45 @@ def test_the_documented_send_goal_command(arm):
     assert got.status == GoalStatus.STATUS_SUCCEEDED, got.result.error_string
     assert (got.result.error_code, got.result.error_string) == (R.SUCCESSFUL, 'Goal successfully reached!')
     assert np.abs(arm.settle() - target).max() < GOAL_TOLERANCE
+
+
+def test_a_lifecycle_node_configured_again_serves_the_action(ros, start_node):
+    """dynamics_lifecycle_node: a cleanup destroys the node's entities but not the action server; configured
+    again, the node serves the action once more (one server) and reaches a goal, in each of two cycles. The
+    joint states are the test's own, at rest at READY (the goal: stay there)."""
+    from lifecycle_msgs.msg import Transition
+    from lifecycle_msgs.srv import ChangeState
+    proc = start_node('lifecycle_node', {'urdf_path': str(PANDA), 'mode': 'computed_torque',
+                                         'joint_state_timeout': 1.0})
+    ros.wait_for_service(proc.topic('~/change_state'), process=proc)
+
+    def change(transition):
+        req = ChangeState.Request(transition=Transition(id=transition))
+        return ros.call(ChangeState, proc.topic('~/change_state'), req, timeout=120.0, idempotent=False).success
+
+    pub = ros.publisher(JointState, proc.namespace + '/joint_states')
+    stop = threading.Event()
+
+    def stream():
+        while not stop.is_set():
+            msg = JointState(name=NAMES, position=READY.tolist(), velocity=[0.0] * len(NAMES))
+            msg.header.stamp = ros.node.get_clock().now().to_msg()
+            pub.publish(msg)
+            time.sleep(0.01)
+
+    threading.Thread(target=stream, daemon=True).start()
+    client = ActionClient(ros.node, FollowJointTrajectory, proc.topic('~/follow_joint_trajectory'))
+    arm = Arm(ros, client, None, None, proc, proc.namespace)
+    try:
+        for cycle in range(2):
+            assert change(Transition.TRANSITION_CONFIGURE) and change(Transition.TRANSITION_ACTIVATE), proc.read_log()
+            assert client.wait_for_server(timeout_sec=30)
+            goal, handles = arm.goal(READY, 0.3, start=READY), []
+            # Refused until a joint state has given a torque in this configuration ('no joint state ...').
+            assert wait_for(lambda: handles.append(arm.send(goal)) or handles[-1].accepted, 20, 0.5), \
+                proc.read_log()[-2000:]
+            got = arm.result(handles[-1])
+            assert got.status == GoalStatus.STATUS_SUCCEEDED, (cycle, got.result.error_string)
+            assert change(Transition.TRANSITION_DEACTIVATE) and change(Transition.TRANSITION_CLEANUP), proc.read_log()
+    finally:
+        stop.set()
