@@ -59,7 +59,7 @@ MODULE_KEYS = {
         "ament_index_python", "rclpy", "rcl_interfaces", "builtin_interfaces", "std_msgs", "std_srvs",
         "sensor_msgs", "trajectory_msgs", "geometry_msgs", "diagnostic_msgs", "visualization_msgs",
         "rosgraph_msgs", "lifecycle_msgs", "nav_msgs", "launch", "launch_ros", "xacro", INTERFACES,
-        "controller_manager_msgs", "control_msgs")},
+        "controller_manager_msgs", "control_msgs", "action_msgs")},
 }
 
 #: Packages that bring a display (Qt) or exist only to feed one: never an
