@@ -44,6 +44,7 @@ MODULE_KEYS = {
     "lxml": "python3-lxml",
     "urdf_parser_py": "urdfdom_py",          # ROS 2's urdfdom-py; PyPI: urdfdom-py
     "sympy": "python3-sympy",
+    "mpmath": "python3-sympy",               # sympy's own dependency (pip and Debian); no rosdep key of its own
     "matplotlib": "python3-matplotlib",
     "rosbags": "python3-rosbags-pip",        # rosbag2 reader/writer, pip-only like mujoco
     "toppra": "python3-toppra-pip",          # time-optimal retiming (rd.retime), pip-only
