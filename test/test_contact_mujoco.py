@@ -107,7 +107,8 @@ free:
 """, mu)
     sim.step(500)                                          # stops after v0 / (mu g) = 0.34 s
     m, d = mujoco_scene('<body pos="1 0 0.05"><freejoint/>'
-                        '<geom type="box" size="0.05 0.05 0.05" mass="1" friction="%r 0 0"/></body>' % mu, mu, [v0, 0, 0])
+                        '<geom type="box" size="0.05 0.05 0.05" mass="1" friction="%r 0 0"/></body>' % mu,
+                        mu, [v0, 0, 0])
     mujoco.mj_step(m, d, 500)
     assert np.abs(bodies.v[0]).max() < 1e-4 and np.abs(d.qvel).max() < 1e-3        # both at rest (MuJoCo: 1.4e-4 rad/s)
     rest = x0 + v0 ** 2 / (2 * mu * G)
@@ -160,7 +161,8 @@ free:
     on_ground = F[(a == nb) & (b == -1)].sum(axis=0)       # the ground's push on the bottom box
     on_bottom = F[(a == nb) & (b == nb + 1)].sum(axis=0)   # the top box's push on the bottom box
     theirs = mujoco_forces(m, d)                           # geoms: 0 ground, 1 bottom, 2 top
-    for ours, mj, weight in ((on_ground, theirs[(0, 1)], (m_bottom + m_top) * G), (-on_bottom, theirs[(1, 2)], m_top * G)):
+    pairs = ((on_ground, theirs[(0, 1)], (m_bottom + m_top) * G), (-on_bottom, theirs[(1, 2)], m_top * G))
+    for ours, mj, weight in pairs:
         assert abs(ours[2] - weight) < 0.02 * weight and abs(mj[2] - weight) < 0.02 * weight
         assert np.linalg.norm(ours - mj) < 0.02 * weight   # measured 1e-6 relative
     assert np.abs(bodies.v).max() < 1e-4 and np.abs(d.qvel).max() < 1e-4
