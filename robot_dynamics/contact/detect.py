@@ -23,17 +23,21 @@ over python-fcl because
 
 Broad phase: each shape's axis-aligned box in its own frame (coal's local
 AABB) turned into a world box with its pose (centre R c + p, half extents
-|R| h), the pairs' boxes compared in one numpy pass; a box against a plane
-by the height of its lowest corner. Only overlapping pairs reach the
-narrow phase. (numpy, not numba: a compiled kernel here would join the
-package's kernel cache key, robot_dynamics/cache.py.)
+|R| h), the pairs' boxes compared in one compiled pass
+(``algorithms/detect_kernels.candidate_pairs``); a box against a plane by
+the height of its lowest corner. Only overlapping pairs reach the narrow
+phase.
 
 Narrow phase: a sphere, capsule or box on a plane in closed form
 (:mod:`.plane`: one contact per penetrating corner or end, each with its
 depth; ``feature`` = the corner or end); two boxes face on (coal's normal
 within 10 mrad of a face normal) as MuJoCo's box-box, the vertices of the
 polygon where the faces meet, each with its depth
-(:func:`.plane.box_on_face`). Every other pair goes to coal:
+(:func:`.plane.box_on_face`). The plane closed forms and the common box-on-face
+case (a box resting inside a face) run compiled (``algorithms/detect_kernels``,
+into preallocated arrays; :mod:`.plane`'s functions are their reference, equal to
+1e-12 in test/test_contact_kernels.py); a box partly over a face's edge is clipped
+by :mod:`.plane` in numpy. Every other pair goes to coal:
 ``collide``, then its contact patch (``computeContactPatch``: the polygon
 of a face pressed on a face, a cylinder's rim sampled at :data:`SAMPLES`
 points); each patch point is one row of Contacts, the midpoint of the two
@@ -44,6 +48,7 @@ no patch gives coal's one contact (``feature`` 0).
 """
 import numpy as np
 
+from ..algorithms import detect_kernels as kernels
 from ..algorithms.dispatch import route
 from ..algorithms.kinematics import FORWARD_KINEMATICS
 from ..errors import InputError
@@ -108,6 +113,17 @@ class Detector:
         self._planes_d = np.einsum("ki,ki->k", self._planes_n, frames[:, :3, 3])   # offsets n . origin
         kinds = [c.shapes[a].kind for a in c.pair_a]
         self._closed = on_plane & np.array([k in plane.KINDS for k in kinds], dtype=bool)
+        self._centre = np.ascontiguousarray(c.centre, dtype=float)
+        self._world = np.empty((len(c.shapes), 6))                         # scratch: world boxes
+        self._candidates = np.empty(len(c.pair_a), dtype=np.int64)
+        codes = {"sphere": kernels.SPHERE, "capsule": kernels.CAPSULE, "box": kernels.BOX}
+        self._kind = np.array([codes.get(s.kind, -1) for s in c.shapes], dtype=np.int64)
+        self._size = np.zeros((len(c.shapes), 3))                           # full edges; [r, length]
+        for i, shape in enumerate(c.shapes):
+            if shape.kind in codes:
+                self._size[i, :len(shape.size)] = shape.size
+        self._rows = (np.empty((32, 3)), np.empty(32), np.empty(32, dtype=np.int64), np.empty(3))   # a pair's rows
+        self._scratch = np.empty((8, 4))
 
     def _narrow_phase_tables(self, c):
         """Which pairs give one point, coal's transforms (static ones set once) and its request objects."""
@@ -143,18 +159,10 @@ class Detector:
 
     def candidates(self):
         """Indices of the pairs whose world bounding boxes overlap (broad phase), at the last shape_poses."""
-        c, T = self.collision, self._pose
-        R = T[:, :3, :3]
-        centre = (R @ c.centre[:, :, None])[:, :, 0] + T[:, :3, 3]          # (S, 3) world box centres
-        half = (np.abs(R) @ self._half[:, :, None])[:, :, 0]                  # (S, 3) world half extents
-        box = np.concatenate([centre - half, centre + half], axis=1)        # (S, 6) [lo, hi]
-        A, B = box[self._box_a], box[self._box_b]
-        x = (A[:, :3] <= B[:, 3:]) & (B[:, :3] <= A[:, 3:])                    # (pairs, 3) overlap per axis
-        out = self._box_pairs[x[:, 0] & x[:, 1] & x[:, 2]]
-        if len(self._plane_pairs):                                            # lowest corner of each box
-            below = centre @ self._planes_n.T - half @ np.abs(self._planes_n).T <= self._planes_d   # (S, planes)
-            out = np.concatenate([out, self._plane_pairs[below[self._plane_a, self._plane_k]]])
-        return out
+        n = kernels.candidate_pairs(self._pose, self._centre, self._half, self._box_pairs, self._box_a,
+                                    self._box_b, self._plane_pairs, self._plane_a, self._plane_k, self._planes_n,
+                                    self._planes_d, self._world, self._candidates)
+        return self._candidates[:n]
 
     def detect(self, body_poses, free_poses=None):
         """The contacts at the given poses.
@@ -209,12 +217,29 @@ class Detector:
         """Two boxes face on (:func:`.plane.box_on_face`): their sunk corners, True; else False."""
         c = self.collision
         n = -np.asarray(self._result.getContacts()[0].normal)            # b towards a
-        found = plane.box_on_face((self._pose[a], c.shapes[a].size), (self._pose[b], c.shapes[b].size), n)
+        for top, base, sign in ((a, b, 1.0), (b, a, -1.0)):               # b the base, else a
+            k = self._face_on_face(top, base, sign * n)
+            if k:
+                points, depths, features, f = self._rows
+                self.contacts.add_rows(c.shape_body[a], c.shape_body[b], points[:k], sign * f, depths[:k], a, b, p,
+                                       features[:k])
+                return True
+        return False
+
+    def _face_on_face(self, top, base, normal):
+        """The rows (in self._rows) of box ``top`` sunk into the face of box ``base`` facing along ``normal``:
+        their count (0: none, or not face on); compiled, or :mod:`.plane` when the top overhangs the face."""
+        T, size, (points, depths, features, f) = self._pose, self._size, self._rows
+        status, k = kernels.corners_over_face(T[top], size[top], T[base], size[base], normal, self._scratch,
+                                              points, depths, features, f)
+        if status != kernels.GENERAL:
+            return k
+        found = plane._face_on_face((T[top], size[top]), (T[base], size[base]), normal)
         if found is None:
-            return False
-        points, n, depths, features = found
-        self.contacts.add_rows(c.shape_body[a], c.shape_body[b], points, n, depths, a, b, p, features)
-        return True
+            return 0
+        k = min(len(found[2]), len(depths))
+        points[:k], f[:], depths[:k], features[:k] = found[0][:k], found[1], found[2][:k], found[3][:k]
+        return k
 
     def _collide(self, a, b):
         self._result.clear()
@@ -252,11 +277,12 @@ class Detector:
     def _plane(self, p):
         c = self.collision
         a, b = int(c.pair_a[p]), int(c.pair_b[p])
-        shape = c.shapes[a]
-        found = plane.plane_contacts(shape.kind, shape.size, self._pose[a], self._pose[b])
-        if found is not None:
-            points, n, depths, features = found
-            self.contacts.add_rows(c.shape_body[a], c.shape_body[b], points, n, depths, a, b, p, features)
+        points, depths, features, n = self._rows
+        k = kernels.plane_contacts(self._kind[a], self._size[a], self._pose[a], self._pose[b], points, depths,
+                                   features, n)
+        if k:
+            self.contacts.add_rows(c.shape_body[a], c.shape_body[b], points[:k], n, depths[:k], a, b, p,
+                                   features[:k])
 
     def _transform(self, s):
         tf = self._tf[s]
