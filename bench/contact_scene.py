@@ -2,7 +2,7 @@
 
 Usage (from the checkout, after scripts/setup-venv.sh --dev; needs example-robot-data
 and mujoco, test dependencies):
-    .venv/bin/python bench/contact_scene.py [--repeats 7] [--block 200] [--markdown]
+    .venv/bin/python bench/contact_scene.py [--repeats 7] [--block 200] [--markdown] [--robot bundled]
 
 The scene is bench/contact_step.py's: example-robot-data's Panda (its collision
 meshes, as convex hulls in both simulators, and its finger boxes; pairs filtered
@@ -12,6 +12,9 @@ the bundled Panda: its collision geometry is the real arm's (meshes MuJoCo reads
 too, so both simulators collide the same hulls); the bundled URDF has only
 display cylinders (see docs/CONTACT.md). Its mimic finger joint costs us the
 simulator's uncompiled path (see the printed free-arm step for that cost).
+``--robot bundled``: the bundled Panda (no mimic joint: the compiled path), its
+display primitives (cylinders, the hand's boxes) colliding in both simulators,
+its pairs filtered by urdf/panda_arm.srdf.
 
 Two phases, each as bench/contact_step.py: the boxes resting with the hand
 2 cm above the table, and the hand pressed on the table (the servo's target
@@ -19,7 +22,8 @@ Two phases, each as bench/contact_step.py: the boxes resting with the hand
 RK4 and semi-implicit Euler, dt = 1 ms. MuJoCo: the same URDF compiled by
 MuJoCo (the mimic joint becomes its joint equality), written out as MJCF with
 the ground, table, boxes, the pairs the SRDF disables as ``<exclude>``, gravity
-compensation and position actuators at the same targets; its default solver
+compensation and position actuators at the same targets (the arm's base geoms on a body of
+their own, so that they can be excluded too); its default solver
 (Newton, pyramidal cones, soft constraints), default Euler integrator and RK4,
 timestep 1 ms. Per step: the median over ``--repeats`` blocks of ``--block``
 steps, ours and MuJoCo's interleaved (the machine is shared: the load moves
@@ -42,16 +46,41 @@ from robot_dynamics.contact.stepping import ContactStepper
 
 from contact_step import READY, WORLD, scene
 
+ERD, BUNDLED = "example-robot-data", "bundled"
+
 TABLE = dict(size=(0.8, 1.2, 0.04), pos=(0.55, 0.0, 0.38))
 
 
-def mjcf_text(model, world, detector):
-    """The scene as MJCF (a string): MuJoCo's compile of the Panda URDF, with the world added."""
-    import mujoco
+def bundled_scene():
+    """(model, world, detector): the bundled Panda's display primitives (cylinders, the hand's boxes) as its
+    collision geometry, with urdf/panda_arm.srdf's pairs, in the same world."""
+    from robot_dynamics.contact.collision import CollisionModel
+    from robot_dynamics.contact.detect import Detector
+    from robot_dynamics.contact.geometry import shapes_from_urdf
+    from robot_dynamics.contact.world import load_world
+    urdf = rd.bundled_path("panda_arm.urdf")
+    model = rd.load_urdf(urdf)
+    world = load_world(WORLD)
+    shapes = shapes_from_urdf(str(urdf), element="visual")
+    srdf = str(rd.bundled_path("urdf/panda_arm.srdf"))
+    return model, world, Detector(CollisionModel(model, shapes, world, srdf=srdf))
+
+
+def urdf_text(robot):
+    """The robot's URDF as MuJoCo reads it: meshes by absolute path; the bundled Panda's visuals as collisions."""
+    if robot == BUNDLED:
+        return rd.bundled_path("panda_arm.urdf").read_text().replace("<visual>", "<collision>").replace(
+            "</visual>", "</collision>")
     from robot_dynamics.tools.sample import example_robot_data_dir
     erd = example_robot_data_dir()
     text = (erd / "panda_description/urdf/panda.urdf").read_text()
-    text = text.replace("package://example-robot-data/robots/", str(erd) + "/")
+    return text.replace("package://example-robot-data/robots/", str(erd) + "/")
+
+
+def mjcf_text(model, world, detector, robot=ERD):
+    """The scene as MJCF (a string): MuJoCo's compile of the Panda URDF, with the world added."""
+    import mujoco
+    text = urdf_text(robot)
     head = text.index(">", text.index("<robot")) + 1
     text = text[:head] + '<mujoco><compiler discardvisual="true" strippath="false"/></mujoco>' + text[head:]
     mj = mujoco.MjModel.from_xml_string(text)
@@ -64,6 +93,11 @@ def mjcf_text(model, world, detector):
     body = root.find("worldbody")
     for b in body.iter("body"):
         b.set("gravcomp", "1")
+    base = ET.Element("body", name=model.link_names[0])       # the base's geoms on a body of their own,
+    for geom in body.findall("geom"):                          # so that <exclude> can name it
+        body.remove(geom)
+        base.append(geom)
+    body.insert(0, base)
     ET.SubElement(body, "geom", name="ground", type="plane", size="0 0 1")
     ET.SubElement(body, "geom", name="table", type="box", size=" ".join(str(x / 2) for x in TABLE["size"]),
                   pos=" ".join(map(str, TABLE["pos"])))
@@ -85,14 +119,24 @@ def mjcf_text(model, world, detector):
 
 
 def excluded_pairs(model, detector):
-    """(link, link) names of the robot's body pairs our collision model never tests (SRDF, adjacency)."""
+    """(link, link) MuJoCo body names of the robot's body pairs (the base included) our collision model
+    never tests (SRDF, adjacency)."""
     c = detector.collision
-    tested = {tuple(sorted((int(c.shape_body[a]), int(c.shape_body[b])))) for a, b in zip(c.pair_a, c.pair_b)}
-    name = [model.link_names[model.body_link[b]] for b in range(model.nb)]
-    return [(name[i], name[j]) for i in range(model.nb) for j in range(i + 1, model.nb) if (i, j) not in tested]
+    base = model.link_names[0]
+    robot = [b for b in range(model.nb)] + [-2]                # -2: the base's shapes
+
+    def body(s):
+        if c.shape_body[s] >= 0 and c.shape_free[s] < 0:
+            return int(c.shape_body[s])
+        return -2 if c.shapes[s].link == base else None
+    tested = {frozenset((body(a), body(b))) for a, b in zip(c.pair_a, c.pair_b)}
+    name = {b: model.link_names[model.body_link[b]] for b in range(model.nb)}
+    name[-2] = base
+    return [(name[i], name[j]) for k, i in enumerate(robot) for j in robot[k + 1:] if frozenset((i, j)) not in tested]
 
 
 def pressing_target(model, q0):
+    """The servo's target for the hand pressed on the table: 10 cm below the ready pose's."""
     J = rd.jacobian(model, q0, "panda_hand", (0.0, 0.0, 0.1))[:3]
     return q0 + np.linalg.pinv(J) @ [0.0, 0.0, -0.10]
 
@@ -106,29 +150,31 @@ def ours(model, world, detector, integrator):
     return sim, stepper
 
 
-def theirs(xml, integrator):
+def theirs(xml, integrator, nq):
     import mujoco
     mj = mujoco.MjModel.from_xml_string(xml)
     mj.opt.integrator = integrator
     data = mujoco.MjData(mj)
-    data.qpos[:8] = READY
-    data.ctrl[:8] = READY
+    data.qpos[:nq] = READY[:nq]
+    data.ctrl[:nq] = READY[:nq]
     mujoco.mj_forward(mj, data)
     mujoco.mj_step(mj, data, nstep=200)
     return mj, data
 
 
 def timed(step, block):
-    start = time.perf_counter()
+    """(wall, this thread's CPU) [us] of one step, over ``block`` steps."""
+    start, cpu = time.perf_counter(), time.thread_time()
     step(block)
-    return (time.perf_counter() - start) / block * 1e6
+    return (time.perf_counter() - start) / block * 1e6, (time.thread_time() - cpu) / block * 1e6
 
 
 def phase(sim, stepper, mj, data, target, repeats, block):
-    """Median per-step times [us] (ours, MuJoCo's), median ratio, and the contact counts, at ``target``."""
+    """Median per-step (wall, CPU) times [us] of ours and MuJoCo's, the median ratios (wall, CPU) and the
+    contact counts, at ``target``."""
     import mujoco
     sim.set_command(target, mode="position")
-    data.ctrl[:8] = target
+    data.ctrl[:len(target)] = target
     sim.step(500)
     mujoco.mj_step(mj, data, nstep=500)
     a, b = [], []
@@ -138,8 +184,9 @@ def phase(sim, stepper, mj, data, target, repeats, block):
         a.append(x[0] if k % 2 == 0 else x[1])
         b.append(x[1] if k % 2 == 0 else x[0])
     contacts = len(stepper.wrenches()[0])
-    return (statistics.median(a), statistics.median(b), statistics.median(p / q for p, q in zip(a, b)),
-            contacts, int(data.ncon))
+    med = [statistics.median(x[i] for x in runs) for runs in (a, b) for i in (0, 1)]
+    ratio = [statistics.median(p[i] / q[i] for p, q in zip(a, b)) for i in (0, 1)]
+    return med, ratio, contacts, int(data.ncon)
 
 
 def free_arm_step(model, integrator, block):
@@ -147,7 +194,7 @@ def free_arm_step(model, integrator, block):
     sim = rd.Simulator(model, q0=READY[:model.nq].copy(), integrator=integrator)
     sim.set_command(READY[:model.nq], mode="position")
     sim.step(100)
-    return statistics.median(timed(sim.step, block) for _ in range(3))
+    return statistics.median(timed(sim.step, block)[1] for _ in range(5))
 
 
 def main(argv=None):
@@ -156,30 +203,34 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--block", type=int, default=200)
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--robot", choices=(ERD, BUNDLED), default=ERD,
+                        help="example-robot-data's Panda (meshes, mimic finger) or the bundled one (primitives)")
     args = parser.parse_args(argv)
     load = os.getloadavg()
-    model, world, detector = scene()
-    xml = mjcf_text(model, world, detector)
+    model, world, detector = scene() if args.robot == ERD else bundled_scene()
+    xml = mjcf_text(model, world, detector, args.robot)
     rows = []
     for name, scheme in (("rk4", mujoco.mjtIntegrator.mjINT_RK4),
                          ("semi_implicit_euler", mujoco.mjtIntegrator.mjINT_EULER)):
         sim, stepper = ours(model, world, detector, name)
-        mj, data = theirs(xml, scheme)
+        mj, data = theirs(xml, scheme, model.nq)
         free = free_arm_step(model, name, args.block)
         for label, target in (("resting", READY[:model.nq]), ("pressing", pressing_target(model, READY[:model.nq]))):
-            t_ours, t_mj, ratio, n_ours, n_mj = phase(sim, stepper, mj, data, target, args.repeats, args.block)
-            rows.append((label, name, scheme.name, t_ours, 1e3 / t_ours, t_mj, ratio, n_ours, n_mj, free))
+            (wall, cpu, mj_wall, mj_cpu), ratio, n_ours, n_mj = phase(sim, stepper, mj, data, target,
+                                                                       args.repeats, args.block)
+            rows.append((label, name, scheme.name.replace("mjINT_", ""), wall, cpu, 1e3 / wall, mj_wall, mj_cpu,
+                         ratio[0], ratio[1], n_ours, n_mj, free))
     end = os.getloadavg()
     if args.markdown:
-        print("| phase | ours | MuJoCo | ours [us] | RTF | MuJoCo [us] | ratio | contacts ours / MuJoCo "
-              "| ours without contact [us] |")
+        print("| phase | ours | MuJoCo | ours wall / CPU [us] | RTF | MuJoCo wall / CPU [us] | ratio wall / CPU "
+              "| contacts ours / MuJoCo | ours without contact, CPU [us] |")
         print("|---|---|---|---|---|---|---|---|---|")
         for r in rows:
-            print("| %s | %s | %s | %.0f | %.2f | %.0f | %.2f | %d / %d | %.0f |" % r)
+            print("| %s | %s | %s | %.0f / %.0f | %.2f | %.0f / %.0f | %.2f / %.2f | %d / %d | %.0f |" % r)
     else:
         for r in rows:
-            print("%-9s ours %-19s MuJoCo %-11s ours %6.0f us (RTF %.2f)  MuJoCo %6.0f us  ratio %.2f  "
-                  "contacts %d / %d  (ours free arm %.0f us)" % r)
+            print("%-9s ours %-19s MuJoCo %-5s ours %5.0f us wall %5.0f CPU (RTF %.2f)  MuJoCo %4.0f wall %4.0f CPU  "
+                  "ratio %.2f wall %.2f CPU  contacts %d / %d  (ours without contact %.0f us CPU)" % r)
     print("load average %.2f %.2f %.2f before, %.2f %.2f %.2f after; %d repeats of %d steps"
           % (load + end + (args.repeats, args.block)))
     return 0
