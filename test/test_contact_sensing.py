@@ -91,6 +91,16 @@ def test_ft_sensor_nearer_the_base_reads_the_same_wrench_moved(panda, pressed):
     assert np.linalg.norm(t5 - (t8 + np.cross(T8[:3, 3] - T5[:3, 3], f8))) < 1e-9 * np.linalg.norm(t5)
 
 
+def test_a_bodys_own_contacts(panda, pressed):
+    """subtree=False: link5's body touches nothing; link7's carries the flange sphere, as the sensor reads it."""
+    q = pressed.q
+    assert np.all(ForceTorqueSensor(panda, "panda_link5", subtree=False).wrench(pressed.contact, q) == 0.0)
+    w7 = ForceTorqueSensor(panda, "panda_link7", subtree=False).wrench(pressed.contact, q)
+    w8 = ForceTorqueSensor(panda, "panda_link8").wrench(pressed.contact, q)
+    R7, R8 = rd.link_pose(panda, q, "panda_link7")[:3, :3], rd.link_pose(panda, q, "panda_link8")[:3, :3]
+    assert np.linalg.norm(R7 @ w7[:3] - R8 @ w8[:3]) < 1e-9 * np.linalg.norm(w8[:3])
+
+
 def test_ft_sensor_refuses_unknown_and_base_links(panda):
     with pytest.raises(InputError, match="no link 'tool0'"):
         ForceTorqueSensor(panda, "tool0")

@@ -80,12 +80,16 @@ class ForceTorqueSensor:
     near side of the link (for the Panda's ``panda_link8``: ``panda_link7``)
     are counted as beyond it: the sensor sits in the body, not in a joint.
 
+    With ``subtree=False`` only the contacts on the link's own body count:
+    the contact wrench on that body (simulator_node's ``~/contacts/<link>``).
+
     Args:
         model: the arm (fixed base).
         link: the link's name.
+        subtree: count the bodies beyond the link's body too (a sensor), or that body only.
     """
 
-    def __init__(self, model, link):
+    def __init__(self, model, link, subtree=True):
         if link not in model.link_names:
             raise InputError("ft sensor: no link %r in robot %r (links: %s)"
                              % (link, model.name, ", ".join(model.link_names)))
@@ -96,7 +100,7 @@ class ForceTorqueSensor:
                              "contacts (give a link that moves)" % link)
         beyond = np.zeros(model.nb, dtype=bool)
         for b in range(model.nb):                        # parents come before children in model order
-            beyond[b] = b == body or (model.parent[b] >= 0 and beyond[model.parent[b]])
+            beyond[b] = b == body or (subtree and model.parent[b] >= 0 and beyond[model.parent[b]])
         self.beyond = beyond
 
     def wrench(self, stepper, q):

@@ -175,12 +175,13 @@ def servo_gains(model, settings, name, cmd_idx):
     return g
 
 
-def build_simulator(model, settings, q0, qd0, cmd_idx, actuated, warn):
+def build_simulator(model, settings, q0, qd0, cmd_idx, actuated, warn, contact=None):
     """A Simulator of ``model`` at ``(q0, qd0)`` with the settings' integrator, forces and servo gains.
 
     Args:
         actuated: the joints with motors (None: every joint).
         warn: called with a text (and ``once=True``) when the velocity limits cannot be enforced.
+        contact: a :class:`~robot_dynamics.contact.stepping.ContactStepper` (None: no contact).
     """
     s = settings
     forces = [JointFriction(model, smoothing=s.friction_smoothing)] if s.joint_friction else []
@@ -193,7 +194,7 @@ def build_simulator(model, settings, q0, qd0, cmd_idx, actuated, warn):
     return Simulator(model, dt=s.dt, integrator=s.integrator, forces=forces,
                      constraints=[VelocityLimits(model)] if limits else [],
                      actuator=JointActuator(model, bandwidth=s.servo_bandwidth, **gains), q0=q0, qd0=qd0,
-                     actuated=actuated)
+                     actuated=actuated, contact=contact)
 
 
 def carry_over(old, sim):

@@ -60,14 +60,17 @@ class SimulationSession:
         publish: called with no argument when a joint state is due (every ``pub_every`` steps).
         log: the logger (default: Python's logging).
         clock: wall clock [s].
+        contact: called with each model, returns the :class:`~robot_dynamics.contact.stepping.ContactStepper`
+            its simulator steps with, or None (no contact); a ValueError it raises refuses the model.
 
     Attributes:
         sim: the :class:`Simulator`, None until the first model.
         steps: physics steps done (never reset); counts: the counters of /diagnostics.
     """
 
-    def __init__(self, settings, publish=None, log=None, clock=time.perf_counter):
+    def __init__(self, settings, publish=None, log=None, clock=time.perf_counter, contact=None):
         self.settings = settings
+        self.contact = contact
         self.dt, self.pub_every = settings.dt, settings.pub_every
         self.publish = publish or (lambda: None)
         self.log = log or PythonLog()
@@ -106,7 +109,7 @@ class SimulationSession:
             cmd_joints, cmd_idx = command_joints(model, s, actuated)
             q0, qd0 = initial_state(model, s, cmd_joints, cmd_idx, self.log.warning)
             sim = build_simulator(model, s, q0, qd0, cmd_idx, None if list(actuated) == names else list(actuated),
-                                  self.log.warning)
+                                  self.log.warning, contact=self.contact(model) if self.contact else None)
         except ValueError as exc:
             return 'the model does not fit the simulator: %s' % exc
         q0, qd0 = sim.q, sim.qd                        # a closed-loop model's: on its loops
