@@ -47,6 +47,9 @@ Publishes:
         clock), in the base frame (:mod:`.markers`); for a floating or
         planar robot in ``odom_frame``, so that they move with the base.
     /diagnostics (diagnostic_msgs/DiagnosticArray).
+    With ``world_file`` (contact, docs/CONTACT.md): ~/contact_markers,
+        ~/contacts/<link> and, with ``ft_sensor_link``, ~/ft_sensor at
+        ``contact_rate`` (:mod:`.contact_outputs` says what each holds).
 
 Topic names are relative or private, so a namespace moves them all; only
 /clock and /diagnostics are absolute, as ROS 2 has them.
@@ -107,6 +110,7 @@ from .simulator_params import NODE_PARAMS
 from ..control.base_state import base_link, odometry_values
 from ..control.closed_loop import check_actuated
 from .markers import MarkerBuilder
+from .contact_outputs import ContactOutputs, stepper_factory
 from ..model.model import describe_base
 from .model_node import ModelNode, run
 from ..errors import InputError
@@ -153,6 +157,7 @@ class SimulatorNode(ModelNode):
         super().__init__(node_name, **kwargs)
         self.session = None                 # made by validate_params, from the parameters
         self.markers = None
+        self.contact_outputs = None         # with world_file: contact_outputs.ContactOutputs
         # A floating or planar base: nav_msgs/Odometry on `odom` (created with the first such model).
         self.pub_odom = self.odom_msg = None
 
@@ -171,7 +176,8 @@ class SimulatorNode(ModelNode):
                             '%r (their message types differ)' % p.effort_commands_topic)
         if problems:
             raise P.ParameterError('invalid parameters:\n  ' + '\n  '.join(problems))
-        self.session = SimulationSession(settings, publish=self._publish_state, log=self.get_logger())
+        self.session = SimulationSession(settings, publish=self._publish_state, log=self.get_logger(),
+                                         contact=stepper_factory(p, settings.dt))
         n = self.session.pub_every
         if abs(n * p.publish_rate - p.physics_rate) > 1e-9 * p.physics_rate:
             self.get_logger().warning('publish_rate %g Hz does not divide physics_rate %g Hz: joint_states are '
@@ -207,6 +213,8 @@ class SimulatorNode(ModelNode):
         self.create_timer(tick_period(self.session.dt, p.real_time_factor), self._tick, clock=steady)
         if p.marker_rate > 0:
             self.create_timer(1.0 / p.marker_rate, self._publish_markers, clock=steady)
+        if p.world_file and p.contact_rate > 0:
+            self.create_timer(1.0 / p.contact_rate, self._publish_contacts, clock=steady)
         self.create_service(Trigger, '~/reset', self._srv_reset)
         self.create_service(SetBool, '~/pause', self._srv_pause)
         self.create_service(SetState, '~/set_state', self._srv_set_state)
@@ -223,9 +231,15 @@ class SimulatorNode(ModelNode):
     def on_model(self, model, joints_changed):
         """Simulate ``model`` (:meth:`.SimulationSession.set_model`); None, or the reason it cannot be
         simulated (the previous simulation, if any, then keeps running)."""
+        if self.p.world_file and self.p.ft_sensor_link and self.p.ft_sensor_link not in model.link_names:
+            return "parameter 'ft_sensor_link' %r is not a link of %r" % (self.p.ft_sensor_link, model.name)
         problem = self.session.set_model(model, joints_changed, self.actuated(model))
         if problem:
             return problem
+        if self.p.world_file:
+            if self.contact_outputs is None:
+                self.contact_outputs = ContactOutputs(self, self.p.ft_sensor_link)
+            self.contact_outputs.bind(model, self.sim.contact)
         names = list(model.joint_names)
         self.state_msg = JointState(name=names)
         self.views = tuple(_view(self.state_msg, f, len(names)) for f in ('position', 'velocity', 'effort'))
@@ -346,6 +360,10 @@ class SimulatorNode(ModelNode):
         if self.sim is None or self.markers is None:
             return
         self.pub_markers.publish(self.markers.update(self.sim.q, self._stamp()))
+
+    def _publish_contacts(self):
+        if self.sim is not None and self.contact_outputs is not None:
+            self.contact_outputs.publish(self.sim.q, self._stamp())
 
     # --- inputs ---------------------------------------------------------------
     def _on_effort(self, msg):
