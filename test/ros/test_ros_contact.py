@@ -13,7 +13,8 @@ flange's measured displacement. Friction acts across the normal and is not in th
 
 What is published is checked too: ~/contact_markers has the contact points and the force arrows,
 ~/contacts/panda_link7 (the hand is on link7's body) and ~/ft_sensor (ft_sensor_link panda_link8)
-carry the wrench, frame_id the link, in its axes.
+carry the wrench, frame_id the link, in its axes; a free cube resting on the table is among the markers at its
+pose (the world bodies' poses go out as markers: /tf needs tf2_msgs, not a dependency of this package).
 """
 import time
 
@@ -58,7 +59,8 @@ def test_cartesian_impedance_presses_the_table_with_stiffness_times_depth(ros, s
     surface = lowest_point(Q0) - GAP
     world = tmp_path / 'table.yaml'
     world.write_text('static:\n  - {name: table, shape: box, size: [0.6, 0.8, 0.04], position: [0.5, 0.0, %.6f]}\n'
-                     % (surface - 0.02))
+                     'free:\n  - {name: cube, shape: box, size: [0.05, 0.05, 0.05], mass: 0.2, '
+                     'position: [0.5, 0.3, %.6f]}\n' % (surface - 0.02, surface + 0.025))
     ns = '/contact%d' % id(ros)
     sim = start_node('simulator_node', {
         'urdf_path': str(PANDA), 'initial_positions': Q0.tolist(), 'start_paused': True, 'physics_rate': 1000.0,
@@ -130,5 +132,8 @@ def test_cartesian_impedance_presses_the_table_with_stiffness_times_depth(ros, s
     for m in points:
         assert abs(m.pose.position.z - surface) < 2e-3                # on the table's surface
     total = sum(m.points[1].z - m.points[0].z for m in arrows) / 0.001   # 1 mm per N
-    assert abs(total - f_z) < 0.03 * expected
+    assert abs(total - (f_z + 0.2 * 9.81)) < 0.03 * expected                # the hand's and the cube's weight
+    [cube] = [m for m in last if m.ns == 'free_bodies']            # resting on the table, where it was put
+    assert cube.type == cube.CUBE and abs(cube.scale.x - 0.05) < 1e-12
+    assert abs(cube.pose.position.y - 0.3) < 1e-4 and abs(cube.pose.position.z - (surface + 0.025)) < 1e-3
     assert time.monotonic() - t_start < 60
