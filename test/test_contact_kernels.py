@@ -127,3 +127,75 @@ def numpy_candidates(d):
     out = d._box_pairs[x[:, 0] & x[:, 1] & x[:, 2]]
     below = centre @ d._planes_n.T - half @ np.abs(d._planes_n).T <= d._planes_d
     return np.concatenate([out, d._plane_pairs[below[d._plane_a, d._plane_k]]]).tolist()
+
+
+class PythonDetector:
+    """A Detector whose broad phase, plane closed forms and box-on-face run the numpy / Python reference
+    (contact/detect.py as it was before its kernels)."""
+
+    @staticmethod
+    def make(collision):
+        from robot_dynamics.contact.detect import Detector
+
+        class Reference(Detector):
+            def candidates(self):
+                return np.array(numpy_candidates(self), dtype=np.int64)
+
+            def _plane(self, p):
+                c = self.collision
+                a, b = int(c.pair_a[p]), int(c.pair_b[p])
+                found = plane.plane_contacts(c.shapes[a].kind, c.shapes[a].size, self._pose[a], self._pose[b])
+                if found is not None:
+                    points, n, depths, features = found
+                    self.contacts.add_rows(c.shape_body[a], c.shape_body[b], points, n, depths, a, b, p, features)
+
+            def _box_face(self, p, a, b):
+                c = self.collision
+                n = -np.asarray(self._result.getContacts()[0].normal)
+                found = plane.box_on_face((self._pose[a], c.shapes[a].size), (self._pose[b], c.shapes[b].size), n)
+                if found is None:
+                    return False
+                points, n, depths, features = found
+                self.contacts.add_rows(c.shape_body[a], c.shape_body[b], points, n, depths, a, b, p, features)
+                return True
+        return Reference(collision)
+
+
+@pytest.mark.skipif(example_robot_data_dir() is None, reason="example-robot-data not installed")
+def test_detect_equals_the_python_detector():
+    """The whole detection, compiled and reference, on the Panda scene: the arm near the table (its hull
+    and finger boxes in it), boxes resting with small tilts, sunk a few mm, some over the table's edge."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from contact_step import READY, scene
+    from robot_dynamics.contact.detect import body_poses
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rd.errors.URDFWarning)
+        model, world, detector = scene()
+    reference = PythonDetector.make(detector.collision)
+    rng = np.random.default_rng(38)
+    sizes = [f.shape.size for f in world.free_bodies]
+    total, arm, overhang = 0, 0, 0                 # rows; of the arm; boxes with 1-3 rows (over an edge, tilted)
+    for _ in range(60):
+        q = READY + rng.normal(scale=0.15, size=model.nq) * [1, 1, 1, 1, 1, 1, 1, 0]
+        free = np.array([pose(rotation(rng, 0.008) @ yawed(y), [rng.uniform(0.1, 1.0), rng.uniform(-0.65, 0.65),
+                                                                 0.40 + s[2] / 2 + rng.uniform(-4e-3, 1e-3)])
+                         for s, y in zip(sizes, rng.uniform(-np.pi, np.pi, 3))])
+        P = body_poses(model, q)
+        got, ref = detector.detect(P, free), reference.detect(P, free)
+        assert got.n == ref.n
+        n = got.n
+        for field in ("body_a", "body_b", "geom_a", "geom_b", "pair", "feature"):
+            assert getattr(got, field)[:n].tolist() == getattr(ref, field)[:n].tolist(), field
+        for field in ("point", "normal", "depth"):
+            assert np.abs(getattr(got, field)[:n] - getattr(ref, field)[:n]).max(initial=0.0) <= TOL, field
+        total += n
+        arm += int((got.body_a[:n] < model.nb).sum())
+        overhang += sum(1 for f in range(model.nb, model.nb + 3) if 0 < (got.body_a[:n] == f).sum() < 4)
+    print("rows %d, of the arm %d, boxes with 1-3 rows %d" % (total, arm, overhang))
+    assert total > 300 and arm > 50 and overhang > 5, (total, arm, overhang)
+
+
+def yawed(y):
+    return np.array([[np.cos(y), -np.sin(y), 0], [np.sin(y), np.cos(y), 0], [0, 0, 1]])
