@@ -29,7 +29,8 @@ def pressed(panda):
     tip = P[:3, :3] @ [0, 0, 0.1] + P[:3, 3]
     T = rd.link_pose(panda, Q0, "panda_link8")
     x = T[:3, :3] @ [0, 0, 0.1] + T[:3, 3]
-    ball = FreeBodies([dict(name="ball", shape="sphere", size=(0.05,), mass=0.3, position=(1.5, 0.0, x[2] - 0.02 + 0.05))])
+    ball = FreeBodies([dict(name="ball", shape="sphere", size=(0.05,), mass=0.3,
+                            position=(1.5, 0.0, x[2] - 0.02 + 0.05))])
     det = PlaneDetector([dict(body=panda.link_body[l8], type="sphere", size=(0.02,), position=tip),
                          dict(body=panda.nb, type="sphere", size=(0.05,))],
                         [((0, 0, x[2] - 0.02), (0, 0, 1))])

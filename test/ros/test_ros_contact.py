@@ -115,7 +115,8 @@ def test_cartesian_impedance_presses_the_table_with_stiffness_times_depth(ros, s
     f_z = settled[-1]
     q = np.array(states[-1].position)
     e_z = rd.link_pose(MODEL, q, FLANGE)[2, 3] - target[2]
-    print('\ncontact force %.3f N (k_z x 2 cm = %.3f N: %+.2f %%); the flange %.3f mm above its target (k_z e_z = %.3f N)'
+    print('\ncontact force %.3f N (k_z x 2 cm = %.3f N: %+.2f %%); the flange %.3f mm above its target '
+          '(k_z e_z = %.3f N)'
           % (f_z, expected, 100 * (f_z / expected - 1), 1e3 * e_z, K_Z * e_z))
     assert abs(f_z - expected) < 0.03 * expected, (f_z, expected)
 
