@@ -95,14 +95,8 @@ def test_corners_over_face_equal_the_python_form():
 @pytest.mark.skipif(example_robot_data_dir() is None, reason="example-robot-data not installed")
 def test_broad_phase_equals_the_numpy_form():
     """The Panda (hulls, finger boxes, SRDF), the ground, a table, three boxes: random arm and box poses."""
-    import sys
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    from contact_step import scene
     from robot_dynamics.contact.detect import body_poses
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", rd.errors.URDFWarning)
-        model, world, detector = scene()
+    model, world, detector = panda_scene()
     rng = np.random.default_rng(37)
     counts = set()
     for _ in range(100):
@@ -113,6 +107,33 @@ def test_broad_phase_equals_the_numpy_form():
         assert got == numpy_candidates(detector)
         counts.add(len(got))
     assert len(counts) > 3
+
+
+WORLD = """
+ground: {height: 0.0}
+static:
+  - {name: table, shape: box, size: [0.8, 1.2, 0.04], position: [0.55, 0.0, 0.38]}
+free:
+  - {name: box1, shape: box, size: [0.05, 0.05, 0.05], mass: 0.2, position: [0.45, 0.25, 0.425]}
+  - {name: box2, shape: box, size: [0.06, 0.04, 0.05], mass: 0.2, position: [0.60, -0.25, 0.425], rpy: [0, 0, 0.4]}
+  - {name: box3, shape: box, size: [0.04, 0.04, 0.08], mass: 0.2, position: [0.75, 0.10, 0.44]}
+"""
+READY = np.array([0.0, -0.785398, 0.0, -2.35619, 0.0, 1.5707, 0.785398, 0.02])
+
+
+def panda_scene():
+    """(model, world, detector): example-robot-data's Panda (hulls, finger boxes, its SRDF), the ground, a
+    table and three boxes (bench/contact_step.py's scene)."""
+    from robot_dynamics.contact import CollisionModel, Detector, load_world, shapes_from_urdf
+    erd = example_robot_data_dir()
+    urdf = str(erd / "panda_description/urdf/panda.urdf")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rd.errors.URDFWarning)
+        model = rd.load_urdf(urdf)
+    world = load_world(WORLD)
+    shapes = shapes_from_urdf(urdf, package_dirs=[erd.parent.parent])
+    collision = CollisionModel(model, shapes, world, srdf=str(erd / "panda_description/srdf/panda.srdf"))
+    return model, world, Detector(collision)
 
 
 def numpy_candidates(d):
@@ -165,14 +186,8 @@ class PythonDetector:
 def test_detect_equals_the_python_detector():
     """The whole detection, compiled and reference, on the Panda scene: the arm near the table (its hull
     and finger boxes in it), boxes resting with small tilts, sunk a few mm, some over the table's edge."""
-    import sys
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    from contact_step import READY, scene
     from robot_dynamics.contact.detect import body_poses
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", rd.errors.URDFWarning)
-        model, world, detector = scene()
+    model, world, detector = panda_scene()
     reference = PythonDetector.make(detector.collision)
     rng = np.random.default_rng(38)
     sizes = [f.shape.size for f in world.free_bodies]
