@@ -8,12 +8,16 @@ Geometry (docs/CONTACT.md): :mod:`.geometry` reads shapes from a URDF's
 file (ground, static boxes, free bodies), :mod:`.collision` puts them on
 bodies and filters the pairs (adjacent links, an SRDF), :mod:`.detect`
 turns poses into Contacts (coal, closed forms on planes in :mod:`.plane`).
+What a simulation shows (the contacts by name, the free bodies' poses, a
+force-torque sensor): :mod:`.sensing`.
 """
 from .collision import CollisionModel, disabled_pairs
 from .contacts import Contacts
 from .detect import Detector, body_poses, link_poses
 from .geometry import Shape, shapes_from_mjcf, shapes_from_urdf
+from .sensing import Contact, ForceTorqueSensor, contact_list, free_body_poses
 from .world import FreeBody, World, load_world, solid_inertia
 
 __all__ = ["Contacts", "CollisionModel", "disabled_pairs", "Detector", "body_poses", "link_poses", "Shape",
-           "shapes_from_mjcf", "shapes_from_urdf", "FreeBody", "World", "load_world", "solid_inertia"]
+           "shapes_from_mjcf", "shapes_from_urdf", "FreeBody", "World", "load_world", "solid_inertia", "Contact",
+           "ForceTorqueSensor", "contact_list", "free_body_poses"]
