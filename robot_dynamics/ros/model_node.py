@@ -44,6 +44,7 @@ from ..errors import InputError
 from ..ros import params as P
 from ..control.closed_loop import check_actuated
 from ..control.model_holder import ModelHolder
+from ..model.model import describe_base
 from . import payloads, queries, timing_queries
 # Also model_node's names, where the nodes and tests import them from:
 from .spin import DEFAULT_EXECUTOR, EXECUTORS, STOP_WAIT, StopSignals, close, make_executor, run  # noqa: F401
