@@ -181,6 +181,8 @@ class Bench:
 
     def __init__(self, ros, start_node, ns):
         self.ros, self.ns = ros, ns
+        self.publishers = {}      # one per topic, kept: destroying one while the test's executor spins in
+        #                           its thread raced (InvalidHandle in CI) and the joint states stopped coming
         self.sim = start_node('simulator_node', {
             'urdf_path': str(PANDA), 'initial_positions': READY.tolist(), 'start_paused': True,
             'publish_clock': True, 'real_time_factor': REAL_TIME_FACTOR, 'physics_rate': 1000.0,
@@ -214,13 +216,13 @@ class Bench:
             goal.send(msg)
             states = run_simulated(self.ros, self.sim, self.states, lead + duration + TAIL)
         else:
-            pub = self.ros.publisher(JointTrajectory, controller.topic('~/trajectory'))
-            try:
-                assert wait_for(lambda: pub.get_subscription_count() > 0, 30), controller.read_log()
-                pub.publish(msg)
-                states = run_simulated(self.ros, self.sim, self.states, lead + duration + TAIL)
-            finally:
-                self.ros.node.destroy_publisher(pub)
+            topic = controller.topic('~/trajectory')
+            if topic not in self.publishers:
+                self.publishers[topic] = self.ros.publisher(JointTrajectory, topic)
+            pub = self.publishers[topic]
+            assert wait_for(lambda: pub.get_subscription_count() > 0, 30), controller.read_log()
+            pub.publish(msg)
+            states = run_simulated(self.ros, self.sim, self.states, lead + duration + TAIL)
         assert len(states) > 0.5 * 1000 * (lead + duration), (len(states), self.sim.read_log())
         return Tracking(msg, states, start_ns)
 
