@@ -40,6 +40,10 @@ else
     workers="$(nproc 2>/dev/null || echo 2)"
     # A RuntimeWarning (overflow, invalid value) in the library is a bug, not a warning to live with.
     run -n "$workers" --durations=15 -W error::RuntimeWarning --ignore=test/ros test || status=$?
-    run --durations=15 test/ros || { s=$?; [ "$status" -eq 0 ] && status=$s; }
+    # The 1 kHz closed-loop tracking test (issue 36) in a pytest of its own: run in the same session,
+    # the tests after it saw their watchdogs switch fed controllers (2026-11-28; cause not found yet).
+    isolated=test/ros/test_ros_trajectory_tracking.py
+    run --durations=15 --ignore="$isolated" test/ros || { s=$?; [ "$status" -eq 0 ] && status=$s; }
+    run "$isolated" || { s=$?; [ "$status" -eq 0 ] && status=$s; }
 fi
 exit "$status"
