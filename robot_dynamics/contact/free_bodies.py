@@ -35,6 +35,7 @@ import numpy as np
 from ..algorithms.contact_kernels import (chart_accelerations, chart_state, exp_so3,  # noqa: F401
                                          left_jacobian, left_jacobian_inv, orthonormalize)
 from ..errors import InputError
+from ..model.configuration import matrix_quaternion, quaternion_matrix
 
 SHAPES = ("box", "sphere", "cylinder")
 
@@ -112,7 +113,7 @@ class FreeBodies:
     def set_state(self, j, position, orientation, velocity=(0, 0, 0), angular_velocity=(0, 0, 0)):
         """Set body j's pose and twist (world frame; orientation a (3, 3) rotation or a quaternion (x, y, z, w))."""
         o = np.asarray(orientation, dtype=float)
-        R = quaternion_matrix(o) if o.shape == (4,) else o
+        R = quaternion_matrix(o / np.linalg.norm(o)) if o.shape == (4,) else o
         if R.shape != (3, 3) or not np.allclose(R @ R.T, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:
             raise InputError("free body %r: orientation must be a rotation (3, 3) or a unit quaternion "
                              "(x, y, z, w), got %r" % (self.names[j], orientation))
@@ -124,7 +125,7 @@ class FreeBodies:
 
     def quaternions(self):
         """(nf, 4) orientations as unit quaternions (x, y, z, w)."""
-        return np.array([matrix_quaternion(R) for R in self.R]).reshape(len(self), 4)
+        return matrix_quaternion(np.asarray(self.R)).reshape(len(self), 4)
 
 
 def _inertia(I, name):
@@ -133,27 +134,3 @@ def _inertia(I, name):
         raise InputError("free body %r: inertia must be a symmetric positive definite (3, 3) [kg m^2], got %r"
                          % (name, I.tolist()))
     return I
-
-
-def quaternion_matrix(q):
-    """(3, 3) rotation of a quaternion (x, y, z, w), normalised here."""
-    x, y, z, w = np.asarray(q, dtype=float) / np.linalg.norm(q)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
-
-
-def matrix_quaternion(R):
-    """Quaternion (x, y, z, w), w >= 0, of a rotation (3, 3) (Shepperd's method)."""
-    t = np.trace(R)
-    k = int(np.argmax([R[0, 0], R[1, 1], R[2, 2], t]))
-    if k == 3:
-        s = 2.0 * np.sqrt(1.0 + t)
-        q = np.array([(R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s, 0.25 * s])
-    else:
-        i, j, l = k, (k + 1) % 3, (k + 2) % 3
-        s = 2.0 * np.sqrt(1.0 + R[i, i] - R[j, j] - R[l, l])
-        q = np.empty(4)
-        q[i], q[j], q[l] = 0.25 * s, (R[j, i] + R[i, j]) / s, (R[l, i] + R[i, l]) / s
-        q[3] = (R[l, j] - R[j, l]) / s
-    return q if q[3] >= 0 else -q

@@ -40,6 +40,7 @@ from typing import Optional, Tuple
 import numpy as np
 
 from ..errors import URDFError
+from ..model.configuration import quaternion_matrix
 from ..model.spatial import homogeneous, rpy_to_matrix
 from ..model.xml_root import element_tree
 
@@ -247,7 +248,8 @@ def shapes_from_mjcf(source, *, skip_missing_meshes=False):
                             "(expected one of %s)" % (name, m.geom_type[g], ", ".join(MJ_KINDS)))
         b = int(m.geom_bodyid[g])
         link = None if b == 0 else mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, b) or "body%d" % b   # as rd.load_mjcf
-        placement = homogeneous(_quat_matrix(m.geom_quat[g]), m.geom_pos[g])
+        w, x, y, z = m.geom_quat[g] / np.linalg.norm(m.geom_quat[g])      # MuJoCo's order: w first
+        placement = homogeneous(quaternion_matrix(np.array([x, y, z, w])), m.geom_pos[g])
         size, vertices = _mj_size(m, g, kind)
         shapes.append(Shape(kind, size, placement, link, name, None, vertices))
     return shapes
@@ -268,13 +270,6 @@ def _mj_size(m, g, kind):
     k = int(m.geom_dataid[g])
     start, count = int(m.mesh_vertadr[k]), int(m.mesh_vertnum[k])
     return (1.0, 1.0, 1.0), np.array(m.mesh_vert[start:start + count], dtype=float)
-
-
-def _quat_matrix(q):
-    w, x, y, z = np.asarray(q, dtype=float) / np.linalg.norm(q)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
 
 
 # --- coal ------------------------------------------------------------------------------------
