@@ -38,6 +38,7 @@ setup(
         (os.path.join(share, 'config', 'robots'), files('config/robots/*.yaml')),
         (os.path.join(share, 'config', 'controllers'), files('config/controllers/*.yaml')),
         (os.path.join(share, 'config', 'params'), files('config/params/*.yaml')),
+        (os.path.join(share, 'config', 'worlds'), files('config/worlds/*.yaml')),
         (os.path.join(share, 'rviz'), files('rviz/*.rviz')),
     ],
     install_requires=['setuptools'],
