@@ -12,6 +12,8 @@
 #     control_msgs               wheel_interfaces/control_msgs/
 #                                FollowJointTrajectory, JointTolerance and
 #                                JointTrajectoryControllerState alone (idem)
+#     tf2_msgs                   wheel_interfaces/tf2_msgs/
+#                                TFMessage alone (idem): /tf and /tf_static
 # Called by scripts/setup-venv.sh after the requirements are installed; the
 # ROS 2 wheels in requirements.txt (ament_cmake, rosidl generators) provide
 # the build tools, cmake and a C/C++ compiler come from the system.
@@ -36,20 +38,22 @@ declare -A folder=(
     [robot_dynamics_interfaces]=robot_dynamics_interfaces
     [controller_manager_msgs]=wheel_interfaces/controller_manager_msgs
     [control_msgs]=wheel_interfaces/control_msgs
+    [tf2_msgs]=wheel_interfaces/tf2_msgs
 )
 declare -A modules=(
     [robot_dynamics_interfaces]="robot_dynamics_interfaces.srv robot_dynamics_interfaces.msg"
     [controller_manager_msgs]="controller_manager_msgs.srv controller_manager_msgs.msg"
     [control_msgs]="control_msgs.action control_msgs.msg"
+    [tf2_msgs]="tf2_msgs.msg"
 )
-all=(robot_dynamics_interfaces controller_manager_msgs control_msgs)
+all=(robot_dynamics_interfaces controller_manager_msgs control_msgs tf2_msgs)
 
 force=0
 wanted=()
 for arg in "$@"; do
     case "$arg" in
         --force) force=1 ;;
-        -h|--help) sed -n '2,26s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -h|--help) sed -n '2,28s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         -*) echo "build-interfaces.sh: unknown option '$arg' (expected --force or a package name)" >&2; exit 2 ;;
         *)
             [ -n "${folder[$arg]+x}" ] || {

@@ -6,7 +6,7 @@
 # Environment: PYTHON  interpreter used to create the venv (default python3).
 #
 # Then builds the interface packages (.msg/.srv/.action: robot_dynamics_interfaces,
-# and wheel_interfaces/controller_manager_msgs and control_msgs, which the ROS 2 wheels lack)
+# and wheel_interfaces/controller_manager_msgs, control_msgs and tf2_msgs, which the ROS 2 wheels lack)
 # into .venv with scripts/build-interfaces.sh (cmake and a C++ compiler needed).
 # Idempotent: stamp files in .venv record the sha256 of the requirement
 # files and of the interface files; when they match, nothing is installed or

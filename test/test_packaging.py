@@ -60,7 +60,7 @@ MODULE_KEYS = {
         "ament_index_python", "rclpy", "rcl_interfaces", "builtin_interfaces", "std_msgs", "std_srvs",
         "sensor_msgs", "trajectory_msgs", "geometry_msgs", "diagnostic_msgs", "visualization_msgs",
         "rosgraph_msgs", "lifecycle_msgs", "nav_msgs", "launch", "launch_ros", "xacro", INTERFACES,
-        "controller_manager_msgs", "control_msgs", "action_msgs")},
+        "controller_manager_msgs", "control_msgs", "tf2_msgs", "action_msgs")},
 }
 
 #: Packages that bring a display (Qt) or exist only to feed one: never an
@@ -201,7 +201,7 @@ def test_wheel_interfaces_are_the_rosdep_packages_and_never_a_workspace_package(
     """Each folder of wheel_interfaces/ is a ROS 2 Jazzy package of the same name (rosdep gives the
     real one with ROS installed), hidden from colcon, its CMakeLists names every interface file,
     and the package.xml of robot_dynamics declares it."""
-    assert [p.name for p in WHEEL_INTERFACES] == ["control_msgs", "controller_manager_msgs"]
+    assert [p.name for p in WHEEL_INTERFACES] == ["control_msgs", "controller_manager_msgs", "tf2_msgs"]
     assert (ROOT / "wheel_interfaces" / "COLCON_IGNORE").is_file()
     ours = depends(parse_package(str(ROOT / "package.xml")))
     for folder in WHEEL_INTERFACES:
@@ -227,6 +227,23 @@ def test_wheel_interfaces_installed_in_the_venv_are_the_files(folder):
         parts = parts or [interface]
         for part, fields in zip(parts, declared_fields(folder / name), strict=True):
             assert list(part.get_fields_and_field_types()) == fields, (name, part.__name__)
+
+
+#: Type hashes of ROS 2 Jazzy's own builds (``ros2 topic info -v /tf`` on a Jazzy installation): a wheel
+#: interface built from the unchanged files has the same, so that its topics match real nodes'.
+JAZZY_TYPE_HASHES = {
+    "tf2_msgs/msg/TFMessage": "RIHS01_e369d0f05a23ae52508854b66f6aa0437f3449d652e8cbf22d5abe85d020f087",
+}
+
+
+@pytest.mark.parametrize("name", sorted(JAZZY_TYPE_HASHES))
+def test_wheel_interfaces_have_jazzy_type_hashes(name):
+    """The type description the rosidl generators installed in the venv carries Jazzy's hash."""
+    import json
+    path = VENV / "share" / (name + ".json")
+    require("%s built into the venv (scripts/build-interfaces.sh)" % path, path.is_file())
+    hashes = {t["type_name"]: t["hash_string"] for t in json.loads(path.read_text())["type_hashes"]}
+    assert hashes[name] == JAZZY_TYPE_HASHES[name]
 
 
 # --- licence -----------------------------------------------------------------------------------
@@ -337,7 +354,7 @@ def test_colcon_builds_both_packages_and_the_installed_node_starts(tmp_path):
     paths = ["--base-paths", *BASE_PATHS]
     out, _ = run([str(colcon), "list", "--topological-order", *paths], ws, env, 60, "colcon list")
     assert listed(out) == [INTERFACES, "robot_dynamics"], out
-    # wheel_interfaces/ (controller_manager_msgs and control_msgs for a venv of ROS 2 wheels) is never a
+    # wheel_interfaces/ (controller_manager_msgs, control_msgs, tf2_msgs for a venv of ROS 2 wheels) is never a
     # workspace package: its COLCON_IGNORE hides it even when colcon is pointed at it; rosdep gives the real one.
     out, _ = run([str(colcon), "list", "--base-paths", "src/robot_dynamics/wheel_interfaces"], ws, env, 60,
                  "colcon list")
