@@ -5,6 +5,7 @@
     ros2 launch robot_dynamics sim.launch.py urdf:=/path/arm.urdf rviz:=false
     ros2 launch robot_dynamics sim.launch.py robot:=palletiser gravity_compensation:=true
     ros2 launch robot_dynamics sim.launch.py mode:=cartesian_impedance   # targets: /dynamics_node/target_pose
+    ros2 launch robot_dynamics sim.launch.py world_file:=package://robot_dynamics/config/worlds/panda_table.yaml
 
 Starts robot_dynamics' simulator_node (parameters from params_file, default
 config/simulator.yaml), robot_state_publisher (TF from the simulator's
@@ -38,6 +39,12 @@ publishes every joint at 250 Hz (the closed-loop step and compensation
 cost 0.3-0.7 ms each: docs/LOOPS.md), RViz's fixed frame is base_link.
 For another closed-loop robot: urdf:=..., loops_file:=... and
 actuated_joints:=a,b,c with a params_file that fits it.
+world_file:=<YAML> gives the simulator a world to touch (docs/CONTACT.md: a
+table, free bodies; the bundled config/worlds/panda_table.yaml is a table
+with three boxes under the Panda's hand): the bundled Panda's visuals are
+its collision shapes, with urdf/panda_arm.srdf (another `urdf`: its
+<collision> elements); RViz shows the contacts on /simulator/contact_markers
+once that topic is added to the display.
 actuators_file:=arm.actuators.yaml gives both robot_dynamics nodes the
 joints' armature and friction laws (docs/ACTUATORS.md): the simulated arm
 has them, and dynamics_node's model knows them.
@@ -94,12 +101,13 @@ def _description(path):
 #: `publish_rate` too), RViz's fixed frame.
 MOTORS = ['turntable_joint', 'shoulder_joint', 'drive_joint']
 ROBOTS = {
-    'panda': dict(urdf=('urdf', 'panda_arm.urdf'), loops=None, params={}, simulator={}, fixed_frame=None),
+    'panda': dict(urdf=('urdf', 'panda_arm.urdf'), loops=None, params={}, simulator={}, fixed_frame=None,
+                  contact={'collision_geometry': 'visual', 'srdf_file': ('urdf', 'panda_arm.srdf')}),
     'palletiser': dict(urdf=('urdf', 'examples', 'palletiser.urdf'),
                        loops=('urdf', 'examples', 'palletiser.loops.yaml'),
                        params={'joints': MOTORS, 'actuated_joints': MOTORS},
                        simulator={'initial_positions': [0.0, 0.3, 0.6], 'publish_rate': 250.0},
-                       fixed_frame='base_link'),
+                       fixed_frame='base_link', contact={}),
 }
 
 
@@ -130,6 +138,10 @@ def launch_setup(context, *args, **kwargs):
     simulator = dict(robot['simulator'])
     if mode in IMPEDANCE_MODES:
         simulator['publish_rate'] = 250.0       # a Cartesian torque costs about 1 ms in Python (docs/NODES.md)
+    if arg('world_file'):
+        simulator['world_file'] = arg('world_file')
+        if not arg('urdf'):                     # the bundled robot's shapes: its visuals for the Panda
+            simulator.update({k: share(*v) if isinstance(v, tuple) else v for k, v in robot['contact'].items()})
     ns = {'namespace': arg('namespace')} if arg('namespace') else {}     # every node in the arm's namespace
     nodes = [
         Node(package='robot_dynamics', executable='simulator_node', name='simulator', output='screen', **ns,
@@ -197,6 +209,10 @@ def generate_launch_description():
             description="dynamics_node's mode (docs/NODES.md); another than gravity_coriolis starts dynamics_node "
                         'without gravity_compensation:=true. The impedance modes hold the arm where it starts until '
                         'a target comes on /dynamics_node/target_pose or target_joints.'),
+        DeclareLaunchArgument(
+            'world_file', default_value='',
+            description="The simulator's world (docs/CONTACT.md): a YAML path or package:// URI, e.g. "
+                        'package://robot_dynamics/config/worlds/panda_table.yaml. Empty: nothing to touch.'),
         DeclareLaunchArgument(
             'use_sim_time', default_value='false', choices=['true', 'false'],
             description='The simulator publishes /clock and every node runs on it.'),

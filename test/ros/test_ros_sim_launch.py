@@ -141,6 +141,21 @@ def test_sim_launch_mode_starts_dynamics_node_in_that_mode(standins):
         L.evaluate(LAUNCH, {'mode': 'antigravity'}, SHARES)
 
 
+def test_sim_launch_world_file_gives_the_simulator_a_world_and_the_pandas_shapes(standins):
+    world = 'package://robot_dynamics/config/worlds/panda_table.yaml'
+    _, nodes, context = L.evaluate(LAUNCH, {'rviz': 'false', 'world_file': world}, SHARES)
+    sim = params_of(next(n for n in nodes if n.kwargs['executable'] == 'simulator_node'), context)[1]
+    assert sim['world_file'] == world
+    assert sim['collision_geometry'] == 'visual' and sim['srdf_file'] == str(ROOT / 'urdf' / 'panda_arm.srdf')
+    assert (ROOT / 'config' / 'worlds' / 'panda_table.yaml').is_file()
+    # another URDF: its own <collision> elements (the simulator's default), no SRDF of the Panda's
+    _, nodes, context = L.evaluate(LAUNCH, {'rviz': 'false', 'world_file': world, 'urdf': str(PANDA)}, SHARES)
+    sim = params_of(next(n for n in nodes if n.kwargs['executable'] == 'simulator_node'), context)[1]
+    assert sim['world_file'] == world and 'collision_geometry' not in sim and 'srdf_file' not in sim
+    _, nodes, context = L.evaluate(LAUNCH, {'rviz': 'false'}, SHARES)
+    assert 'world_file' not in params_of(nodes[0], context)[1]
+
+
 @pytest.mark.parametrize('arguments, installed, missing', [
     ({}, ['xacro'], 'robot_state_publisher and rviz2'),
     ({}, ['robot_state_publisher', 'xacro'], 'rviz2'),
