@@ -218,16 +218,21 @@ def match(pair, feature, n, mem_pair, mem_feature, m, found):
 
 
 @jit
-def _law(i, j, body_a, body_b, point, normal, depth, mem_s, mem_ra, mem_rb, mem_k, mem_c, mu, nb,
+def _law(i, j, body_a, body_b, point, normal, depth, side, mem_s, mem_ra, mem_rb, mem_k, mem_c, mu, nb,
          Rw, pw, wa, va, Rf, pf, wf, vf, F, s_t, X):
     """Contact i with memory row j: its force on a, F[i] (3,) world, and the
-    tangential stretch s_t (3,) of the spring (before the cone's clip); X (4, 3) scratch. Returns f_n."""
+    tangential stretch s_t (3,) of the spring (before the cone's clip); X (5, 3) scratch. Returns f_n.
+    The relative velocity is the bodies' at the point ``x - side (d / 2) n`` (side: 1 on a's
+    surface, a round a on a flat b; -1 on b's; 0 midway: :func:`_curvature`); the stretch follows
+    the material points anchored there (mem_ra, mem_rb)."""
     Ra, pa, wA, vA = _frame(body_a[i], nb, Rw, pw, wa, va, Rf, pf, wf, vf)
     Rb, pb, wB, vB = _frame(body_b[i], nb, Rw, pw, wa, va, Rf, pf, wf, vf)
-    xa, xb, ua, ub = X[0], X[1], X[2], X[3]
+    xa, xb, ua, ub, y = X[0], X[1], X[2], X[3], X[4]
     x, n = point[i], normal[i]
-    _material(Ra, pa, wA, vA, x, mem_ra[j], xa, ua)
-    _material(Rb, pb, wB, vB, x, mem_rb[j], xb, ub)
+    for r in range(3):
+        y[r] = x[r] - side * 0.5 * depth[i] * n[r]
+    _material(Ra, pa, wA, vA, y, mem_ra[j], xa, ua)
+    _material(Rb, pb, wB, vB, y, mem_rb[j], xb, ub)
     sn, vn = 0.0, 0.0
     for r in range(3):
         s_t[r] = mem_s[j, r] + xa[r] - xb[r]                       # s = s0 + (anchor_a - anchor_b)
@@ -268,34 +273,72 @@ def _add_wrench(W, row, F, i, x, p, sign):
 
 
 @jit
-def stage_forces(body_a, body_b, normal, depth0, m, mem_s, mem_ra, mem_rb, mem_k, mem_c, mu,
-                 Rw, pw, wa, va, Rf, pf, wf, vf, point, depth, F, Warm, Wf):
-    """The contact forces at one integrator stage, for the m contacts of the step's
-    start (rows of the committed Contacts and of the memory): each contact's
-    material points ``x_a``, ``x_b`` (anchored at its point at the step's start)
-    give its stage point ``(x_a + x_b) / 2`` and depth ``d0 - n . (x_a - x_b)``
-    (the normal held over the step); point (N, 3), depth (N,) get them. Fills
-    F[i] (3,) on a (world), and the wrenches they sum to: Warm (nb, 6) on the
-    arm's bodies ([f; n] world, moment about the body origin), Wf (nf, 6) on
-    the free bodies (moment about the COM). Returns the number of contacts
-    that load the arm."""
+def _place(R, p, r_local, x):
+    """x = R r_local + p: a body-fixed point in the world."""
+    for r in range(3):
+        x[r] = p[r] + R[r, 0] * r_local[0] + R[r, 1] * r_local[1] + R[r, 2] * r_local[2]
+
+
+@jit
+def _curvature(radius_a, radius_b, d):
+    """(h_a, h_b, w_a, side) of a contact whose surfaces have radii of curvature radius_a, radius_b
+    (0, r or inf) [m], depth d: each side's anchor height above (a) or below (b) the contact point
+    along n (its centre of curvature ``r - d / 2``, 0 for a corner or a flat face), a's share of
+    the point across n (``r_b / (r_a + r_b)``: 1 on a flat face, 1/2 for equal radii), and where
+    the bodies' velocities are taken (:func:`_law`): on the round surface of a round shape against
+    one that is not (1: a's, -1: b's; its radius is the rolling radius), else midway (0)."""
+    round_a, round_b = 0.0 < radius_a < np.inf, 0.0 < radius_b < np.inf
+    h_a = radius_a - 0.5 * d if round_a else 0.0
+    h_b = radius_b - 0.5 * d if round_b else 0.0
+    side = 0.0
+    if round_a and not round_b:
+        side = 1.0
+    elif round_b and not round_a:
+        side = -1.0
+    if radius_a == radius_b:
+        w = 0.5
+    elif radius_b == np.inf:
+        w = 1.0
+    elif radius_a == np.inf:
+        w = 0.0
+    else:
+        w = radius_b / (radius_a + radius_b)
+    return h_a, h_b, w, side
+
+
+@jit
+def stage_forces(body_a, body_b, normal, depth0, m, mem_s, mem_ra, mem_rb, mem_ca, mem_cb, mem_g, mem_k, mem_c,
+                 mu, Rw, pw, wa, va, Rf, pf, wf, vf, point, depth, F, Warm, Wf):
+    """The contact forces at one integrator stage, for the m contacts of the step's start (rows of
+    the committed Contacts and of the memory). Each point moves with its surfaces' centres of
+    curvature (:mod:`robot_dynamics.contact.dynamics`, "Where the force acts"): with ``y_a = c_a -
+    h_a n``, ``y_b = c_b + h_b n`` (c the body-fixed anchors mem_ca, mem_cb; both y at the point at
+    the step's start; ``h_a, h_b, w = mem_g[:, :3]``) and ``g = n . (y_a - y_b)`` (n held over the
+    step), the stage depth (N,) is ``d0 - g`` and the point (N, 3) ``w y_a + (1 - w) y_b + (1/2 - w)
+    g n`` (across n a's share w, along n midway). Fills F[i] (3,) on a (world), and the wrenches
+    they sum to: Warm (nb, 6) on the arm's bodies ([f; n] world, moment about the body origin), Wf
+    (nf, 6) on the free bodies (moment about the COM). Returns the number of contacts that load the arm."""
     nb = Rw.shape[0] - 1
     Warm[:, :] = 0.0
     Wf[:, :] = 0.0
-    s_t, xa, xb, u = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
-    X = np.empty((4, 3))
+    s_t, ya, yb = np.empty(3), np.empty(3), np.empty(3)
+    X = np.empty((5, 3))
     arm = 0
     for i in range(m):
         Ra, pa, wA, vA = _frame(body_a[i], nb, Rw, pw, wa, va, Rf, pf, wf, vf)
         Rb, pb, wB, vB = _frame(body_b[i], nb, Rw, pw, wa, va, Rf, pf, wf, vf)
-        _material(Ra, pa, wA, vA, pa, mem_ra[i], xa, u)
-        _material(Rb, pb, wB, vB, pb, mem_rb[i], xb, u)
-        d = depth0[i]
+        _place(Ra, pa, mem_ca[i], ya)
+        _place(Rb, pb, mem_cb[i], yb)
+        h_a, h_b, w = mem_g[i, 0], mem_g[i, 1], mem_g[i, 2]
+        g = 0.0
         for r in range(3):
-            point[i, r] = 0.5 * (xa[r] + xb[r])
-            d -= normal[i, r] * (xa[r] - xb[r])
-        depth[i] = d
-        f_n = _law(i, i, body_a, body_b, point, normal, depth, mem_s, mem_ra, mem_rb, mem_k, mem_c, mu, nb,
+            ya[r] -= h_a * normal[i, r]
+            yb[r] += h_b * normal[i, r]
+            g += normal[i, r] * (ya[r] - yb[r])
+        depth[i] = depth0[i] - g
+        for r in range(3):
+            point[i, r] = w * ya[r] + (1.0 - w) * yb[r] + (0.5 - w) * g * normal[i, r]
+        f_n = _law(i, i, body_a, body_b, point, normal, depth, mem_g[i, 3], mem_s, mem_ra, mem_rb, mem_k, mem_c, mu, nb,
                    Rw, pw, wa, va, Rf, pf, wf, vf, F, s_t, X)
         if f_n == 0.0:
             continue
@@ -333,24 +376,28 @@ def link_wrenches(Warm, body_link, link_pose_rows, Rw, pw, W):
 
 
 @jit
-def remember(body_a, body_b, point, normal, depth, pair, feature, n, found, new_k, new_c,
+def remember(body_a, body_b, point, normal, depth, pair, feature, radius_a, radius_b, n, found, new_k, new_c,
              mem_pair, mem_feature, mem_s, mem_ra, mem_rb, mem_k, mem_c, mu,
              Rw, pw, wa, va, Rf, pf, wf, vf, F,
-             out_pair, out_feature, out_s, out_ra, out_rb, out_k, out_c):
+             out_pair, out_feature, out_s, out_ra, out_rb, out_ca, out_cb, out_g, out_k, out_c):
     """The contacts' memory after a step (at the committed state): each contact's
     stretch ``s`` carried (new: 0, with new_k, new_c) and moved onto the cone
     when it slides, anchored at its current point in both bodies' frames; the
     force each exerts there in F. Writes the out_* rows 0..n-1, returns n
-    (the stretch is kept in out_s, both anchors at the contact point)."""
+    (the stretch is kept in out_s, both material anchors where :func:`_law` takes the
+    velocities; out_ca, out_cb the anchors of the point's motion, each surface's centre
+    of curvature, and out_g (h_a, h_b, w, side) of :func:`_curvature`: :func:`stage_forces`)."""
     nb = Rw.shape[0] - 1
-    s_t, X = np.empty(3), np.empty((4, 3))
+    s_t, X = np.empty(3), np.empty((5, 3))
     for i in range(n):
         j = found[i]
         out_pair[i], out_feature[i] = pair[i], feature[i]
+        h_a, h_b, w, at = _curvature(radius_a[i], radius_b[i], depth[i])
+        out_g[i, 0], out_g[i, 1], out_g[i, 2], out_g[i, 3] = h_a, h_b, w, at
         if j >= 0:
             out_k[i, :], out_c[i, :] = mem_k[j], mem_c[j]
-            f_n = _law(i, j, body_a, body_b, point, normal, depth, mem_s, mem_ra, mem_rb, mem_k, mem_c, mu, nb,
-                       Rw, pw, wa, va, Rf, pf, wf, vf, F, s_t, X)
+            f_n = _law(i, j, body_a, body_b, point, normal, depth, at, mem_s, mem_ra, mem_rb, mem_k, mem_c, mu,
+                       nb, Rw, pw, wa, va, Rf, pf, wf, vf, F, s_t, X)
         else:
             out_k[i, :], out_c[i, :] = new_k[i], new_c[i]
             f_n = 0.0
@@ -369,25 +416,30 @@ def remember(body_a, body_b, point, normal, depth, pair, feature, n, found, new_
                 for r in range(3):
                     s_t[r] = -a * (F[i, r] - f_n * normal[i, r])
         out_s[i] = s_t
+        e = -at * 0.5 * depth[i]                                   # the velocities' point y = x + e n
         for side in range(2):
             b = body_a[i] if side == 0 else body_b[i]
             R, p, _, _ = _frame(b, nb, Rw, pw, wa, va, Rf, pf, wf, vf)
-            out = out_ra if side == 0 else out_rb
-            for c in range(3):                                     # r = R^T (x - p): both at x
-                out[i, c] = R[0, c] * (point[i, 0] - p[0]) + R[1, c] * (point[i, 1] - p[1]) \
-                    + R[2, c] * (point[i, 2] - p[2])
+            out, centre, h = (out_ra, out_ca, h_a) if side == 0 else (out_rb, out_cb, -h_b)
+            for c in range(3):                                     # r = R^T (y - p); the centre x + h_a n, x - h_b n
+                nc = R[0, c] * normal[i, 0] + R[1, c] * normal[i, 1] + R[2, c] * normal[i, 2]
+                x = R[0, c] * (point[i, 0] - p[0]) + R[1, c] * (point[i, 1] - p[1]) + R[2, c] * (point[i, 2] - p[2])
+                out[i, c] = x + e * nc
+                centre[i, c] = x + h * nc
     return n
 
 
 # --- spheres and boxes on planes (robot_dynamics.contact.analytic) ---
 
 @jit
-def _add(k, N, body, s, pair, feature, x, n, d, body_a, body_b, point, normal, depth, geom_a, geom_b,
-         pairs, features):
-    """Row k (if k < N): shape s of ``body`` at its deepest point x, normal n, depth d."""
+def _add(k, N, body, s, pair, feature, x, n, d, rho, body_a, body_b, point, normal, depth, geom_a, geom_b,
+         pairs, features, radius_a, radius_b):
+    """Row k (if k < N): shape s of ``body`` at its deepest point x, normal n, depth d, its
+    surface's radius of curvature rho there (the plane's: inf)."""
     if k >= N:
         return
     body_a[k], body_b[k], geom_a[k], geom_b[k] = body, -1, s, -1
+    radius_a[k], radius_b[k] = rho, np.inf
     pairs[k], features[k], depth[k] = pair, feature, d
     for r in range(3):
         point[k, r] = x[r] + 0.5 * d * n[r]
@@ -396,7 +448,7 @@ def _add(k, N, body, s, pair, feature, x, n, d, body_a, body_b, point, normal, d
 
 @jit
 def detect_planes(body, kind, size, Rs, ps, plane_point, plane_normal, Rw, pw, Rf, pf,
-            body_a, body_b, point, normal, depth, geom_a, geom_b, pairs, features):
+                  body_a, body_b, point, normal, depth, geom_a, geom_b, pairs, features, radius_a, radius_b):
     """The compiled detector: (rows filled, rows dropped)."""
     nb, N, P = Rw.shape[0] - 1, body_a.shape[0], plane_point.shape[0]
     k = 0
@@ -421,8 +473,8 @@ def detect_planes(body, kind, size, Rs, ps, plane_point, plane_normal, Rw, pw, R
                 if d >= 0.0:
                     for r in range(3):
                         x[r] = c[r] - size[s, 0] * n[r]
-                    _add(k, N, b, s, s * P + j, 0, x, n, d, body_a, body_b, point, normal, depth,
-                         geom_a, geom_b, pairs, features)
+                    _add(k, N, b, s, s * P + j, 0, x, n, d, size[s, 0], body_a, body_b, point, normal, depth,
+                         geom_a, geom_b, pairs, features, radius_a, radius_b)
                     k += 1
                 continue
             for corner in range(8):                           # box: each corner below the plane
@@ -439,7 +491,7 @@ def detect_planes(body, kind, size, Rs, ps, plane_point, plane_normal, Rw, pw, R
                         for r in range(3):
                             x[r] += p[r]
                 if hc <= 0.0:
-                    _add(k, N, b, s, s * P + j, corner, x, n, -hc, body_a, body_b, point, normal, depth,
-                         geom_a, geom_b, pairs, features)
+                    _add(k, N, b, s, s * P + j, corner, x, n, -hc, 0.0, body_a, body_b, point, normal, depth,
+                         geom_a, geom_b, pairs, features, radius_a, radius_b)
                     k += 1
     return min(k, N), max(k - N, 0)

@@ -6,7 +6,8 @@ a table top and simple shapes, before (or beside) the narrow phase of
 with the same conventions (normal from b to a, the static world as
 ``body_b = -1``, point midway between the surfaces, ``(pair, feature)``
 the contact's identity: ``pair = shape * n_planes + plane``, ``feature``
-the box corner 0..7, 0 for a sphere).
+the box corner 0..7, 0 for a sphere; the radii of curvature: a sphere's r
+or a corner's 0 on the shape, inf on the plane).
 
 A shape sits on a body: ``0..nb-1`` an arm body (its pose in the body
 frame of :func:`robot_dynamics.algorithms.kernels.world_poses`), ``nb..``
@@ -63,5 +64,5 @@ class PlaneDetector:
         """
         c = contacts
         c.n, c.dropped = detect_planes(self.body, self.kind, self.size, self.R, self.p, self.plane_point,
-                                 self.plane_normal, Rw, pw, Rf, pf, c.body_a, c.body_b, c.point, c.normal,
-                                 c.depth, c.geom_a, c.geom_b, c.pair, c.feature)
+                                       self.plane_normal, Rw, pw, Rf, pf, c.body_a, c.body_b, c.point, c.normal,
+                                       c.depth, c.geom_a, c.geom_b, c.pair, c.feature, c.radius_a, c.radius_b)

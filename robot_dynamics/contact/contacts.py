@@ -22,6 +22,13 @@ Conventions (row ``i``):
   (index into its shape list; ``-1`` where the detector has none).
 - ``pair[i]`` (int): index of the shape pair in the detector's pair list,
   the same index every step for the same two shapes (``-1`` if none).
+- ``radius_a[i]``, ``radius_b[i]`` [m]: each surface's radius of curvature
+  at the point, which tells the dynamics how the point moves with the
+  bodies within a step (:mod:`.dynamics`, "Where the force acts"):
+  ``r`` for a sphere or a capsule (its centre or axis lies ``r`` inside
+  along the normal), ``inf`` for a flat face (a plane, a box face that a
+  corner or a round shape rests on), ``0`` for a corner or an edge, and
+  where the detector cannot tell (coal's patches; the default).
 - ``feature[i]`` (int): which contact of that pair, kept between steps
   while the contact persists (a box corner's index 0..7 on a plane, the
   order of the narrow phase's contacts otherwise; 0 for a single contact).
@@ -60,13 +67,16 @@ class Contacts:
         self.geom_b = np.full(N, -1, dtype=np.int64)
         self.pair = np.full(N, -1, dtype=np.int64)
         self.feature = np.zeros(N, dtype=np.int64)
+        self.radius_a = np.zeros(N)
+        self.radius_b = np.zeros(N)
 
     def clear(self):
         """Empty the record (n = 0, dropped = 0); the arrays stay allocated."""
         self.n = 0
         self.dropped = 0
 
-    def add(self, body_a, body_b, point, normal, depth, geom_a=-1, geom_b=-1, pair=-1, feature=0):
+    def add(self, body_a, body_b, point, normal, depth, geom_a=-1, geom_b=-1, pair=-1, feature=0, radius_a=0.0,
+            radius_b=0.0):
         """Append one contact; returns False (and counts it in ``dropped``) when full.
 
         Args:
@@ -75,6 +85,7 @@ class Contacts:
             normal: (3,) world frame, unit, from b towards a.
             depth: penetration [m] >= 0.
             geom_a, geom_b, pair, feature: identity of the contact (module docstring).
+            radius_a, radius_b: the surfaces' radii of curvature [m] (0, r or inf; module docstring).
         """
         i = self.n
         if i >= self.capacity:
@@ -89,16 +100,20 @@ class Contacts:
         self.geom_b[i] = geom_b
         self.pair[i] = pair
         self.feature[i] = feature
+        self.radius_a[i] = radius_a
+        self.radius_b[i] = radius_b
         self.n = i + 1
         return True
 
-    def add_rows(self, body_a, body_b, points, normal, depths, geom_a, geom_b, pair, features):
+    def add_rows(self, body_a, body_b, points, normal, depths, geom_a, geom_b, pair, features, radius_a=0.0,
+                 radius_b=0.0):
         """Append k contacts of one shape pair at once (one normal); the rows beyond
         the capacity are dropped and counted. Returns the number of rows added.
 
         Args:
             points: (k, 3) [m] world; normal: (3,) unit, from b towards a;
-            depths: (k,) [m] >= 0; features: (k,) int; the rest as :meth:`add`.
+            depths: (k,) [m] >= 0; features: (k,) int; radius_a, radius_b: [m] one for
+            all or (k,); the rest as :meth:`add`.
         """
         i, k = self.n, len(depths)
         m = min(k, self.capacity - i)
@@ -113,6 +128,8 @@ class Contacts:
         self.geom_b[i:j] = geom_b
         self.pair[i:j] = pair
         self.feature[i:j] = features[:m]
+        self.radius_a[i:j] = radius_a if np.ndim(radius_a) == 0 else radius_a[:m]
+        self.radius_b[i:j] = radius_b if np.ndim(radius_b) == 0 else radius_b[:m]
         self.n = j
         return m
 

@@ -44,7 +44,9 @@ points); each patch point is one row of Contacts, the midpoint of the two
 shapes' points, depth their distance along the normal, normal from b
 towards a (coal's runs from its first object to its second, here a to b:
 it is negated); ``feature`` = the point's index in the patch. A pair with
-no patch gives coal's one contact (``feature`` 0).
+no patch gives coal's one contact (``feature`` 0). Each row carries its
+surfaces' radii of curvature (:func:`pair_radii`, :func:`face_radii`), which
+say how the dynamics moves its point within a step.
 """
 import numpy as np
 
@@ -72,6 +74,33 @@ def body_poses(model, q):
     """(nb, 4, 4) pose of every body frame in the base (world) frame at q (nq,):
     the pose of the link each body's joint moves (its link placement is the identity)."""
     return link_poses(model, q)[model.body_link] @ np.linalg.inv(model.link_placement[model.body_link])
+
+
+def pair_radii(collision):
+    """(P, 2) each pair's radii of curvature [m] at its contacts (:class:`.contacts.Contacts`):
+    a sphere's or a capsule's r on its side (any point of its surface has its centre or axis r
+    inside along the normal); a plane flat (inf), and so the other side when it is not round (a
+    box face or a mesh face under a round shape); 0 on both where neither is round nor a plane (a
+    corner, an edge, a patch of faces: the point midway). The closed forms of a box on a face set
+    their rows' own (a corner 0, the face inf)."""
+    c = collision
+    radius = np.array([s.size[0] if s.kind in ("sphere", "capsule") else 0.0 for s in c.shapes], dtype=float)
+    round_ = radius > 0.0
+    out = np.zeros((len(c.pair_a), 2))
+    for col, side, other in ((0, c.pair_a, c.pair_b), (1, c.pair_b, c.pair_a)):
+        flat = c.is_plane[side] | (round_[other] & ~round_[side])
+        out[:, col] = np.where(round_[side], radius[side], np.where(flat, np.inf, 0.0))
+    return out
+
+
+def face_radii(features):
+    """(top's, base's) radii of curvature (k,) [m] of a box's rows on another box's face
+    (:func:`.plane.box_on_face`'s features): the top's corner on the face (0..7) 0 and inf,
+    the base face's corner under the top's face (8..15) inf and 0, an edge crossing (16..) 0 and 0."""
+    features = np.asarray(features)
+    top = np.where((features >= 8) & (features < 16), np.inf, 0.0)
+    base = np.where(features < 8, np.inf, 0.0)
+    return top, base
 
 
 class Detector:
@@ -134,6 +163,7 @@ class Detector:
             | (round_[c.pair_b] & ~capsule[c.pair_b])          # one point: a sphere, an ellipsoid, two capsules
         box = np.array([s.kind == "box" for s in c.shapes], dtype=bool)
         self._box_box = box[c.pair_a] & box[c.pair_b]
+        self._radii = pair_radii(c)
         self._coal = coal
         self._tf = [coal.Transform3s() for _ in c.shapes]
         for tf, T in zip(self._tf, self._pose):
@@ -204,14 +234,15 @@ class Detector:
         if self._box_box[p] and self._box_face(p, a, b):
             return
         patch = None if self._point_pair[p] else self._patch_points(a, b)
+        r_a, r_b = self._radii[p]
         if patch is None:                                   # one point: coal's contact
             contact = self._result.getContacts()[0]
             self.contacts.add(c.shape_body[a], c.shape_body[b], contact.pos, -np.asarray(contact.normal),
-                              max(-contact.penetration_depth, 0.0), a, b, p, 0)
+                              max(-contact.penetration_depth, 0.0), a, b, p, 0, r_a, r_b)
             return
         n, points, depth = patch
         self.contacts.add_rows(c.shape_body[a], c.shape_body[b], points, n, np.full(len(points), depth), a, b, p,
-                               np.arange(len(points)))
+                               np.arange(len(points)), r_a, r_b)
 
     def _box_face(self, p, a, b):
         """Two boxes face on (:func:`.plane.box_on_face`): their sunk corners, True; else False."""
@@ -221,8 +252,10 @@ class Detector:
             k = self._face_on_face(top, base, sign * n)
             if k:
                 points, depths, features, f = self._rows
+                top_r, base_r = face_radii(features[:k])
+                r_a, r_b = (top_r, base_r) if sign > 0 else (base_r, top_r)
                 self.contacts.add_rows(c.shape_body[a], c.shape_body[b], points[:k], sign * f, depths[:k], a, b, p,
-                                       features[:k])
+                                       features[:k], r_a, r_b)
                 return True
         return False
 
@@ -282,7 +315,7 @@ class Detector:
                                    features, n)
         if k:
             self.contacts.add_rows(c.shape_body[a], c.shape_body[b], points[:k], n, depths[:k], a, b, p,
-                                   features[:k])
+                                   features[:k], self._radii[p, 0], self._radii[p, 1])
 
     def _transform(self, s):
         tf = self._tf[s]

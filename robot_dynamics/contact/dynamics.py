@@ -29,6 +29,35 @@ contact point, ``v_n = n . v``, ``v_t = v - v_n n``):
   the next step on, the compliant law holds the contact (a new contact
   exerts no force in the step it appears: the impulse stands for it).
 
+Where the force acts, within a step. One detection a step gives each
+contact its point ``x0``, normal ``n`` and depth ``d0``; the integrator's
+stages in between move the point with the geometry, the normal held. A
+contact point is not a material point of either body: a rolling sphere's
+moves with its centre, a box corner's with the corner. So each surface
+carries its radius of curvature at the point (:class:`~.contacts.Contacts`'
+``radius_a``, ``radius_b``: a sphere's or a capsule's ``r``, a corner's 0,
+a face's inf) and the point is carried by the surfaces' centres of
+curvature, which are material points: ``c_a = x0 + (r_a - d0/2) n`` in a
+(its surface point ``x0 - (d0/2) n`` moved by ``r_a`` inside; a corner's
+or a face's is the surface point itself), ``c_b`` likewise in b. At a
+stage, the surface points ``y_a = c_a - (r_a - d0/2) n`` and ``y_b``
+give the depth ``d0 - n . (y_a - y_b)`` (exact for a sphere on a plane:
+its centre's height) and the point: midway along n, and across n
+``w y_a + (1 - w) y_b`` with ``w = r_b / (r_a + r_b)``, the tangential
+position of the contact of two spheres on the line of their centres (on a
+flat face, ``w = 1``: the sphere's centre or the corner carries it; equal
+radii, or a pair the detector cannot tell: midway). The normal force of a
+sphere then passes through its centre at every stage, as on a rigid
+sphere; held at a material point instead, the point would lag the centre
+by ``v t`` within the step, and its normal force would be a forward
+torque ``f_n v dt / 2`` (a negative rolling resistance ``v dt / (2 r)``:
+a sphere launched sliding kept accelerating, 0.047 m/s^2 at 1 m/s). The
+relative velocity ``v`` of the law is the bodies' at the round surface of
+a round shape on a flat or cornered one (``x - (d/2) n`` for a round a:
+its radius ``r`` is the rolling radius, the compliance is the other
+side's), else midway at ``x``; the friction spring's stretch follows the
+two material points anchored there at the step's start.
+
 Stiffness (:mod:`.springs`): the effective mass ``m_c = 1 / (w_a + w_b)``
 of the two bodies along ``n`` (``w = j M^-1 j^T``, ``j = n^T J`` for the
 arm, eq. 3.55's ``Lambda^-1`` along n; ``1/m + (r x n) . I^-1 (r x n)``

@@ -6,9 +6,10 @@ at once (``rd.Simulator(model, contact=stepper)`` installs both):
 
 - a force model (the simulator's ``ForceModel`` protocol): at each
   integrator stage, ``link_wrenches(model, t, q, qd)`` moves the contacts
-  found at the step's start with their two bodies (each contact's two
-  material points: its depth along the normal held over the step, its
-  point midway), applies the law of :mod:`.dynamics` and returns the arm's
+  found at the step's start with their two bodies (each surface's centre
+  of curvature: the depth along the normal held over the step, the point
+  where the surfaces' curvatures put it, :mod:`.dynamics`' "Where the
+  force acts"), applies the law of :mod:`.dynamics` and returns the arm's
   share as ``f_ext`` (each contact wrench on its body's link, link frame:
   ``J^T f`` through :func:`robot_dynamics.aba`); the joint limits, friction
   and the actuator act as without contact;
@@ -130,9 +131,9 @@ class ContactStepper:
             return
         K.arm_motion(self.model, q, qd, self._R, self._p, self.Rw, self.pw, self.wa, self.va)
         self._arm = K.stage_forces(c.body_a, c.body_b, c.normal, c.depth, self._m, mem["s"], mem["ra"], mem["rb"],
-                                   mem["k"], mem["c"], self.parameters.friction, self.Rw, self.pw, self.wa, self.va,
-                                   self.Rf, self.pf, self.wf, self.vf, self._point, self._depth, self._F,
-                                   self._Warm, self.Wf)
+                                   mem["ca"], mem["cb"], mem["g"], mem["k"], mem["c"], self.parameters.friction,
+                                   self.Rw, self.pw, self.wa, self.va, self.Rf, self.pf, self.wf, self.vf,
+                                   self._point, self._depth, self._F, self._Warm, self.Wf)
         if self._arm:
             K.link_wrenches(self._Warm, self.model.body_link, self.model.link_pose_rows, self.Rw, self.pw, self._W)
 
@@ -212,12 +213,12 @@ class ContactStepper:
             self._detect_committed(q, qd)
             k, cc = contact_springs(self, q)         # every contact's: a new one changes its group's coupling
         old, out = self._mem
-        self._m = K.remember(c.body_a, c.body_b, c.point, c.normal, c.depth, c.pair, c.feature, c.n, self._found,
-                             old["k"] if k is None else k, old["c"] if cc is None else cc, old["pair"],
-                             old["feature"], old["s"], old["ra"], old["rb"], old["k"], old["c"],
-                             self.parameters.friction, self.Rw, self.pw, self.wa, self.va, self.Rf, self.pf,
-                             self.wf, self.vf, self.force, out["pair"], out["feature"], out["s"], out["ra"],
-                             out["rb"], out["k"], out["c"])
+        self._m = K.remember(c.body_a, c.body_b, c.point, c.normal, c.depth, c.pair, c.feature, c.radius_a,
+                             c.radius_b, c.n, self._found, old["k"] if k is None else k,
+                             old["c"] if cc is None else cc, old["pair"], old["feature"], old["s"], old["ra"],
+                             old["rb"], old["k"], old["c"], self.parameters.friction, self.Rw, self.pw, self.wa,
+                             self.va, self.Rf, self.pf, self.wf, self.vf, self.force, out["pair"], out["feature"],
+                             out["s"], out["ra"], out["rb"], out["ca"], out["cb"], out["g"], out["k"], out["c"])
         if k is not None:
             out["k"][:c.n], out["c"][:c.n] = k[:c.n], cc[:c.n]
         self._mem = [out, old]
@@ -260,15 +261,18 @@ class PoseDetector:
         self._Tf[:, :3, :3], self._Tf[:, :3, 3] = Rf, pf
         found = self.detector.detect(self._T, self._Tf if self.nf else None)
         n = min(found.n, contacts.capacity)
-        for name in ("body_a", "body_b", "point", "normal", "depth", "geom_a", "geom_b", "pair", "feature"):
+        for name in ("body_a", "body_b", "point", "normal", "depth", "geom_a", "geom_b", "pair", "feature",
+                     "radius_a", "radius_b"):
             getattr(contacts, name)[:n] = getattr(found, name)[:n]
         contacts.n, contacts.dropped = n, found.dropped + found.n - n
 
 
 def _memory(N):
-    """One buffer of the contacts' memory (:func:`.dynamics.remember`)."""
+    """One buffer of the contacts' memory (:func:`.dynamics.remember`): identity, friction stretch,
+    material anchors (ra, rb), centres of curvature (ca, cb) with their (h_a, h_b, w) (g), springs."""
     return {"pair": np.full(N, -1, dtype=np.int64), "feature": np.zeros(N, dtype=np.int64), "s": np.zeros((N, 3)),
-            "ra": np.zeros((N, 3)), "rb": np.zeros((N, 3)), "k": np.zeros((N, 2)), "c": np.zeros((N, 2))}
+            "ra": np.zeros((N, 3)), "rb": np.zeros((N, 3)), "ca": np.zeros((N, 3)), "cb": np.zeros((N, 3)),
+            "g": np.zeros((N, 4)), "k": np.zeros((N, 2)), "c": np.zeros((N, 2))}
 
 
 class _Integrator:
