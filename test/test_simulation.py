@@ -630,7 +630,7 @@ def test_fused_step_with_wrenches_equals_the_plug_in_path(panda, integrator):
     assert np.abs(qf - qp).max() < 1e-10 and np.abs(qdf - qdp).max() < 1e-8
 
 
-def test_fused_path_is_kept_for_wrenches_and_left_for_custom_plug_ins_and_mimic_models(panda):
+def test_fused_path_is_kept_for_wrenches_and_mimic_models_and_left_for_custom_plug_ins(panda):
     sim = Simulator(panda)
     assert sim._fast_path() is not None
     sim.apply_wrench("panda_link7", [0, 0, -5, 0, 0, 0])
@@ -648,7 +648,35 @@ def test_fused_path_is_kept_for_wrenches_and_left_for_custom_plug_ins_and_mimic_
         '<joint name="j2" type="revolute"><parent link="a"/><child link="b"/><origin xyz="0.3 0 0"/>'
         '<axis xyz="0 0 1"/><limit effort="1" velocity="1" lower="-1" upper="1"/><mimic joint="j1"/></joint>'
         '</robot>')
-    assert mimic.has_mimic and Simulator(mimic)._fast_path() is None
+    assert mimic.has_mimic and Simulator(mimic)._fast_path() is not None          # the CRBA route, compiled
+    assert Simulator(mimic, integrator="implicit_euler")._fast_path() is None     # its derivatives: not coupled
+    assert Simulator(mimic, forces=[PositionLimits(mimic), JointFriction(mimic)])._fast_path() is None
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "semi_implicit_euler"])
+def test_fused_step_on_example_robot_data_panda_with_its_mimic_finger_equals_the_plug_in_path(integrator):
+    """example-robot-data's Panda (panda_finger_joint2 mimics panda_finger_joint1, damping 0.3 on
+    both): the compiled step (the CRBA route, each body's friction law) and the plug-in path
+    (rd.aba's FD_CRB, rd.friction_torques) give the same trajectory to 1e-12 over 0.5 s, with the
+    servo, an effort on the finger and a wrench on the hand."""
+    from robot_dynamics.tools.sample import example_robot_data_dir
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                  # the URDF's unknown <dynamics> attributes
+        model = rd.load_urdf(str(example_robot_data_dir() / "panda_description/urdf/panda.urdf"))
+    assert model.has_mimic and model.nb == model.nq + 1
+    q0 = np.r_[READY, 0.02]
+    target = q0 + np.r_[np.random.default_rng(5).uniform(-0.3, 0.3, 7), 0.01]
+
+    def drive(sim, k):
+        if k == 0:
+            sim.set_command(target, mode="position")
+        elif k == 200:
+            sim.set_command({"panda_finger_joint1": 20.0})                       # the fingers into a stop
+            sim.apply_wrench("panda_hand", [0.0, 0.0, -20.0, 0.0, 0.5, 0.0], frame="base")
+    (qf, qdf, used), (qp, qdp, unused) = _run_both(model, q0, integrator, drive, 500)
+    assert used and not unused
+    assert np.abs(qp - q0).max() > 0.2                                            # it moved
+    assert np.abs(qf - qp).max() < 1e-12 and np.abs(qdf - qdp).max() < 1e-12
 
 
 def test_fused_step_keeps_the_state_when_it_blows_up(panda):

@@ -25,7 +25,7 @@ from ..analysis.friction import LawTable, friction_torques, law_table
 from ..algorithms.kinematics import link_pose
 from ..errors import InputError
 from ..model.friction import torques as friction_law_torques
-from .stiction import COULOMB, VISCOUS, candidates, hold, law_rows, law_rows_band, law_torque
+from .stiction import COULOMB, ROWS, VISCOUS, candidates, hold, law_rows, law_rows_band, law_torque
 
 
 @runtime_checkable
@@ -174,10 +174,16 @@ class JointFriction:
         self._table = None if table is None else LawTable(model.friction_laws)
         self.stiction = self._stiction(model, stiction, custom)
         self.stick_velocity = float(stick_velocity)
-        self._laws = law_rows(self._table, len(model.joint_names), self.stick_velocity)
-        if self._table is None:
-            self._laws[VISCOUS], self._laws[COULOMB] = self.damping, self.friction
-            self._laws = law_rows_band(self._laws)
+        if model.has_mimic:                 # the laws of the bodies' joints (friction_torques' columns)
+            self._laws = law_rows(law_table(model), model.nb, self.stick_velocity)
+            if law_table(model) is None:
+                self._laws[VISCOUS], self._laws[COULOMB] = model.body_damping, model.body_friction
+                self._laws = law_rows_band(self._laws)
+        else:
+            self._laws = law_rows(self._table, len(model.joint_names), self.stick_velocity)
+            if self._table is None:
+                self._laws[VISCOUS], self._laws[COULOMB] = self.damping, self.friction
+                self._laws = law_rows_band(self._laws)
         self._s = 0.0 if self.stiction else self.smoothing     # the slipping law's smoothing
 
     def _stiction(self, model, stiction, custom):
@@ -190,16 +196,14 @@ class JointFriction:
         return bool(stiction)
 
     def coefficients(self):
-        """The friction laws as :class:`FrictionCoefficients`.
-
-        Raises:
-            ValueError: the model has mimic joints: its friction acts on each
-                body (:func:`robot_dynamics.friction_torques`), not through
-                per-joint coefficients.
-        """
+        """The friction laws as :class:`FrictionCoefficients`. With mimic
+        joints the friction acts on each body (:func:`robot_dynamics.friction_torques`):
+        ``laws`` is then (LROWS, nb), one column per body's joint, applied at
+        ``multiplier * qd`` of the joint it follows and mapped back onto it
+        (``G^T tau_f(G qd)``); no stiction."""
         if self._mimic:
-            raise InputError("the friction of a model with mimic joints acts on each body "
-                             "(friction_torques): it has no per-joint coefficients")
+            active = bool(np.any(self._laws[:ROWS] != 0.0))
+            return FrictionCoefficients(self.damping, self.friction, self._s, active, self._laws, False)
         active = self._viscous or self._coulomb or self._table is not None
         return FrictionCoefficients(self.damping, self.friction, self._s, active, self._laws, self.stiction)
 

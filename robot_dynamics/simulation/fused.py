@@ -19,10 +19,15 @@ rows of ``P`` below, and the friction laws in the table ``L`` of
 :mod:`.stiction`.
 
 The fast path applies when the integrator is RK4, semi-implicit Euler or
-linearly implicit Euler (:func:`_implicit_euler`),
+linearly implicit Euler (:func:`_implicit_euler`; not with mimic joints),
 the force models are (a subset of) ``[JointFriction, PositionLimits]`` in
-that order, the actuator is the built-in :class:`JointActuator` and the
-model has no mimic joint; otherwise the plug-in path runs. The applied
+that order and the actuator is the built-in :class:`JointActuator`;
+otherwise the plug-in path runs. A model with mimic joints (coupled
+joints, ``Model.coupling``) takes the same step with the CRBA route for
+the forward dynamics (what ``rd.aba`` runs for it: ``M qdd = tau - h``,
+Cholesky) and each body's friction law at its joint's velocity
+(:func:`_body_friction`); the servo's RNEA and the stops act on the
+independent coordinates, as in the plug-in path. The applied
 wrenches (:class:`.forces.ExternalWrenches`) come as ``f_ext`` of every
 stage (:func:`stage_wrenches`): the link-frame ones as constant body
 wrenches, the base-frame ones turned into their bodies' frames at the
@@ -33,9 +38,10 @@ joints, 4 RNEA per step).
 """
 import numpy as np
 
-from ..algorithms.aba import _aba
+from ..algorithms.aba import _aba, _fd_crb
 from ..algorithms.crba import _crba
 from ..algorithms.kernels import jcalc, jit, joint_position, nbodies, parent_row, work, work_size
+from ..model.packed import QIDX, QMUL
 from ..algorithms.rnea import _rnea
 from .forces import stop_torques
 from .stiction import LROWS, candidates, hold, law_slope, law_torque, solve  # noqa: F401 (LROWS: L's rows)
@@ -91,11 +97,35 @@ def stage_wrenches(D, q, F0, BW, BB, BP, fext, w):
 
 
 @jit
+def _body_friction(D, L, qd, smoothing, out):
+    """out (nq,) = G^T tau_f(G qd): each body's law (column of L) at its joint's
+    velocity ``multiplier * qd[source]``, mapped back onto the source joint
+    (:func:`robot_dynamics.friction_torques` for a model with mimic joints)."""
+    out[:] = 0.0
+    for i in range(nbodies(D)):
+        j, m = int(D[i, QIDX]), D[i, QMUL]
+        out[j] += law_torque(L, i, m * qd[j], smoothing) * m
+
+
+@jit
+def _forward(D, q, qd, tau, fext, qdd, w, mimic):
+    """qdd = FD(q, qd, tau, fext): the ABA, or for a model with mimic joints
+    the CRBA route (``aba.FD_CRB``, what ``rd.aba`` runs for it); NaN where
+    M is singular."""
+    if not mimic:
+        _aba(D, q, qd, tau, fext, qdd, w)
+    elif not _fd_crb(D, q, qd, tau, fext, qdd, w):
+        qdd[:] = np.nan
+
+
+@jit
 def _accel(D, q, qd, dt, P, L, flags, smoothing, qdd, tau, tmp, a, w, S, C, u, fext):
     """qdd = aba(q, qd, motor + friction + stop torques, fext); flags = (servo,
-    friction, stops, stiction). With stiction, the candidates of
+    friction, stops, stiction, mimic). With stiction, the candidates of
     :func:`.stiction.candidates` are held by :func:`.stiction.hold` (the
-    columns of M^-1 from ABA, affine in the torque)."""
+    columns of M^-1 from ABA, affine in the torque). With mimic joints (no
+    stiction), the friction of each body (L over the bodies) and the CRBA
+    route (:func:`_forward`)."""
     n = q.shape[0]
     if flags[0]:
         for i in range(n):
@@ -106,13 +136,17 @@ def _accel(D, q, qd, dt, P, L, flags, smoothing, qdd, tau, tmp, a, w, S, C, u, f
     else:
         for i in range(n):
             tau[i] = P[EFFORT, i]
-    if flags[1]:
+    if flags[1] and flags[4]:
+        _body_friction(D, L, qd, smoothing, tmp)
+        for i in range(n):
+            tau[i] = tau[i] - tmp[i]
+    elif flags[1]:
         for i in range(n):
             tau[i] = tau[i] - law_torque(L, i, qd[i], smoothing)
     if flags[2] and stop_torques(q, qd, P[LOWER], P[UPPER], P[STIFF], P[DAMP_STOP], tmp):
         for i in range(n):
             tau[i] = tau[i] + tmp[i]
-    _aba(D, q, qd, tau, fext, qdd, w)
+    _forward(D, q, qd, tau, fext, qdd, w, flags[4])
     if flags[3]:
         m = candidates(L, qd, qdd, dt, S)
         if m > 0:
@@ -237,6 +271,18 @@ def _implicit_hold(A, rhs, qd, dt, L, smoothing, S, C, u):
         dv[j] = -qd[j]
     hold(L, rhs, C, S, m, dv, u)
     return True
+
+
+@jit
+def stage_accel(D, q, qd, dt, P, L, flags, smoothing, fext, qdd):
+    """qdd (nq,) of one integrator stage: :func:`_accel` alone, with the body
+    wrenches fext (nb, 6) or (0, 6); for a simulator whose integrator is
+    not compiled (the contact stepper's, which adds the contact wrenches)."""
+    n = q.shape[0]
+    w = work(np.empty(work_size(D.shape[0] - 1, n)), D.shape[0], n)
+    tau, tmp, a = np.empty(n), np.empty(n), np.empty(n)
+    S, C, u = np.empty(n, dtype=np.int64), np.empty((n, n)), np.empty(n)
+    _accel(D, q, qd, dt, P, L, flags, smoothing, qdd, tau, tmp, a, w, S, C, u, fext)
 
 
 @jit

@@ -1,7 +1,8 @@
 """The simulator's compiled path: whole steps (ABA and the integrator, the
 built-in actuator, friction and stops) in one call of
 :func:`.fused.fused_step`, when the simulator holds only what that kernel
-implements (its docstring)."""
+implements (its docstring); or, with the contact stepper's integrator, each
+stage's acceleration in one call of :func:`.fused.stage_accel`."""
 import numpy as np
 
 from . import fused as F
@@ -14,10 +15,17 @@ _METHODS = {SemiImplicitEuler: F.SEMI_IMPLICIT_EULER, RK4: F.RK4, ImplicitEuler:
 
 def built_in_only(model, integrator, actuator, forces):
     """True if integrator, actuator and force models are the built-in ones
-    that :mod:`.fused` implements (see its docstring)."""
+    that :mod:`.fused` implements (see its docstring): a fixed base without
+    loops; with mimic joints, RK4 or semi-implicit Euler."""
+    integrators = (RK4, SemiImplicitEuler) if model.has_mimic else (RK4, SemiImplicitEuler, ImplicitEuler)
+    return type(integrator) in integrators and built_in_forces(model, actuator, forces)
+
+
+def built_in_forces(model, actuator, forces):
+    """True if the actuator and force models are the built-in ones that
+    :func:`.fused.stage_accel` evaluates (a fixed base without loops)."""
     kinds = [type(f) for f in forces]
-    return (not model.has_mimic and model.root_joint is None and not model.loops
-            and type(integrator) in (RK4, SemiImplicitEuler, ImplicitEuler)
+    return (model.root_joint is None and not model.loops
             and type(actuator) is JointActuator
             and len(set(kinds)) == len(kinds)
             and kinds in ([], [JointFriction], [PositionLimits], [JointFriction, PositionLimits]))
@@ -26,11 +34,13 @@ def built_in_only(model, integrator, actuator, forces):
 class FusedPath:
     """The arguments of :func:`.fused.fused_step` for a simulator's plug-ins,
     made again only when its command changes; ``usable`` False when a plug-in
-    is not built in."""
+    is not built in, ``stages`` False when the actuator or a force model is
+    not (:meth:`acceleration`)."""
 
     def __init__(self, model, integrator, actuator, forces):
         self.model, self.integrator, self.actuator, self.forces = model, integrator, actuator, forces
         self.usable = built_in_only(model, integrator, actuator, forces)
+        self.stages = built_in_forces(model, actuator, forces)      # acceleration() applies
         self._key, self._args = None, None
 
     def arguments(self, command):
@@ -48,12 +58,20 @@ class FusedPath:
         done = F.fused_step(self.model.packed, q, qd, dt, *args, *wrenches, n, q1, qd1)
         return q1, qd1, done
 
+    def acceleration(self, q, qd, dt, args, fext):
+        """qdd (nq,) at (q, qd) under the plug-ins' torques (``args`` of
+        :meth:`arguments`) and the body wrenches ``fext`` (nb, 6) or (0, 6):
+        one stage in one compiled call (:func:`.fused.stage_accel`)."""
+        qdd = np.empty_like(qd)
+        F.stage_accel(self.model.packed, q, qd, dt, *args[:4], fext, qdd)
+        return qdd
+
     def _fill(self, command):
         """The plug-ins' coefficients in the rows of P, the friction laws in L;
         the force rows are filled once, the actuator rows for each new command."""
         if self._args is None:
             P = np.zeros((F.NROWS, self.model.nq))
-            L = np.zeros((F.LROWS, self.model.nq))
+            L = np.zeros((F.LROWS, self.model.nb if self.model.has_mimic else self.model.nq))
             smoothing, friction, stops, stiction = 0.0, False, False, False
             for f in self.forces:
                 c = f.coefficients()
@@ -62,7 +80,7 @@ class FusedPath:
                 else:
                     P[F.LOWER], P[F.UPPER], P[F.STIFF], P[F.DAMP_STOP] = c.lower, c.upper, c.stiffness, c.damping
                     stops = c.active
-            flags = np.array([False, friction, stops, stiction])
+            flags = np.array([False, friction, stops, stiction, self.model.has_mimic])
         else:
             P, L, flags, smoothing, _ = self._args
             P, flags = P.copy(), flags.copy()
@@ -70,4 +88,4 @@ class FusedPath:
         P[F.EFFORT], P[F.SERVO], P[F.A0], P[F.KQ], P[F.KQD] = a.effort, a.servo, a.a0, a.Kq, a.Kqd
         P[F.LO], P[F.HI] = a.lower, a.upper
         flags[0] = a.servoed
-        return P, L, flags, float(smoothing), _METHODS[type(self.integrator)]
+        return P, L, flags, float(smoothing), _METHODS.get(type(self.integrator), -1)

@@ -41,6 +41,7 @@ from ..algorithms.kernels import jit
 from ..algorithms.aba import aba
 from ..algorithms.energy import kinetic_energy, potential_energy
 from ..algorithms.rnea import gravity_torques, rnea
+from ..algorithms.wrench import body_wrenches
 from ..constraints.assembly import assemble
 from ..constraints.closure import one_thread
 from ..constraints.dynamics import _gains as baumgarte_gains, forward as loop_forward
@@ -50,6 +51,8 @@ from .forces import ExternalWrenches, ForceModel, JointFriction, PositionLimits
 from .fused_path import FusedPath
 from .integrators import RK4, SemiImplicitEuler, get_integrator, lie_step
 from ..errors import InputError, SimulationError
+
+_NO_WRENCH = np.empty((0, 6))            # the kernels' f_ext of no wrench
 
 
 @jit
@@ -173,7 +176,9 @@ class Simulator:
             self.loop_closure = LoopClosure(model)
             self._kv, self._kp = baumgarte_gains(baumgarte)
         self._stick = next((f for f in self.forces if isinstance(f, JointFriction) and f.stiction), None)
-        self._fused = FusedPath(model, self.integrator, self.actuator, self.forces)
+        own = tuple(f for f in self.forces if f is not contact)
+        self._fused = FusedPath(model, self.integrator, self.actuator, own)
+        self._stages = contact is not None and self._fused.stages      # each stage compiled (_accel)
         self.reset(q0, qd0)
 
     def _actuated(self, actuated):
@@ -334,6 +339,9 @@ class Simulator:
 
     def _accel(self, t, q, qd):
         """qdd = aba(q, qd, sum of generalized forces, sum of link wrenches)."""
+        if self._stages:
+            return self._fused.acceleration(q, qd, self.dt, self._fused.arguments(self._command),
+                                            self._body_wrenches(t, q, qd))
         tau = None
         qj, qdj = (q[self.model.root_nq:], qd[self.model.root_nv:]) if self._root else (q, qd)
         for gf in self._generalized:
@@ -355,6 +363,15 @@ class Simulator:
         tau = self._zero if tau is None else tau
         qdd = aba(self.model, q, qd, tau, W)
         return qdd if self._stick is None else self._stick.hold(self.model, q, qd, tau, qdd, self.dt, W)
+
+    def _body_wrenches(self, t, q, qd):
+        """(nb, 6) the link wrenches' sum as the kernels' body wrenches, or (0, 6) for none."""
+        W = None
+        for lw in self._wrench_models:
+            w = lw(self.model, t, q, qd)
+            if w is not None:
+                W = w if W is None else W + w
+        return _NO_WRENCH if W is None else body_wrenches(self.model, W, (), 1)[0]
 
     def step(self, n=1):
         """Advance ``n`` physics steps of ``dt``; returns the new :class:`SimState`.
