@@ -27,6 +27,7 @@ if 'ROS_DOMAIN_ID' not in os.environ:
     os.environ['ROS_DOMAIN_ID'] = str(os.getpid() % 101 + 1)
 
 import rclpy  # noqa: E402
+from rclpy.action import ActionClient  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 
@@ -152,6 +153,7 @@ class Ros:
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self._closing = False
+        self._spinning = threading.Lock()       # held by spin_once: entities are destroyed between two spins
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._thread.start()
 
@@ -162,7 +164,8 @@ class Ros:
         needed this node timed out (38 of them)."""
         while self.context.ok() and not self._closing:
             try:
-                self.executor.spin_once(timeout_sec=0.1)
+                with self._spinning:
+                    self.executor.spin_once(timeout_sec=0.1)
             except Exception:
                 if self._closing or not self.context.ok():        # shut down at the end of the session
                     return
@@ -225,6 +228,30 @@ class Ros:
         assert wait_for(lambda: self.node.count_publishers(topic) > 0, timeout, 0.02), \
             'no publisher on %s' % topic
 
+    def entities(self):
+        """What this node has now: its subscriptions, publishers, clients, services, timers and action
+        clients (the other waitables are subscriptions' and publishers' event handlers, which go with them)."""
+        n = self.node
+        return {'subscription': set(n.subscriptions), 'publisher': set(n.publishers), 'client': set(n.clients),
+                'service': set(n.services), 'timer': set(n.timers),
+                'action_client': {w for w in n.waitables if isinstance(w, ActionClient)}}
+
+    def release(self, before):
+        """Destroy the entities made since ``before`` (an :meth:`entities`), between two spins.
+
+        Kept, they stayed for the whole session: rclpy's executor walks every subscription of the node in
+        Python each time it wakes, and the collectors held every message they got (a 1 kHz test leaves tens
+        of thousands for the garbage collector to walk). Both grew with each module and made this process's
+        own publishers late in the last ones (the watchdog tests, where a late joint state is a fault)."""
+        now = self.entities()
+        with self._spinning:
+            for kind, made in now.items():
+                for entity in made - before[kind]:
+                    if kind == 'action_client':
+                        entity.destroy()                # removes itself from the node's waitables
+                    else:
+                        getattr(self.node, 'destroy_' + kind)(entity)
+
     def close(self):
         self._closing = True
         self.executor.shutdown(timeout_sec=1.0)
@@ -238,6 +265,20 @@ def ros():
     harness = Ros()
     yield harness
     harness.close()
+
+
+@pytest.fixture(scope='module', autouse=True)
+def ros_entities_of_the_module(request):
+    """Each test module's subscriptions, publishers, clients and action clients on the test process's node
+    are destroyed after its last test (module scope: some modules share a node process and its topics between
+    tests through module fixtures)."""
+    if not any('ros' in item.fixturenames for item in request.session.items if item.module is request.module):
+        yield
+        return
+    harness = request.getfixturevalue('ros')
+    before = harness.entities()
+    yield
+    harness.release(before)
 
 
 def launch_node(tmp_path, module, params, *, name=None, ns=None, args=(), remaps=None, env=None):
