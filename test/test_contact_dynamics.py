@@ -342,3 +342,41 @@ def test_a_round_body_launched_sliding_rolls_at_the_closed_form_speed(panda, sce
     assert abs(bodies.v[0, 0] - rolling) < 2e-3 * rolling  # measured -0.065 % (sphere), -0.13 % (capsule)
     assert abs(bodies.v[0, 0] - v200) < 1e-5               # 3e-10, 6e-8 (at material points: +0.047 m/s^2)
     assert abs(bodies.w[0, 1] * r - bodies.v[0, 0]) < 1e-3                         # rolls, no slip: 3e-5
+
+
+def test_each_contact_carries_its_surfaces_radii_of_curvature(panda):
+    """Where the force acts within a step follows the surfaces' radii (contact/dynamics.py): a sphere's
+    and a capsule's r, a corner's 0, a plane's and a face's inf, from the closed forms, coal's pair and
+    the box-on-face rows alike (each shape sunk 1 mm into what carries it)."""
+    from robot_dynamics.contact.collision import CollisionModel
+    from robot_dynamics.contact.detect import Detector
+    from robot_dynamics.contact.world import load_world
+    pytest.importorskip("coal")
+    world = load_world("""
+ground: {height: 0.0}
+static:
+  - {name: table, shape: box, size: [0.4, 0.4, 0.04], position: [2.0, 0.0, 0.38]}
+free:
+  - {name: ball, shape: sphere, size: [0.05], mass: 1.0, position: [2.0, 0.0, 0.449]}
+  - {name: pill, shape: capsule, size: [0.04, 0.2], mass: 1.0, position: [0.0, 1.0, 0.039], rpy: [1.5707963, 0, 0]}
+  - {name: cube, shape: box, size: [0.2, 0.2, 0.2], mass: 1.0, position: [0.0, -1.0, 0.099]}
+  - {name: top, shape: box, size: [0.1, 0.1, 0.1], mass: 1.0, position: [0.0, -1.0, 0.248]}
+""")
+    detector = Detector(CollisionModel(panda, [], world))
+    c = detector.detect(np.tile(np.eye(4), (panda.nb, 1, 1)), np.array([f.pose for f in world.free_bodies]))
+    nb, inf = panda.nb, np.inf
+    rows = {}
+    for i in range(c.n):
+        rows.setdefault((int(c.body_a[i]), int(c.body_b[i])), set()).add((c.radius_a[i], c.radius_b[i]))
+    ball, pill, cube, top = range(nb, nb + 4)
+    assert rows[(ball, -1)] == {(0.05, inf)}                   # coal's sphere on the table box
+    assert rows[(pill, -1)] == {(0.04, inf)}                   # closed form: both capsule ends on the ground
+    assert rows[(cube, -1)] == {(0.0, inf)}                    # closed form: the cube's four corners
+    on_cube = rows.get((top, cube)) or {(b, a) for a, b in rows[(cube, top)]}
+    assert on_cube == {(0.0, inf)}                             # the top's corners on the cube's face
+    assert c.n == 1 + 2 + 4 + 4
+    sphere = PlaneDetector([dict(body=nb, type="sphere", size=(0.05,)), dict(body=nb + 1, type="box", size=(0.1,) * 3)],
+                           [((0, 0, 0), (0, 0, 1))])
+    Rf, pf = np.tile(np.eye(3), (2, 1, 1)), np.array([[0, 0, 0.049], [1, 0, 0.049]])
+    sphere.detect(np.tile(np.eye(3), (nb + 1, 1, 1)), np.zeros((nb + 1, 3)), Rf, pf, c)
+    assert [(c.radius_a[i], c.radius_b[i]) for i in range(c.n)] == [(0.05, inf)] + [(0.0, inf)] * 4
