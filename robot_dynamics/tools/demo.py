@@ -1,7 +1,7 @@
 """Demo: a simulated arm held by gravity compensation, over real ROS 2 topics.
 
 Usage: ``python -m robot_dynamics.tools.demo [--urdf PATH] [--duration S | --forever] [--output PNG]
-[--mode cartesian_impedance]``
+[--mode cartesian_impedance | --mode contact [--force N] [--world YAML]]``
 (``scripts/demo.sh`` or ``ros2 run robot_dynamics robot_dynamics_demo``).
 
 What it does, with the bundled 7-DOF Panda arm by default:
@@ -25,14 +25,17 @@ What it does, with the bundled 7-DOF Panda arm by default:
    and prints where it is.
 
 ``--mode cartesian_impedance`` instead moves the flange between two targets over ROS 2 and
-prints the tracking error (:mod:`robot_dynamics.tools.impedance_demo`).
+prints the tracking error (:mod:`robot_dynamics.tools.impedance_demo`). ``--mode contact`` presses
+the Panda's hand on a table (``--world``) with ``--force`` N in ``cartesian_impedance`` and prints
+the contact force, the force-torque sensor's and the momentum observer's estimate
+(:mod:`robot_dynamics.tools.contact_demo`).
 
 SIGTERM or SIGHUP stop the nodes too and end the demo without a report
 (exit status 128 + the signal); a SIGKILL of the demo leaves them running.
 
 While it runs, RViz on the same ROS domain can show the arm from
 ``<namespace>/joint_states`` and the markers on
-``<namespace>/simulator/markers``.
+``<namespace>/simulator/markers`` (the contacts, ``--mode contact``: ``<namespace>/simulator/contact_markers``).
 """
 import argparse
 import os
@@ -365,11 +368,24 @@ def main(argv=None):
                         help='plot file to write (default: %(default)s in the current folder)')
     parser.add_argument('--namespace', default='/robot_dynamics_demo', metavar='NS',
                         help='ROS namespace of the two nodes (default: %(default)s)')
-    parser.add_argument('--mode', default='gravity_coriolis', choices=('gravity_coriolis', 'cartesian_impedance'),
+    parser.add_argument('--mode', default='gravity_coriolis',
+                        choices=('gravity_coriolis', 'cartesian_impedance', 'contact'),
                         help="dynamics_node's mode: gravity_coriolis holds the arm (report and plot); "
                              'cartesian_impedance moves the flange between two targets and prints the tracking '
-                             'error (no plot; robot_dynamics/tools/impedance_demo.py) (default: %(default)s)')
+                             'error (no plot; robot_dynamics/tools/impedance_demo.py); contact presses the '
+                             "Panda's hand on the table of --world with --force in cartesian_impedance, holds it "
+                             'for --duration after the descent and prints the contact force, the force-torque '
+                             "sensor's and the momentum observer's (report and plot; "
+                             'robot_dynamics/tools/contact_demo.py) (default: %(default)s)')
+    parser.add_argument('--force', type=float, default=10.0, metavar='N',
+                        help='--mode contact: the force [N] the hand presses on the table with, '
+                             '0 < N <= 100 (default: %(default)s)')
+    parser.add_argument('--world', metavar='YAML',
+                        help='--mode contact: the world file (docs/CONTACT.md), a static box under the hand '
+                             '(default: the bundled config/worlds/panda_table.yaml)')
     args = parser.parse_args(argv)
+    if not 0.0 < args.force <= 100.0:
+        parser.error(f'--force must be a force in newtons, 0 < N <= 100, got {args.force}')
     if not (args.duration > 0 and np.isfinite(args.duration)):
         parser.error(f'--duration must be a finite number of seconds > 0, got {args.duration}')
     if not args.output.lower().endswith('.png'):
@@ -385,7 +401,23 @@ def main(argv=None):
         return 1
     from ..simulation import simulate
     q0 = start_pose(model)
+    if args.mode == 'contact' and set(model.joint_names) != set(PANDA_READY):
+        print('robot_dynamics_demo: error: --mode contact needs the Panda (the bundled arm, or a URDF with '
+              f'its joints), got the joints {list(model.joint_names)}', file=sys.stderr)
+        return 1
     print_arm(model, path, q0)
+    if args.mode == 'contact':
+        from ..ros.spin import make_executor
+        from .contact_demo import run
+        exit_on_signals()
+        try:
+            world = args.world or str(rd.bundled_path('config/worlds/panda_table.yaml'))
+            return run(path, model, q0, 20.0 if args.forever else args.duration, args.namespace, force=args.force,
+                       world_file=world, output=args.output, nodes=Nodes(path, model, q0, args.namespace),
+                       spinner=Spinner, make_executor=make_executor, start_timeout=START_TIMEOUT)
+        except (OSError, RuntimeError, ValueError) as err:      # rd.WorldError is a ValueError
+            print(f'robot_dynamics_demo: error: {err}', file=sys.stderr)
+            return 1
     if args.mode == 'cartesian_impedance':
         from ..ros.spin import make_executor
         from .impedance_demo import run
