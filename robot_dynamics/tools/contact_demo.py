@@ -185,8 +185,7 @@ def run(path, model, q0, duration, namespace, *, force, world_file, output, node
     nodes.specs = [
         ('simulator_node', 'simulator', dict(
             common, publish_rate=250.0, world_file=os.path.abspath(world_file), collision_geometry='visual',
-            srdf_file=str(rd.bundled_path('urdf/panda_arm.srdf')), ft_sensor_link=FLANGE, contact_rate=CONTACT_RATE,
-            marker_rate=0.0)),
+            srdf_file=str(rd.bundled_path('urdf/panda_arm.srdf')), ft_sensor_link=FLANGE, contact_rate=CONTACT_RATE)),
         ('dynamics_node', 'dynamics_node', dict(
             urdf_path=common['urdf_path'], joints=common['joints'], mode='cartesian_impedance', publish_command=True,
             impedance_link=FLANGE, stiffness=STIFFNESS, nullspace_stiffness=5.0, joint_state_timeout=0.5,
@@ -278,7 +277,7 @@ def report(forces, force, closed, start):
     else:
         state = 'no (threshold %g N m)' % COLLISION_THRESHOLD
     first = f', the first {events[0][0] - closed:.3f} s after it' if events else ''
-    print(f'Observer: collision at the end: {state} ({len(events)} collision events since the loop closed{first})')
+    print(f'Observer: collision at the end: {state} (events since the loop closed: {len(events)}{first})')
     return ok
 
 
