@@ -33,8 +33,12 @@ origin (a homogeneous solid). Without ``inertia`` the solid's is computed
 from the shape and the mass (:func:`solid_inertia`). Every mistake is a
 :class:`~robot_dynamics.errors.WorldError` naming the entry and key, what
 was expected and what came; unknown keys are refused (a misspelt
-``mas:`` would otherwise vanish).
+``mas:`` would otherwise vanish). What came is shown cut short (a YAML
+alias bomb's nested lists are shared, not copied, by the parser; shown in
+full they would be exponential), and a world has at most
+:data:`MAX_BODIES` bodies (the pair list is built once, quadratic in them).
 """
+import reprlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,7 +48,8 @@ from ..model.files import read_yaml
 from ..model.spatial import homogeneous, rpy_to_matrix
 from .geometry import Shape
 
-MAX_BYTES = 1024 * 1024
+MAX_BYTES = 128 * 1024          # PyYAML parses 4-8 us a byte (in Python): 0.5-1 s of CPU at most
+MAX_BODIES = 500              # static and free together: 500 boxes in flow style are 47 kB
 SIZES = {"box": 3, "sphere": 1, "cylinder": 2, "capsule": 2}
 TOP = ("ground", "static", "free")
 STATIC_KEYS = ("name", "shape", "size", "position", "rpy")
@@ -96,9 +101,13 @@ def load_world(source):
     if not isinstance(source, dict):
         raise WorldError("world: expected a mapping with keys %s, got %s" % (", ".join(TOP), _kind(source)))
     _known_keys(source, TOP, "world")
+    static_entries, free_entries = _entries(source, "static"), _entries(source, "free")
+    if len(static_entries) + len(free_entries) > MAX_BODIES:
+        raise WorldError("world: at most %d static and free bodies, got %d"
+                         % (MAX_BODIES, len(static_entries) + len(free_entries)))
     static = [_ground(source["ground"])] if source.get("ground") not in (None, False) else []
-    static += [_static(e, "static[%d]" % i) for i, e in enumerate(_entries(source, "static"))]
-    free = [_free(e, "free[%d]" % i) for i, e in enumerate(_entries(source, "free"))]
+    static += [_static(e, "static[%d]" % i) for i, e in enumerate(static_entries)]
+    free = [_free(e, "free[%d]" % i) for i, e in enumerate(free_entries)]
     names = [s.name for s in static] + [f.name for f in free]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -110,8 +119,18 @@ def _is_text(source):
     return "\n" in source or source.lstrip().startswith(("{", "ground:", "static:", "free:"))
 
 
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlevel, _SHOWN.maxlist, _SHOWN.maxdict, _SHOWN.maxstring, _SHOWN.maxother = 1, 6, 6, 60, 60
+
+
+def _shown(value):
+    """``repr(value)`` cut short: one level, six items, 60 characters a string."""
+    return _SHOWN.repr(value)
+
+
 def _kind(value):
-    return "%s %r" % (type(value).__name__, value) if not isinstance(value, (dict, list)) else type(value).__name__
+    return "%s %s" % (type(value).__name__, _shown(value)) if not isinstance(value, (dict, list)) \
+        else type(value).__name__
 
 
 def _known_keys(d, keys, what):
@@ -149,8 +168,8 @@ def _body(entry, what, keys):
         raise WorldError("%s: name must be a non-empty string, got %s" % (what, _kind(name)))
     what = "%s (%s)" % (what, name)
     kind = entry["shape"]
-    if kind not in SIZES:
-        raise WorldError("%s: shape must be one of %s, got %r" % (what, ", ".join(SIZES), kind))
+    if not isinstance(kind, str) or kind not in SIZES:
+        raise WorldError("%s: shape must be one of %s, got %s" % (what, ", ".join(SIZES), _shown(kind)))
     size = _numbers(entry["size"], SIZES[kind], "%s size of a %s" % (what, kind))
     if not np.all(size > 0):
         raise WorldError("%s: size must be positive, got %s" % (what, list(size)))
@@ -196,10 +215,10 @@ def _numbers(value, n, what):
     if not isinstance(v, (list, tuple)) or len(v) != n:
         raise WorldError("%s: expected %d number%s, got %s" % (what, n, "s" if n > 1 else "", _kind(value)))
     if any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in v):
-        raise WorldError("%s: expected numbers, got %r" % (what, value))
+        raise WorldError("%s: expected numbers, got %s" % (what, _shown(value)))
     a = np.array(v, dtype=float)
     if not np.all(np.isfinite(a)):
-        raise WorldError("%s: expected finite numbers, got %r" % (what, value))
+        raise WorldError("%s: expected finite numbers, got %s" % (what, _shown(value)))
     return a
 
 

@@ -47,9 +47,10 @@ Publishes:
         clock), in the base frame (:mod:`.markers`); for a floating or
         planar robot in ``odom_frame``, so that they move with the base.
     /diagnostics (diagnostic_msgs/DiagnosticArray).
-    With ``world_file`` (contact, docs/CONTACT.md): ~/contact_markers,
-        ~/contacts/<link> and, with ``ft_sensor_link``, ~/ft_sensor at
-        ``contact_rate`` (:mod:`.contact_outputs` says what each holds).
+    With ``world_file`` or ``collision_geometry`` (contact, docs/CONTACT.md):
+        ~/contact_markers, ~/contacts/<link>, with ``ft_sensor_link``
+        ~/ft_sensor, and the world bodies on /tf at ``contact_rate``, on
+        /tf_static once (:mod:`.contact_outputs` says what each holds).
 
 Topic names are relative or private, so a namespace moves them all; only
 /clock and /diagnostics are absolute, as ROS 2 has them.
@@ -64,9 +65,9 @@ It starts at ``initial_base_pose`` with ``initial_base_twist`` (the root
 parts of q and v), where ~/reset puts it back. The velocity limits are not
 enforced on such a robot (the library's VelocityLimits is for a fixed
 base; a warning says so at start if ``velocity_limits`` is on). The model
-services compute with the simulated base state. No TF is broadcast (tf2 is
-not a dependency of this package): Odometry's pose is the odom -> base
-transform, for a relay or RViz's Odometry display.
+services compute with the simulated base state. The base's pose is not
+broadcast on /tf: Odometry's pose is the odom -> base transform, for a relay
+or RViz's Odometry display.
 
 A closed-loop robot (``loops_file``, docs/LOOPS.md): the simulator
 integrates the constrained dynamics and projects the state back onto the
@@ -110,9 +111,10 @@ from .simulator_params import NODE_PARAMS
 from ..control.base_state import base_link, odometry_values
 from ..control.closed_loop import check_actuated
 from .markers import MarkerBuilder
-from .contact_outputs import ContactOutputs, stepper_factory
+from .contact_outputs import ContactOutputs, ft_sensor_problem, stepper_factory
 from ..model.model import describe_base
 from .model_node import ModelNode, run
+from ..control.model_holder import since
 from ..errors import InputError
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -157,7 +159,8 @@ class SimulatorNode(ModelNode):
         super().__init__(node_name, **kwargs)
         self.session = None                 # made by validate_params, from the parameters
         self.markers = None
-        self.contact_outputs = None         # with world_file: contact_outputs.ContactOutputs
+        self.scene = None                   # with contact: contact_outputs.ContactScene
+        self.contact_outputs = None         # with contact: contact_outputs.ContactOutputs
         # A floating or planar base: nav_msgs/Odometry on `odom` (created with the first such model).
         self.pub_odom = self.odom_msg = None
 
@@ -176,8 +179,9 @@ class SimulatorNode(ModelNode):
                             '%r (their message types differ)' % p.effort_commands_topic)
         if problems:
             raise P.ParameterError('invalid parameters:\n  ' + '\n  '.join(problems))
+        self.scene = stepper_factory(p, settings.dt)
         self.session = SimulationSession(settings, publish=self._publish_state, log=self.get_logger(),
-                                         contact=stepper_factory(p, settings.dt))
+                                         contact=self.scene)
         n = self.session.pub_every
         if abs(n * p.publish_rate - p.physics_rate) > 1e-9 * p.physics_rate:
             self.get_logger().warning('publish_rate %g Hz does not divide physics_rate %g Hz: joint_states are '
@@ -213,7 +217,7 @@ class SimulatorNode(ModelNode):
         self.create_timer(tick_period(self.session.dt, p.real_time_factor), self._tick, clock=steady)
         if p.marker_rate > 0:
             self.create_timer(1.0 / p.marker_rate, self._publish_markers, clock=steady)
-        if p.world_file and p.contact_rate > 0:
+        if self.scene is not None and p.contact_rate > 0:
             self.create_timer(1.0 / p.contact_rate, self._publish_contacts, clock=steady)
         self.create_service(Trigger, '~/reset', self._srv_reset)
         self.create_service(SetBool, '~/pause', self._srv_pause)
@@ -231,15 +235,16 @@ class SimulatorNode(ModelNode):
     def on_model(self, model, joints_changed):
         """Simulate ``model`` (:meth:`.SimulationSession.set_model`); None, or the reason it cannot be
         simulated (the previous simulation, if any, then keeps running)."""
-        if self.p.world_file and self.p.ft_sensor_link and self.p.ft_sensor_link not in model.link_names:
-            return "parameter 'ft_sensor_link' %r is not a link of %r" % (self.p.ft_sensor_link, model.name)
-        problem = self.session.set_model(model, joints_changed, self.actuated(model))
+        started, problem = (time.perf_counter(), time.thread_time()), None
+        if self.scene is not None and self.p.ft_sensor_link:
+            problem = ft_sensor_problem(model, self.p.ft_sensor_link)
+        problem = problem or self.session.set_model(model, joints_changed, self.actuated(model))
         if problem:
-            return problem
-        if self.p.world_file:
+            return problem + ' (decided in %.3f s, %.3f s of CPU)' % since(started)
+        if self.scene is not None:
             if self.contact_outputs is None:
                 self.contact_outputs = ContactOutputs(self, self.p.ft_sensor_link)
-            self.contact_outputs.bind(model, self.sim.contact)
+            self.contact_outputs.bind(model, self.sim.contact, self.scene.world, self._stamp())
         names = list(model.joint_names)
         self.state_msg = JointState(name=names)
         self.views = tuple(_view(self.state_msg, f, len(names)) for f in ('position', 'velocity', 'effort'))

@@ -14,7 +14,7 @@ flange's measured displacement. Friction acts across the normal and is not in th
 What is published is checked too: ~/contact_markers has the contact points and the force arrows,
 ~/contacts/panda_link7 (the hand is on link7's body) and ~/ft_sensor (ft_sensor_link panda_link8)
 carry the wrench, frame_id the link, in its axes; a free cube resting on the table is among the markers at its
-pose (the world bodies' poses go out as markers: /tf needs tf2_msgs, not a dependency of this package).
+pose (and on /tf: test_ros_contact_frames.py).
 """
 import time
 
