@@ -112,8 +112,8 @@ class Contacts:
 
         Args:
             points: (k, 3) [m] world; normal: (3,) unit, from b towards a;
-            depths: (k,) [m] >= 0; features: (k,) int; radius_a, radius_b: [m] one for
-            all or (k,); the rest as :meth:`add`.
+            depths: (k,) [m] >= 0; features: (k,) int; radius_a, radius_b: [m] a float
+            for all, or a (k,) array; the rest as :meth:`add`.
         """
         i, k = self.n, len(depths)
         m = min(k, self.capacity - i)
@@ -128,8 +128,8 @@ class Contacts:
         self.geom_b[i:j] = geom_b
         self.pair[i:j] = pair
         self.feature[i:j] = features[:m]
-        self.radius_a[i:j] = radius_a if np.ndim(radius_a) == 0 else radius_a[:m]
-        self.radius_b[i:j] = radius_b if np.ndim(radius_b) == 0 else radius_b[:m]
+        self.radius_a[i:j] = radius_a[:m] if isinstance(radius_a, np.ndarray) else radius_a
+        self.radius_b[i:j] = radius_b[:m] if isinstance(radius_b, np.ndarray) else radius_b
         self.n = j
         return m
 

@@ -60,6 +60,7 @@ from .contacts import Contacts
 
 SAMPLES = 6            # points on a curved edge in a patch (a cylinder rim on a face; coal default 12)
 ROUND = ("sphere", "capsule", "ellipsoid")               # one-point contacts, never a face
+CORNER_ON_FACE = (0.0, np.inf)                           # radii of curvature of a corner on a face
 
 
 def link_poses(model, q, out=None):
@@ -163,7 +164,7 @@ class Detector:
             | (round_[c.pair_b] & ~capsule[c.pair_b])          # one point: a sphere, an ellipsoid, two capsules
         box = np.array([s.kind == "box" for s in c.shapes], dtype=bool)
         self._box_box = box[c.pair_a] & box[c.pair_b]
-        self._radii = pair_radii(c)
+        self._radii = [tuple(r) for r in pair_radii(c).tolist()]          # per pair (r_a, r_b), floats
         self._coal = coal
         self._tf = [coal.Transform3s() for _ in c.shapes]
         for tf, T in zip(self._tf, self._pose):
@@ -249,10 +250,9 @@ class Detector:
         c = self.collision
         n = -np.asarray(self._result.getContacts()[0].normal)            # b towards a
         for top, base, sign in ((a, b, 1.0), (b, a, -1.0)):               # b the base, else a
-            k = self._face_on_face(top, base, sign * n)
+            k, (top_r, base_r) = self._face_on_face(top, base, sign * n)
             if k:
                 points, depths, features, f = self._rows
-                top_r, base_r = face_radii(features[:k])
                 r_a, r_b = (top_r, base_r) if sign > 0 else (base_r, top_r)
                 self.contacts.add_rows(c.shape_body[a], c.shape_body[b], points[:k], sign * f, depths[:k], a, b, p,
                                        features[:k], r_a, r_b)
@@ -261,18 +261,19 @@ class Detector:
 
     def _face_on_face(self, top, base, normal):
         """The rows (in self._rows) of box ``top`` sunk into the face of box ``base`` facing along ``normal``:
-        their count (0: none, or not face on); compiled, or :mod:`.plane` when the top overhangs the face."""
+        their count (0: none, or not face on) and (top's, base's) radii of curvature (:func:`face_radii`);
+        compiled (the top's corners: 0 and inf), or :mod:`.plane` when the top overhangs the face."""
         T, size, (points, depths, features, f) = self._pose, self._size, self._rows
         status, k = kernels.corners_over_face(T[top], size[top], T[base], size[base], normal, self._scratch,
                                               points, depths, features, f)
         if status != kernels.GENERAL:
-            return k
+            return k, CORNER_ON_FACE
         found = plane._face_on_face((T[top], size[top]), (T[base], size[base]), normal)
         if found is None:
-            return 0
+            return 0, CORNER_ON_FACE
         k = min(len(found[2]), len(depths))
         points[:k], f[:], depths[:k], features[:k] = found[0][:k], found[1], found[2][:k], found[3][:k]
-        return k
+        return k, face_radii(features[:k])
 
     def _collide(self, a, b):
         self._result.clear()
@@ -315,7 +316,7 @@ class Detector:
                                    features, n)
         if k:
             self.contacts.add_rows(c.shape_body[a], c.shape_body[b], points[:k], n, depths[:k], a, b, p,
-                                   features[:k], self._radii[p, 0], self._radii[p, 1])
+                                   features[:k], *self._radii[p])
 
     def _transform(self, s):
         tf = self._tf[s]
