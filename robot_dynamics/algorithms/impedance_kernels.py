@@ -20,7 +20,7 @@ import numba as nb
 import numpy as np
 
 from .crba import _crba
-from .kernels import MAT, V, entry, finite1, inline, jit, nbodies, work, world_poses
+from .kernels import MAT, V, entry, finite1, inline, nbodies, work, world_poses
 from .rnea import _gravity, _rnea
 from .task_kernels import cholesky, frame_bias, frame_jacobian, frame_point, task_inertia
 
@@ -346,9 +346,9 @@ def shepperd(T, Q):
 
 
 @inline
-def rotation_error(target, Q, e):
-    """e[3:6] <- log(Q_d Q^-1), the rotation vector [rad] the shorter way round, Q_d = target[3:7]."""
-    ax, ay, az, aw = target[3], target[4], target[5], target[6]
+def rotation_error(Q_d, Q, e):
+    """e[3:6] <- log(Q_d Q^-1), the rotation vector [rad] the shorter way round; Q_d, Q (4,) (x, y, z, w)."""
+    ax, ay, az, aw = Q_d[0], Q_d[1], Q_d[2], Q_d[3]
     bx, by, bz, bw = -Q[0], -Q[1], -Q[2], Q[3]
     vx = aw * bx + bw * ax + (ay * bz - az * by)
     vy = aw * by + bw * ay + (az * bx - ax * bz)
@@ -395,22 +395,28 @@ def matvec6(A, x, y):
         y[r] = s
 
 
-@jit
-def cartesian_law(D, X, body, P, point, target, flags, G, scalars, W, S, tau):
+@entry(MAT, V, V, V, V, V, nb.int64, V, V, V, V, V, nb.int64, MAT, V, V, MAT, V, data_table=False)
+def cartesian_law(D, q, qd, q0, K0, D0, body, P, point, position, quaternion, motion, flags, G, scalars, W, S, tau):
     """tau (n,) <- the Cartesian impedance torque of one state (:class:`~robot_dynamics.CartesianImpedance`).
 
-    X (5, n): q, qd, q_0 (the posture), K_0, D_0; target (25,): position, quaternion, twist,
-    acceleration, wrench (TARGET_SIZE); G (18, 6): K, D, Lambda_d^-1; flags: GRAVITY,
-    CORIOLIS, SHAPING, TWIST, ACCELERATION, CLIP, DAMPING (D given or the constant modal
-    damping of the shaped inertia; else modal on Lambda(q)); scalars: (zeta, max_condition,
-    max translation, max rotation, cond(J) out); S: cartesian_scratch(n).
+    q, qd (n,): the state; q0, K0, D0 (n,): the posture, its stiffness and damping; position (3,),
+    quaternion (4,): the target pose; motion (18,): target twist, acceleration and the measured wrench
+    (:data:`TARGET_SIZE` is the length of position, quaternion and motion in one vector); G (18, 6): K,
+    D, Lambda_d^-1; flags: GRAVITY, CORIOLIS, SHAPING, TWIST, ACCELERATION, CLIP, DAMPING (D given or
+    the constant modal damping of the shaped inertia; else modal on Lambda(q)); scalars: (zeta,
+    max_condition, max translation, max rotation, cond(J) out); S: cartesian_scratch(n). C-contiguous
+    float64 vectors only (explicit signature: anything else raises TypeError; the caller then checks
+    it and copies it into its buffers), status 1: a vector of another length. The state and the target
+    go in as the caller has them: a copy costs more than the argument's dispatch (joint_law's note).
     """
-    n = X.shape[1]
-    q, qd, q0, K0, D0 = X[0], X[1], X[2], X[3], X[4]
+    n = q.shape[0]
+    if (qd.shape[0] != n or q0.shape[0] != n or K0.shape[0] != n or D0.shape[0] != n or position.shape[0] != 3
+            or quaternion.shape[0] != 4 or motion.shape[0] != TARGET_SIZE - 7 or S.shape[1] < n):
+        return 1
     K, Dc, shaping_inv = G[0:6], G[6:12], G[12:18]
-    if not (finite1(q) and finite1(qd) and finite1(target)):
+    if not (finite1(q) and finite1(qd) and finite1(position) and finite1(quaternion) and finite1(motion)):
         return 2
-    qx, qy, qz, qw = target[3], target[4], target[5], target[6]
+    qx, qy, qz, qw = quaternion[0], quaternion[1], quaternion[2], quaternion[3]
     if not abs(np.sqrt(qx * qx + qy * qy + qz * qz + qw * qw) - 1.0) <= 1e-6:
         return 2
     w = work(W, nbodies(D) + 1, n)
@@ -442,8 +448,8 @@ def cartesian_law(D, X, body, P, point, target, flags, G, scalars, W, S, tau):
             Y[i, c] = s / L[i, i]
     shepperd(T, t6)                                          # the pose error
     for k in range(3):
-        e[k] = target[k] - T[k, 3]
-    rotation_error(target, t6, e)
+        e[k] = position[k] - T[k, 3]
+    rotation_error(quaternion, t6, e)
     if flags & CLIP:
         clip_norm(e, 0, scalars[2])
         clip_norm(e, 3, scalars[3])
@@ -451,7 +457,7 @@ def cartesian_law(D, X, body, P, point, target, flags, G, scalars, W, S, tau):
         s = 0.0
         for c in range(n):
             s += J[k, c] * qd[c]
-        de[k] = (target[7 + k] if flags & TWIST else 0.0) - s
+        de[k] = (motion[k] if flags & TWIST else 0.0) - s
     if flags & DAMPING:
         Dm = Dc
     else:
@@ -465,14 +471,14 @@ def cartesian_law(D, X, body, P, point, target, flags, G, scalars, W, S, tau):
         F[k] = s
     if flags & SHAPING:                                      # Lambda Lambda_d^-1 (F + F_ext) - F_ext
         for k in range(6):
-            F[k] += target[19 + k]
+            F[k] += motion[12 + k]
         matvec6(shaping_inv, F, t6)
         matvec6(Lam, t6, F)
         for k in range(6):
-            F[k] -= target[19 + k]
+            F[k] -= motion[12 + k]
     if flags & (CORIOLIS | ACCELERATION):                    # + Lambda (a_d - Jdot qd)
         for k in range(6):
-            t6[k] = (target[13 + k] if flags & ACCELERATION else 0.0) - (acc[k] if flags & CORIOLIS else 0.0)
+            t6[k] = (motion[6 + k] if flags & ACCELERATION else 0.0) - (acc[k] if flags & CORIOLIS else 0.0)
         matvec6(Lam, t6, e)
         for k in range(6):
             F[k] += e[k]

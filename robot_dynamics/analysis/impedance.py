@@ -139,25 +139,27 @@ class JointImpedance:
         warnings.warn('JointImpedance.max_error is now max_pose_error', DeprecationWarning, stacklevel=2)
         return self.max_pose_error
 
-    def torque(self, q, qd, q_d, qd_d=None, qdd_d=None, *, dt=None):
+    def torque(self, q, qd, q_d, qd_d=None, qdd_d=None, *, dt=None, out=None):
         """(..., nq) the torques [N m] at the state ``(q, qd)`` towards the target ``q_d`` (with its
         velocity ``qd_d`` and acceleration ``qdd_d``, zero when None); all (..., nq). ``dt``: the time
-        since the last torque [s] for ``max_torque_rate`` (None: ``period``).
+        since the last torque [s] for ``max_torque_rate`` (None: ``period``). ``out``: a float64 array
+        of the result's shape to write the torques into (returned), or None: a new array.
 
         One compiled kernel a state (:func:`robot_dynamics.algorithms.impedance_kernels.joint_law`) on
         the law's own work buffers: a state of C-contiguous float64 arrays of shape (nq,) goes to the
-        kernel as it is (the kernel's signature and length check are its checks) and allocates only
-        the result; anything else is checked and copied into the law's buffer."""
+        kernel as it is (the kernel's signature and length check are its checks) and allocates
+        nothing with ``out`` (else the result); anything else is checked and copied into the law's
+        buffer."""
         n = self.model.nq
         if qd_d is None and qdd_d is None:
-            tau = np.empty(n)
+            tau = np.empty(n) if out is None else out
             try:
                 status = kernels.joint_law(self._data.table, q, qd, q_d, self._x, self._flags, self._gains,
                                            self.zeta, self._data.work, self._scratch, tau)
             except TypeError:                             # lists, batches, other dtypes or strides: below
                 status = 1
             if status == 0:
-                return self.step.apply_finite(tau, dt)
+                return into(out, self.step.apply_finite(tau, dt))
             if status != 1:
                 self._failed(q, qd, q_d, None, None)
         q, qd, q_d = inputs.states(self.model, q=q, qd=qd, q_d=q_d)
@@ -165,9 +167,9 @@ class JointImpedance:
         qdd_d = None if qdd_d is None else inputs.states(self.model, qdd_d=qdd_d)[0]
         shape, rows = inputs.broadcast(q, qd, q_d, qd_d, qdd_d)
         if shape == ():
-            return self.step.apply(self._one(*(None if r is None else r[0] for r in rows)), dt)
+            return into(out, self.step.apply(self._one(*(None if r is None else r[0] for r in rows)), dt))
         tau = np.stack([self._one(*(None if r is None else r[b] for r in rows)) for b in range(len(rows[0]))])
-        return tau.reshape(shape + (n,))
+        return into(out, tau.reshape(shape + (n,)))
 
     def _one(self, q, qd, q_d, qd_d, qdd_d):
         """(n,) the torque of one state (arrays of shape (n,)) from the compiled kernel."""
@@ -282,13 +284,15 @@ class CartesianImpedance:
                        | (kernels.DAMPING if damping is not None else 0))
         self._data, self._x = Data(model), np.zeros((5, n))       # q, qd, q_0, K_0, D_0
         self._target, self._scratch = np.zeros(kernels.TARGET_SIZE), kernels.cartesian_scratch(n)
+        self._still = np.zeros(kernels.TARGET_SIZE - 7)           # no target twist, acceleration, wrench
 
     def pose(self, q):
         """(position (..., 3) [m], quaternion (..., 4) xyzw) of the point in the base frame."""
         T = link_pose(self.model, q, self.link)
         return T[..., :3, :3] @ self.point + T[..., :3, 3], matrix_quaternion(T[..., :3, :3])
 
-    def torque(self, q, qd, position, quaternion, twist=None, acceleration=None, wrench=None, *, dt=None):
+    def torque(self, q, qd, position, quaternion, twist=None, acceleration=None, wrench=None, *, dt=None,
+               out=None):
         """(..., nq) torques [N m] towards the target pose.
 
         Args:
@@ -301,22 +305,33 @@ class CartesianImpedance:
                 point, base frame (a force-torque sensor's, turned into the base frame); needed by
                 inertia shaping, unused otherwise.
             dt: the time since the last torque [s] for ``max_torque_rate`` (None: ``period``).
+            out: a float64 array of the result's shape to write the torques into (returned), or None:
+                a new array.
+
+        One compiled kernel a state (:func:`robot_dynamics.algorithms.impedance_kernels.cartesian_law`)
+        on the law's own work buffers: a single state without twist, acceleration or wrench whose
+        vectors (and ``q_nullspace``, ``K0``, ``D0``) are C-contiguous float64 arrays goes to the
+        kernel as it is (the kernel's signature and length check are its checks) and allocates nothing
+        with ``out``; anything else is checked and copied into the law's buffers.
 
         Raises:
             SingularityError: ``cond(J)`` above ``max_condition`` (the reason names it and the state).
             InputError: shapes, non-finite values, a quaternion off unit norm by more than 1e-6.
         """
-        n = self.model.nq
-        if (type(q) is np.ndarray and q.shape == (n,) and type(qd) is np.ndarray and qd.shape == (n,)
-                and type(position) is np.ndarray and position.shape == (3,) and type(quaternion) is np.ndarray
-                and quaternion.shape == (4,) and twist is None and acceleration is None and wrench is None
-                and self.inertia is None):
-            if self.q_nullspace is None:
-                self.q_nullspace = np.array(q, dtype=float)
-            t = self._target
-            t[0:3], t[3:7] = position, quaternion
-            return self.step.apply_finite(self._one(q, qd, self._flags, position, quaternion), dt)
-        return self._checked(q, qd, position, quaternion, twist, acceleration, wrench, dt)
+        if twist is None and acceleration is None and wrench is None and self.inertia is None:
+            tau = np.empty(self.model.nq) if out is None else out
+            try:                    # the first call (no posture yet), lists, batches, other dtypes: below
+                status = kernels.cartesian_law(self._data.table, q, qd, self.q_nullspace, self.K0, self.D0,
+                                               self._body, self._P, self.point, position, quaternion, self._still,
+                                               self._flags, self._gains, self._scalars, self._data.work,
+                                               self._scratch, tau)
+            except TypeError:
+                status = 1
+            if status == 0:
+                return into(out, self.step.apply_finite(tau, dt))
+            if status > 2:
+                self._refused(status)
+        return into(out, self._checked(q, qd, position, quaternion, twist, acceleration, wrench, dt))
 
     def _checked(self, q, qd, position, quaternion, twist, acceleration, wrench, dt):
         """The torque of any call: checked, broadcast, one state at a time through the kernel."""
@@ -340,27 +355,26 @@ class CartesianImpedance:
         taus, conds = [], []
         for b in range(len(rows[0])):
             self._target[:] = np.concatenate([r[b] for r in rows[2:]])
-            taus.append(self._one(rows[0][b], rows[1][b], flags, rows[2][b], rows[3][b], refuse=False))
+            taus.append(self._one(rows[0][b], rows[1][b], flags, rows[2][b], rows[3][b]))
             conds.append(self._scalars[4])
         if max(conds) > self.max_condition:
             self._refuse(max(conds))
         tau = np.stack(taus).reshape(shape + (model.nq,))
         return self.step.apply(tau, dt)
 
-    def _one(self, q, qd, flags, position, quaternion, refuse=True):
-        """(n,) the torque of one state from the compiled kernel, the target in ``self._target``."""
-        x = self._x
+    def _one(self, q, qd, flags, position, quaternion):
+        """(n,) the torque of one state from the compiled kernel, the target in ``self._target`` (NaN when
+        cond(J) is over max_condition: the caller refuses it, ``self._scalars[4]`` holds it)."""
+        x, t = self._x, self._target
         x[0], x[1], x[2], x[3], x[4] = q, qd, self.q_nullspace, self.K0, self.D0
         tau = np.empty(self.model.nq)
-        status = kernels.cartesian_law(self._data.table, x, self._body, self._P, self.point, self._target, flags,
-                                       self._gains, self._scalars, self._data.work, self._scratch, tau)
+        status = kernels.cartesian_law(self._data.table, x[0], x[1], x[2], x[3], x[4], self._body, self._P,
+                                       self.point, t[0:3], t[3:7], t[7:], flags, self._gains, self._scalars,
+                                       self._data.work, self._scratch, tau)
         if status == 4:
-            if refuse:
-                self._refuse(self._scalars[4])
             tau[:] = np.nan
-        elif status == 3:
-            raise SingularityError('Cartesian impedance refused: J M^-1 J^T of %s is not positive definite at this '
-                                   'state (a singular pose)' % self.link)
+        elif status > 2:
+            self._refused(status)
         elif status != 0:
             inputs.states(self.model, q=q, qd=qd)
             inputs.vector(position, 3, 'position'), unit_quaternion(quaternion)
@@ -368,6 +382,13 @@ class CartesianImpedance:
             raise InputError('the Cartesian impedance torque is not finite although the state is: values too '
                              'large for float64')
         return tau
+
+    def _refused(self, status):
+        """Raise SingularityError for the kernel's status 4 (cond(J) over max_condition) or 3."""
+        if status == 4:
+            self._refuse(self._scalars[4])
+        raise SingularityError('Cartesian impedance refused: J M^-1 J^T of %s is not positive definite at this '
+                               'state (a singular pose)' % self.link)
 
     def _refuse(self, cond):
         raise SingularityError('Cartesian impedance refused near a singularity of %s: cond(J) = %.3g, more '
@@ -446,6 +467,14 @@ def unit_quaternion(x, tol=1e-6):
 
 
 # --- helpers ---------------------------------------------------------------------------------
+def into(out, tau):
+    """``tau``, or ``out`` (None: none) holding it: the laws' ``out=``."""
+    if out is None or out is tau:
+        return tau
+    out[...] = tau
+    return out
+
+
 def _matvec(A, x):
     return np.einsum('...ij,...j->...i', A, x)
 

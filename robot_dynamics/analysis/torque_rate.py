@@ -25,7 +25,8 @@ class TorqueRateLimit:
         period: the time [s] used when a call gives none.
 
     Attributes:
-        max_rate, period: as given; last: the last torque (n,) or None; limited: the number of calls
+        max_rate, period: as given; last: the last torque (n,) or None (without a limit, :meth:`apply_finite`
+            does not keep it); limited: the number of calls
             whose torque was limited; kept: whether the last call's torque was finite (it is the last).
     """
 
@@ -61,9 +62,9 @@ class TorqueRateLimit:
         self.last = None
 
     def apply_finite(self, tau, dt=None):
-        """:meth:`apply` for one state's torque (n,) known to be finite (a law's kernel checked it)."""
+        """:meth:`apply` for one state's torque (n,) known to be finite (a law's kernel checked it); without a
+        limit nothing is copied (no later call reads the last torque)."""
         if self.max_rate is None:
-            self._keep(tau)
             self.kept = True
             return tau
         return self.apply(tau, dt)

@@ -225,18 +225,24 @@ class ImpedanceControl:
         if self.target.accepted == 0:
             self.target.forget()
 
-    def torque(self, q, qd, now_ns):
-        """(n,) the law's torque [N m] at the state ``(q, qd)`` (n,) and node clock ``now_ns`` [ns].
+    def torque(self, q, qd, now_ns, out=None):
+        """(n,) the law's torque [N m] at the state ``(q, qd)`` (n,) and node clock ``now_ns`` [ns]; ``out``:
+        the (n,) float64 array to write it into (returned), or None: a new array. The law's kernel takes
+        the state and the held target as they are (C-contiguous float64: no copy, no allocation).
 
         Raises:
             SingularityError: the Cartesian law near a singularity (the reason names cond(J)).
         """
         if self.cartesian:
             position, quaternion = self.target.pose(self.law, q)
-            tau = self.law.torque(q, qd, position, quaternion)
+            tau = self.law.torque(q, qd, position, quaternion, out=out)
         else:
-            tau = self.law.torque(q, qd, self.target.joints(q))
-        return self.rate.apply(tau, now_ns)
+            tau = self.law.torque(q, qd, self.target.joints(q), out=out)
+        limited = self.rate.apply(tau, now_ns)
+        if limited is not tau and out is not None:      # the rate limit bound: a new array
+            out[:] = limited
+            return out
+        return limited
 
 
 def build_impedance(model, mode, target, *, link='', stiffness=(), damping=(), nullspace_stiffness=0.0,

@@ -240,7 +240,7 @@ class TorqueLoop:
             # diagnostic rate) and for the terms the robot adds itself (they are left out of the command).
             if terms.active or self.throttle.will_go(t_ns):
                 laws.compute(q, qd)                         # -> views gravity, coriolis, total
-            self.views['imp'][:] = self.impedance.torque(q, qd, now_ns)
+            self.impedance.torque(q, qd, now_ns, out=self.views['imp'])     # the law writes into the view
             outputs = IMPEDANCE_OUT
         else:
             laws.compute(q, qd)
