@@ -33,6 +33,8 @@ COLLISION_THRESHOLD = 1.0               # [N m] on every joint's external torque
 CONTACT_RATE = 50.0                     # [Hz] the simulator's contact outputs
 AVERAGE = 0.5                           # [s] at the end of the hold, averaged in the report
 STEADY = (1.0, 0.005)                   # the hold ends early once the sensor's F_z has stayed for 1 s within 0.5 % of F
+MAX_POSE_ERROR = 0.05                   # [m] dynamics_node's default max_pose_error: the spring's error is clipped there
+MAX_FORCE = STIFFNESS[2] * MAX_POSE_ERROR   # [N] the largest force the clipped spring presses with: 25 N
 SOURCES = (('contacts', "simulator, contacts of the arm's links"),
            ('ft_sensor', 'simulator, force-torque sensor (%s)' % FLANGE),
            ('external_wrench', 'observer, external wrench (%s)' % FLANGE))

@@ -50,6 +50,7 @@ import numpy as np
 import robot_dynamics as rd
 
 from ..bundled import bundled_path
+from .contact_demo import MAX_FORCE
 from .processes import call_until_answered, start_node, stop_all, wait_until
 
 # The bundled 7-DOF arm (Franka Emika Panda, without the hand's fingers).
@@ -374,18 +375,20 @@ def main(argv=None):
                              'cartesian_impedance moves the flange between two targets and prints the tracking '
                              'error (no plot; robot_dynamics/tools/impedance_demo.py); contact presses the '
                              "Panda's hand on the table of --world with --force in cartesian_impedance, holds it "
-                             'for --duration after the descent and prints the contact force, the force-torque '
+                             'until the force is steady (at most --duration) and prints the contact force, the force-torque '
                              "sensor's and the momentum observer's (report and plot; "
                              'robot_dynamics/tools/contact_demo.py) (default: %(default)s)')
     parser.add_argument('--force', type=float, default=10.0, metavar='N',
-                        help='--mode contact: the force [N] the hand presses on the table with, '
-                             '0 < N <= 100 (default: %(default)s)')
+                        help='--mode contact: the force [N] the hand presses on the table with, 0 < N <= '
+                             f'{MAX_FORCE:g} (the stiffness 500 N/m times dynamics_node\'s max_pose_error 5 cm) '
+                             '(default: %(default)s)')
     parser.add_argument('--world', metavar='YAML',
                         help='--mode contact: the world file (docs/CONTACT.md), a static box under the hand '
                              '(default: the bundled config/worlds/panda_table.yaml)')
     args = parser.parse_args(argv)
-    if not 0.0 < args.force <= 100.0:
-        parser.error(f'--force must be a force in newtons, 0 < N <= 100, got {args.force}')
+    if not 0.0 < args.force <= MAX_FORCE:
+        parser.error(f'--force must be a force in newtons, 0 < N <= {MAX_FORCE:g} (the spring of 500 N/m is '
+                     f'clipped at dynamics_node\'s max_pose_error of 5 cm), got {args.force}')
     if not (args.duration > 0 and np.isfinite(args.duration)):
         parser.error(f'--duration must be a finite number of seconds > 0, got {args.duration}')
     if not args.output.lower().endswith('.png'):

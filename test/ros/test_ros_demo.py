@@ -110,6 +110,7 @@ def test_demo_rejects_bad_arguments(tmp_path):
                            (['--urdf', str(tmp_path / 'missing.urdf')], 'error'),
                            (['--mode', 'joint_impedance'], "invalid choice: 'joint_impedance'"),
                            (['--mode', 'contact', '--force', '0'], '--force must be'),
+                           (['--mode', 'contact', '--force', '26'], '0 < N <= 25 (the spring of 500 N/m is clipped'),
                            (['--mode', 'contact', '--urdf', str(ROOT / 'urdf' / 'textbook' / 'scara.urdf')],
                             '--mode contact needs the Panda')):
         proc = subprocess.run([sys.executable, '-m', 'robot_dynamics.tools.demo'] + argv, cwd=tmp_path, env=env,
