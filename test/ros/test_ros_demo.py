@@ -66,6 +66,7 @@ SOURCES = ("simulator, contacts of the arm's links", r'simulator, force-torque s
            r'observer, external wrench \(panda_link8\)')
 
 
+@pytest.mark.flaky(reruns=1)          # as test_ros_contact.py: a loaded machine can keep the press from settling
 def test_demo_presses_the_hand_on_the_table_with_the_set_force_and_the_observer_sees_it(tmp_path):
     """--mode contact (docs/CONTACT.md "The demo"): 15 N set, the bundled world's table. At rest the contact
     carries k_z x depth = the set force (the issue's 3 %); the force-torque sensor reads the same; the observer's
