@@ -8,14 +8,16 @@ shapes with urdf/panda_arm.srdf, and a force-torque sensor at the flange (``pand
 the momentum observer on (``observer_gains`` 50 1/s, ``collision_thresholds`` 1 N m on every joint,
 ``external_wrench_link`` the flange). This process streams the target: the flange's start pose lowered at
 5 cm/s to its place ``F / k_z`` below the pose where the hand touches the table (orientation held), then
-held for ``--duration`` s. With the arm at rest the contact carries the task-space spring alone (gravity
-is compensated with the same model, the posture torque acts in the null space, friction across the normal):
-the table pushes up with ``F = k_z x depth``.
+held until the sensor's force has stayed within 0.5 % of F for 1 s, at most ``--duration`` s. With the arm
+at rest the contact carries the task-space spring alone (gravity is compensated with the same model, the
+posture torque acts in the null space, friction across the normal): the table pushes up with
+``F = k_z x depth`` (``--force`` at most ``k_z`` times ``max_pose_error``'s 5 cm, where the node clips the error).
 
 It prints, for the last 0.5 s of the hold, the force on the arm in the base frame (z up) as the set force,
 the simulator's contacts of the arm's links (``~/contacts/<link>``), its force-torque sensor
-(``~/ft_sensor``) and the observer's external wrench (``~/external_wrench``), when the hand first touched
-and when the observer flagged the collision (``~/collision``); and plots the three forces over time.
+(``~/ft_sensor``) and the observer's external wrench (``~/external_wrench``); when the hand first touched,
+the observer's largest external torque before, and its collision state at the end with the events
+(``~/collision``); and plots the forces over time.
 """
 import os
 import time
@@ -33,8 +35,8 @@ COLLISION_THRESHOLD = 1.0               # [N m] on every joint's external torque
 CONTACT_RATE = 50.0                     # [Hz] the simulator's contact outputs
 AVERAGE = 0.5                           # [s] at the end of the hold, averaged in the report
 STEADY = (1.0, 0.005)                   # the hold ends early once the sensor's F_z has stayed for 1 s within 0.5 % of F
-MAX_POSE_ERROR = 0.05                   # [m] dynamics_node's default max_pose_error: the spring's error is clipped there
-MAX_FORCE = STIFFNESS[2] * MAX_POSE_ERROR   # [N] the largest force the clipped spring presses with: 25 N
+MAX_POSE_ERROR = [0.05, 0.3]            # [m, rad] dynamics_node's max_pose_error (its default): the error is clipped
+MAX_FORCE = STIFFNESS[2] * MAX_POSE_ERROR[0]   # [N] the largest force the clipped spring presses with: 25 N
 SOURCES = (('contacts', "simulator, contacts of the arm's links"),
            ('ft_sensor', 'simulator, force-torque sensor (%s)' % FLANGE),
            ('external_wrench', 'observer, external wrench (%s)' % FLANGE))
@@ -192,7 +194,7 @@ def run(path, model, q0, duration, namespace, *, force, world_file, output, node
             urdf_path=common['urdf_path'], joints=common['joints'], mode='cartesian_impedance', publish_command=True,
             impedance_link=FLANGE, stiffness=STIFFNESS, nullspace_stiffness=5.0, joint_state_timeout=0.5,
             observer_gains=[OBSERVER_GAIN], collision_thresholds=[COLLISION_THRESHOLD],
-            external_wrench_link=FLANGE)),
+            external_wrench_link=FLANGE, max_pose_error=MAX_POSE_ERROR)),
     ]
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node('robot_dynamics_contact_demo')

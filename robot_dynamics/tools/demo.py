@@ -375,8 +375,8 @@ def main(argv=None):
                              'cartesian_impedance moves the flange between two targets and prints the tracking '
                              'error (no plot; robot_dynamics/tools/impedance_demo.py); contact presses the '
                              "Panda's hand on the table of --world with --force in cartesian_impedance, holds it "
-                             'until the force is steady (at most --duration) and prints the contact force, the force-torque '
-                             "sensor's and the momentum observer's (report and plot; "
+                             'until the force is steady (at most --duration) and prints the contact force, the '
+                             "force-torque sensor's and the momentum observer's (report and plot; "
                              'robot_dynamics/tools/contact_demo.py) (default: %(default)s)')
     parser.add_argument('--force', type=float, default=10.0, metavar='N',
                         help='--mode contact: the force [N] the hand presses on the table with, 0 < N <= '
