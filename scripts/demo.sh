@@ -3,7 +3,8 @@
 # simulated by simulator_node and held by dynamics_node's gravity
 # compensation over ROS 2 topics, with a report and a PNG plot.
 #
-# Usage: scripts/demo.sh [demo options, e.g. --duration 30 | --forever | --mode cartesian_impedance | --help]
+# Usage: scripts/demo.sh [demo options, e.g. --duration 30 | --forever | --mode cartesian_impedance |
+#        --mode contact --force 10 | --help]
 # Creates/reuses .venv (runtime requirements and the interfaces), then runs
 # `python -m robot_dynamics.tools.demo` from the checkout. DDS discovery stays on
 # this machine unless ROS_AUTOMATIC_DISCOVERY_RANGE is set.
