@@ -125,6 +125,7 @@ HOSTILE_SRDFS = [
     ("an entity expansion", '<?xml version="1.0"?><!DOCTYPE robot [<!ENTITY a "aaaaaaaaaa">' + "".join(
         '<!ENTITY %s "%s">' % (chr(98 + k), ("&%s;" % chr(97 + k)) * 10) for k in range(9))
      + ']><robot name="&j;"/>', "DTD"),
+    ("a 20 MB file", '<robot name="panda"><!-- %s --></robot>' % ("c" * 20_000_000), "larger than 16777216 bytes"),
 ]
 CPU_BOUND = 1.0                 # [s] of the deciding thread's CPU
 
