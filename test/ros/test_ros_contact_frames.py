@@ -8,7 +8,7 @@ self-collision Done-when).
   less the contact's stated sinking (m g / k, under 1 mm), flat, where it was dropped across the table.
 - Self-collision without a world: the bundled Panda's visuals with urdf/panda_arm.srdf (``collision_geometry``
   alone), the elbow driven by an effort of -3 N m (the other joints held by position commands on the same
-  joint-command topic) from -2.0 rad towards its limit of -3.07 rad. The hand's body (panda_link7) meets the
+  joint-command topic, taken while the simulator is paused) from -2.0 rad towards its limit of -3.07 rad. The hand's body (panda_link7) meets the
   shoulder (panda_link1) at -2.77 rad and stops there: every joint velocity settles below 1e-3 rad/s with
   the elbow short of its limit. The contact is published: ~/contacts/<link> of both links at one stamp are
   equal and opposite (their sum, moved to one point in the base frame, is zero), they balance the joint
@@ -27,7 +27,7 @@ from visualization_msgs.msg import MarkerArray
 
 import robot_dynamics as rd
 
-from conftest import LATCHED, PANDA, wait_for
+from conftest import LATCHED, PANDA, set_paused, wait_for
 
 pytestmark = pytest.mark.flaky(reruns=1)
 
@@ -92,7 +92,7 @@ def test_world_bodies_on_tf(ros, start_node, tmp_path):
 
 def test_the_arm_folded_into_itself_stops_at_contact(ros, start_node):
     q0 = [0.0, 0.0, 0.0, -2.0, 0.0, 0.5, 0.0]
-    sim = start_node('simulator_node', dict(SIM, initial_positions=q0, integrator='rk4'))
+    sim = start_node('simulator_node', dict(SIM, initial_positions=q0, integrator='rk4', start_paused=True))
     states = ros.subscribe(JointState, sim.topic('joint_states'))
     links = ['panda_link%d' % k for k in range(1, 8)]
     wrenches = {link: ros.subscribe(WrenchStamped, sim.topic('~/contacts/' + link), 100) for link in links}
@@ -102,7 +102,14 @@ def test_the_arm_folded_into_itself_stops_at_contact(ros, start_node):
     command = JointState(name=list(MODEL.joint_names))
     command.position = [math.nan if k == 3 else x for k, x in enumerate(q0)]     # the elbow by effort
     command.effort = [-3.0 if k == 3 else math.nan for k in range(7)]
-    commands.publish(command)
+
+    def commanded():
+        """While paused the simulator publishes the torques of the command in force: -3 N m at the elbow."""
+        commands.publish(command)
+        return len(states) and states.last().effort[3] == -3.0
+
+    assert wait_for(commanded, 30, 0.1), 'the command is not taken: %s\n%s' % (states.last(), sim.read_log())
+    set_paused(ros, sim, False)
 
     def at_rest():
         """The last joint state once the velocities of the last 0.5 s are all under 1e-3 rad/s."""
