@@ -109,7 +109,8 @@ HOSTILE_WORLDS = [
      "position: [*i, *i, *i]}\n" % LAUGHS, "position: expected numbers"),
     ("65,000 nested lists", "free: " + "[" * 65_000 + "]" * 65_000 + "\n",
      r"YAML nested 65000 levels deep in \[ and \{ \(at most 50\)"),
-    ("60,000 nested block lists", "free:\n" + "- " * 60_000 + "x\n", "YAML nested deeper than Python's recursion limit"),
+    ("60,000 nested block lists", "free:\n" + "- " * 60_000 + "x\n",
+     "YAML nested deeper than Python's recursion limit"),
     ("a 10 MB file", "# " + "x" * 10_000_000 + "\nfree: []\n", "larger than 131072 bytes"),
     ("501 bodies", "free:\n" + "".join("  - %s\n" % BODY.replace("name: c", "name: c%d" % i) for i in range(501)),
      "at most 500 static and free bodies, got 501"),
@@ -145,7 +146,8 @@ def refused_quickly(p, expected):
 def test_hostile_world_files_are_refused_naming_the_parameter(tmp_path, text, expected):
     path = tmp_path / "world.yaml"
     path.write_text(text)
-    message = refused_quickly(params(world_file=str(path)), r"^parameter 'world_file' '%s': .*(%s)" % (re.escape(str(path)), expected))
+    message = refused_quickly(params(world_file=str(path)),
+                              r"^parameter 'world_file' '%s': .*(%s)" % (re.escape(str(path)), expected))
     assert len(message) < 2000
 
 
@@ -153,14 +155,16 @@ def test_hostile_world_files_are_refused_naming_the_parameter(tmp_path, text, ex
 def test_hostile_srdf_files_are_refused_naming_the_parameter(tmp_path, text, expected):
     path = tmp_path / "panda.srdf"
     path.write_text(text)
-    refused_quickly(params(srdf_file=str(path)), r"^parameter 'srdf_file' '%s': .*(%s)" % (re.escape(str(path)), expected))
+    refused_quickly(params(srdf_file=str(path)),
+                    r"^parameter 'srdf_file' '%s': .*(%s)" % (re.escape(str(path)), expected))
 
 
 @pytest.mark.parametrize("parameter", ["world_file", "srdf_file"])
 def test_missing_files_are_named(tmp_path, parameter):
     for value, reason in ((str(tmp_path / "missing"), "No such file or directory"), (str(tmp_path), "Is a directory"),
                           ("package://no_such_package/x", "package 'no_such_package' not found")):
-        refused_quickly(params(**{parameter: value}), "^parameter '%s' '%s': %s" % (parameter, re.escape(value), reason))
+        refused_quickly(params(**{parameter: value}),
+                        "^parameter '%s' '%s': %s" % (parameter, re.escape(value), reason))
 
 
 def test_corpus_urdfs_whose_meshes_are_missing_are_named():

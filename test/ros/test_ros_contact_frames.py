@@ -8,9 +8,9 @@ self-collision Done-when).
   less the contact's stated sinking (m g / k, under 1 mm), flat, where it was dropped across the table.
 - Self-collision without a world: the bundled Panda's visuals with urdf/panda_arm.srdf (``collision_geometry``
   alone), the elbow driven by an effort of -3 N m (the other joints held by position commands on the same
-  joint-command topic, taken while the simulator is paused) from -2.0 rad towards its limit of -3.07 rad. The hand's body (panda_link7) meets the
-  shoulder (panda_link1) at -2.77 rad and stops there: every joint velocity settles below 1e-3 rad/s with
-  the elbow short of its limit. The contact is published: ~/contacts/<link> of both links at one stamp are
+  joint-command topic, taken while the simulator is paused) from -2.0 rad towards its limit of -3.07 rad.
+  The hand's body (panda_link7) meets the shoulder (panda_link1) at -2.77 rad and stops there: every joint
+  velocity settles below 1e-3 rad/s with the elbow short of its limit. The contact is published: ~/contacts/<link> of both links at one stamp are
   equal and opposite (their sum, moved to one point in the base frame, is zero), they balance the joint
   torques (g(q) = effort + sum J^T w: the joint friction of the URDF is 0 and the damping acts on velocity
   only), and ~/contact_markers has the contact points with their force arrows.
