@@ -5,6 +5,7 @@ expansion...), missing files, the robot corpus's URDFs whose meshes are missing.
 node's own code path (simulator_node calls the factory with each model; test/ros/test_ros_contact_input.py
 runs a few through the node) with an InputError naming the parameter, what was expected and what came,
 within 1 s of CPU."""
+import os
 import re
 import time
 import warnings
@@ -161,7 +162,11 @@ def test_hostile_srdf_files_are_refused_naming_the_parameter(tmp_path, text, exp
 
 @pytest.mark.parametrize("parameter", ["world_file", "srdf_file"])
 def test_missing_files_are_named(tmp_path, parameter):
-    for value, reason in ((str(tmp_path / "missing"), "No such file or directory"), (str(tmp_path), "Is a directory"),
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)                                   # opened, it would wait for a writer
+    for value, reason in ((str(tmp_path / "missing"), "No such file or directory"),
+                          (str(tmp_path), "expected a regular file, got a directory"),
+                          (str(fifo), "expected a regular file, got a FIFO, socket or device"),
                           ("package://no_such_package/x", "package 'no_such_package' not found")):
         refused_quickly(params(**{parameter: value}),
                         "^parameter '%s' '%s': %s" % (parameter, re.escape(value), reason))

@@ -23,6 +23,8 @@ committed state (:mod:`robot_dynamics.contact.sensing`), frames as below:
         origin in its axes (:class:`~robot_dynamics.contact.sensing.ForceTorqueSensor`).
     /tf, /tf_static (tf2_msgs/TFMessage): the world file's bodies (:mod:`.contact_tf`).
 """
+import os
+import stat
 import warnings
 
 import numpy as np
@@ -139,8 +141,13 @@ def ft_sensor_problem(model, link):
 
 
 def _read(path, max_bytes):
-    """The bytes of file ``path`` (or package://), at most ``max_bytes`` (OSError, InputError)."""
-    with open(resolve_path(path), "rb") as f:
+    """The bytes of file ``path`` (or package://), at most ``max_bytes`` (OSError, InputError). A
+    regular file only: opening a FIFO would wait for a writer, and the node with it."""
+    path = resolve_path(path)
+    if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
+        raise InputError("expected a regular file, got %s" % ("a directory" if os.path.isdir(path) else
+                                                                 "a FIFO, socket or device"))
+    with open(path, "rb") as f:
         data = f.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise InputError("the file is larger than %d bytes" % max_bytes)
