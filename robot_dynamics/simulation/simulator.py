@@ -41,7 +41,7 @@ from ..algorithms.kernels import jit
 from ..algorithms.aba import aba
 from ..algorithms.energy import kinetic_energy, potential_energy
 from ..algorithms.rnea import gravity_torques, rnea
-from ..algorithms.wrench import body_wrenches
+from ..algorithms.wrench import _to_bodies
 from ..constraints.assembly import assemble
 from ..constraints.closure import one_thread
 from ..constraints.dynamics import _gains as baumgarte_gains, forward as loop_forward
@@ -371,7 +371,11 @@ class Simulator:
             w = lw(self.model, t, q, qd)
             if w is not None:
                 W = w if W is None else W + w
-        return _NO_WRENCH if W is None else body_wrenches(self.model, W, (), 1)[0]
+        if W is None:
+            return _NO_WRENCH
+        out = np.empty((1, self.model.nb, 6))            # (nl, 6) arrays of the contact and ExternalWrenches
+        _to_bodies(self.model.link_body, self.model.link_pose_rows, W.reshape(1, -1, 6), out)
+        return out[0]
 
     def step(self, n=1):
         """Advance ``n`` physics steps of ``dt``; returns the new :class:`SimState`.
