@@ -418,7 +418,7 @@ def main(argv=None):
             return run(path, model, q0, 20.0 if args.forever else args.duration, args.namespace, force=args.force,
                        world_file=world, output=args.output, nodes=Nodes(path, model, q0, args.namespace),
                        spinner=Spinner, make_executor=make_executor, start_timeout=START_TIMEOUT)
-        except (OSError, RuntimeError, ValueError) as err:      # rd.WorldError is a ValueError
+        except (OSError, RuntimeError, ValueError) as err:      # contact.WorldError is a ValueError
             print(f'robot_dynamics_demo: error: {err}', file=sys.stderr)
             return 1
     if args.mode == 'cartesian_impedance':
