@@ -10,9 +10,9 @@ by adjacency and its SRDF), the ground, a table (0.8 x 1.2 x 0.04 m, top at
 0.40 m) and three free boxes of 0.2 kg resting on it. example-robot-data's, not
 the bundled Panda: its collision geometry is the real arm's (meshes MuJoCo reads
 too, so both simulators collide the same hulls); the bundled URDF has only
-display cylinders (see docs/CONTACT.md). Its mimic finger joint costs us the
-simulator's uncompiled path (see the printed free-arm step for that cost).
-``--robot bundled``: the bundled Panda (no mimic joint: the compiled path), its
+display cylinders (see docs/CONTACT.md). Its mimic finger joint takes the
+simulator's compiled step too (the CRBA route; the printed free-arm step).
+``--robot bundled``: the bundled Panda (no mimic joint), its
 display primitives (cylinders, the hand's boxes) colliding in both simulators,
 its pairs filtered by urdf/panda_arm.srdf.
 
