@@ -40,8 +40,8 @@ import numpy as np
 
 from ..algorithms.aba import _aba, _fd_crb
 from ..algorithms.crba import _crba
-from ..algorithms.kernels import jcalc, jit, joint_position, nbodies, parent_row, work, work_size
-from ..model.packed import QIDX, QMUL
+from ..algorithms.kernels import (add_torque, jcalc, jit, joint_coordinate, joint_position, nbodies, parent_row,
+                                  work, work_size)
 from ..algorithms.rnea import _rnea
 from .forces import stop_torques
 from .stiction import LROWS, candidates, hold, law_slope, law_torque, solve  # noqa: F401 (LROWS: L's rows)
@@ -103,8 +103,7 @@ def _body_friction(D, L, qd, smoothing, out):
     (:func:`robot_dynamics.friction_torques` for a model with mimic joints)."""
     out[:] = 0.0
     for i in range(nbodies(D)):
-        j, m = int(D[i, QIDX]), D[i, QMUL]
-        out[j] += law_torque(L, i, m * qd[j], smoothing) * m
+        add_torque(D, i, law_torque(L, i, joint_coordinate(D, i, qd), smoothing), out)
 
 
 @jit
