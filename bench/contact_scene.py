@@ -35,7 +35,6 @@ import os
 import statistics
 import tempfile
 import time
-import warnings
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -44,26 +43,17 @@ import robot_dynamics as rd
 from robot_dynamics.contact.free_bodies import FreeBodies
 from robot_dynamics.contact.stepping import ContactStepper
 
-from contact_step import READY, WORLD, scene
+from contact_step import READY, scene
+from robot_dynamics.tools.sample import panda_table_scene
 
 ERD, BUNDLED = "example-robot-data", "bundled"
 
-TABLE = dict(size=(0.8, 1.2, 0.04), pos=(0.55, 0.0, 0.38))
 
 
 def bundled_scene():
     """(model, world, detector): the bundled Panda's display primitives (cylinders, the hand's boxes) as its
     collision geometry, with urdf/panda_arm.srdf's pairs, in the same world."""
-    from robot_dynamics.contact.collision import CollisionModel
-    from robot_dynamics.contact.detect import Detector
-    from robot_dynamics.contact.geometry import shapes_from_urdf
-    from robot_dynamics.contact.world import load_world
-    urdf = rd.bundled_path("panda_arm.urdf")
-    model = rd.load_urdf(urdf)
-    world = load_world(WORLD)
-    shapes = shapes_from_urdf(str(urdf), element="visual")
-    srdf = str(rd.bundled_path("urdf/panda_arm.srdf"))
-    return model, world, Detector(CollisionModel(model, shapes, world, srdf=srdf))
+    return panda_table_scene("bundled")
 
 
 def urdf_text(robot):
@@ -99,8 +89,9 @@ def mjcf_text(model, world, detector, robot=ERD):
         base.append(geom)
     body.insert(0, base)
     ET.SubElement(body, "geom", name="ground", type="plane", size="0 0 1")
-    ET.SubElement(body, "geom", name="table", type="box", size=" ".join(str(x / 2) for x in TABLE["size"]),
-                  pos=" ".join(map(str, TABLE["pos"])))
+    [table] = [s for s in world.static_shapes if s.name == "table"]       # axis-aligned in the world file
+    ET.SubElement(body, "geom", name="table", type="box", size=" ".join(str(x / 2) for x in table.size),
+                  pos=" ".join(map(repr, table.placement[:3, 3].tolist())))
     for f in world.free_bodies:
         p, R = f.pose[:3, 3], f.pose[:3, :3]
         quat = np.empty(4)

@@ -24,44 +24,21 @@ time), the contacts, and the share of one contact detection
 import argparse
 import json
 import time
-import warnings
 
 import numpy as np
 
 import robot_dynamics as rd
-from robot_dynamics.contact.collision import CollisionModel
-from robot_dynamics.contact.detect import Detector
 from robot_dynamics.contact.free_bodies import FreeBodies
-from robot_dynamics.contact.geometry import shapes_from_urdf
 from robot_dynamics.contact.stepping import ContactStepper
-from robot_dynamics.contact.world import load_world
-from robot_dynamics.tools.sample import example_robot_data_dir
-
-WORLD = """
-ground: {height: 0.0}
-static:
-  - {name: table, shape: box, size: [0.8, 1.2, 0.04], position: [0.55, 0.0, 0.38]}
-free:
-  - {name: box1, shape: box, size: [0.05, 0.05, 0.05], mass: 0.2, position: [0.45, 0.25, 0.425]}
-  - {name: box2, shape: box, size: [0.06, 0.04, 0.05], mass: 0.2, position: [0.60, -0.25, 0.425], rpy: [0, 0, 0.4]}
-  - {name: box3, shape: box, size: [0.04, 0.04, 0.08], mass: 0.2, position: [0.75, 0.10, 0.44]}
-"""
-READY = np.array([0.0, -0.785398, 0.0, -2.35619, 0.0, 1.5707, 0.785398, 0.02])
-
+from robot_dynamics.tools.sample import PANDA_READY as READY, panda_table_scene
 
 def scene():
-    """(model, world, detector) of the benchmark scene."""
-    erd = example_robot_data_dir()
-    if erd is None:
-        raise SystemExit("example-robot-data is not installed (pip install -r requirements-dev.txt)")
-    urdf = str(erd / "panda_description/urdf/panda.urdf")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = rd.load_urdf(urdf)
-    shapes = shapes_from_urdf(urdf, package_dirs=[erd.parent.parent])
-    world = load_world(WORLD)
-    collision = CollisionModel(model, shapes, world, srdf=str(erd / "panda_description/srdf/panda.srdf"))
-    return model, world, Detector(collision)
+    """(model, world, detector) of the benchmark scene: example-robot-data's Panda on the shipped
+    config/worlds/panda_table.yaml (robot_dynamics.tools.sample.panda_table_scene)."""
+    try:
+        return panda_table_scene()
+    except LookupError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 def bundled(integrator, steps):

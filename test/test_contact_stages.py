@@ -2,7 +2,6 @@
 stops and forward dynamics of each integrator stage in one call, the contact wrenches as f_ext) against the
 plug-in path it replaces (each force model from Python, rd.aba), on example-robot-data's Panda (its mimic
 finger joint: the CRBA route) pressing on a table among three free boxes: the same trajectory to 1e-12."""
-import warnings
 
 import numpy as np
 import pytest
@@ -10,34 +9,7 @@ import pytest
 import robot_dynamics as rd
 from robot_dynamics.contact.free_bodies import FreeBodies
 from robot_dynamics.contact.stepping import ContactStepper
-from robot_dynamics.tools.sample import example_robot_data_dir
-
-WORLD = """
-ground: {height: 0.0}
-static:
-  - {name: table, shape: box, size: [0.8, 1.2, 0.04], position: [0.55, 0.0, 0.38]}
-free:
-  - {name: box1, shape: box, size: [0.05, 0.05, 0.05], mass: 0.2, position: [0.45, 0.25, 0.425]}
-  - {name: box2, shape: box, size: [0.06, 0.04, 0.05], mass: 0.2, position: [0.60, -0.25, 0.425], rpy: [0, 0, 0.4]}
-  - {name: box3, shape: box, size: [0.04, 0.04, 0.08], mass: 0.2, position: [0.75, 0.10, 0.44]}
-"""
-READY = np.array([0.0, -0.785398, 0.0, -2.35619, 0.0, 1.5707, 0.785398, 0.02])
-
-
-def panda_scene():
-    """(model, world, detector): example-robot-data's Panda (hulls, finger boxes, its SRDF), the ground, a
-    table and three boxes (bench/contact_step.py's scene)."""
-    from robot_dynamics.contact import CollisionModel, Detector, load_world, shapes_from_urdf
-    erd = example_robot_data_dir()
-    urdf = str(erd / "panda_description/urdf/panda.urdf")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", rd.errors.URDFWarning)
-        model = rd.load_urdf(urdf)
-    world = load_world(WORLD)
-    shapes = shapes_from_urdf(urdf, package_dirs=[erd.parent.parent])
-    collision = CollisionModel(model, shapes, world, srdf=str(erd / "panda_description/srdf/panda.srdf"))
-    return model, world, Detector(collision)
-
+from robot_dynamics.tools.sample import PANDA_READY as READY, panda_table_scene as panda_scene
 
 @pytest.mark.parametrize("integrator", ["rk4", "semi_implicit_euler"])
 def test_compiled_stages_under_contact_equal_the_plug_in_path(integrator):

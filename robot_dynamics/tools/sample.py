@@ -93,3 +93,38 @@ def example_robot_data_dir():
         if (c / "panda_description" / "urdf" / "panda.urdf").is_file():
             return c
     return None
+
+
+# example-robot-data's Panda at its ready pose, the finger 2 cm open [rad, m]
+PANDA_READY = np.array([0.0, -0.785398, 0.0, -2.35619, 0.0, 1.5707, 0.785398, 0.02])
+
+
+def panda_table_scene(robot="example-robot-data", world=None):
+    """``(model, world, detector)`` of issue 35's scene: a Panda, the ground, the table and the three free boxes
+    of the shipped ``config/worlds/panda_table.yaml`` (or ``world``, a world file's path or text).
+
+    ``robot``: ``"example-robot-data"`` (its URDF, collision meshes as convex hulls, the finger boxes and its
+    SRDF; a LookupError when that package is not installed) or ``"bundled"`` (urdf/panda_arm.urdf's display
+    primitives as the collision shapes, with urdf/panda_arm.srdf's pairs).
+    """
+    import warnings
+
+    import robot_dynamics as rd
+    from robot_dynamics.contact import CollisionModel, Detector, load_world, shapes_from_urdf
+    world = load_world(str(rd.bundled_path("config/worlds/panda_table.yaml")) if world is None else world)
+    if robot == "bundled":
+        urdf = rd.bundled_path("panda_arm.urdf")
+        model = rd.load_urdf(urdf)
+        shapes, srdf = shapes_from_urdf(str(urdf), element="visual"), rd.bundled_path("urdf/panda_arm.srdf")
+    elif robot == "example-robot-data":
+        erd = example_robot_data_dir()
+        if erd is None:
+            raise LookupError("example-robot-data is not installed (pip install -r requirements-dev.txt)")
+        urdf = str(erd / "panda_description/urdf/panda.urdf")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", rd.errors.URDFWarning)
+            model = rd.load_urdf(urdf)
+        shapes, srdf = shapes_from_urdf(urdf, package_dirs=[erd.parent.parent]), erd / "panda_description/srdf/panda.srdf"
+    else:
+        raise ValueError("robot: expected 'example-robot-data' or 'bundled', got %r" % (robot,))
+    return model, world, Detector(CollisionModel(model, shapes, world, srdf=str(srdf)))
