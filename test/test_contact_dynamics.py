@@ -288,18 +288,33 @@ def test_the_arm_folded_into_itself_stops_at_contact():
     sim = rd.Simulator(model, q0=opened, contact=stepper)
     sim.set_command(folded, mode="position")
     sim.step(2000)
-    a, b, point, normal, F = stepper.wrenches()
-    q = sim.q
-    assert len(a) > 0 and np.all((a >= 0) & (a < model.nb) & (b >= 0) & (b < model.nb))   # arm on arm
-    assert -2.95 < q[3] < -2.85                                              # stopped short of -3.0
-    tau_contact = np.zeros(model.nv)
-    for body_a, body_b, x, f in zip(a, b, point, F):
-        for body, sign in ((body_a, 1.0), (body_b, -1.0)):
-            link = model.link_names[model.body_link[body]]
-            Tl = rd.link_pose(model, q, link)
-            tau_contact += sign * rd.jacobian(model, q, link, Tl[:3, :3].T @ (x - Tl[:3, 3]))[:3].T @ f
-    passive = [f.generalized_force(model, sim.time, q, sim.qd, sim.command) for f in sim.forces]
-    tau_g = sim.effort + sum(t for t in passive if t is not None) - rd.gravity_torques(model, q)   # finger stop
+
+    def balance():
+        """(tau_contact, tau_g) [N m] now: the self-contact forces' joint torques and the servo's, the stops'
+        and gravity's."""
+        a, b, point, normal, F = stepper.wrenches()
+        q = sim.q
+        assert len(a) > 0 and np.all((a >= 0) & (a < model.nb) & (b >= 0) & (b < model.nb))   # arm on arm
+        tau_contact = np.zeros(model.nv)
+        for body_a, body_b, x, f in zip(a, b, point, F):
+            for body, sign in ((body_a, 1.0), (body_b, -1.0)):
+                link = model.link_names[model.body_link[body]]
+                Tl = rd.link_pose(model, q, link)
+                tau_contact += sign * rd.jacobian(model, q, link, Tl[:3, :3].T @ (x - Tl[:3, 3]))[:3].T @ f
+        passive = [f.generalized_force(model, sim.time, q, sim.qd, sim.command) for f in sim.forces]
+        return tau_contact, sim.effort + sum(t for t in passive if t is not None) - rd.gravity_torques(model, q)
+
+    # The hulls' single contact point per pair moves between their vertices: the stopped arm keeps a jitter of
+    # about 0.01 rad/s (2026-11-28) and one sample's balance swings between 0.7 % and 3 %. Averaged over 0.5 s
+    # the momentum's change is nil and the balance holds (0.1-0.3 % measured over 2-4 s).
+    q_stop = sim.q.copy()
+    samples = []
+    for _ in range(100):
+        sim.step(5)
+        samples.append(balance())
+    tau_contact, tau_g = np.mean(samples, axis=0)
+    assert -2.95 < q_stop[3] < -2.85                                         # stopped short of -3.0
+    assert np.abs(sim.q - q_stop).max() < 5e-3                               # and stays stopped
     assert np.linalg.norm(tau_contact + tau_g) < 0.01 * np.linalg.norm(tau_g)
 
 
