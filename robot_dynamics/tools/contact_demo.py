@@ -248,10 +248,7 @@ def run(path, model, q0, duration, namespace, *, force, world_file, output, node
     except KeyboardInterrupt:
         print('\nCtrl-C: stopping', flush=True)
     finally:
-        nodes.stop()
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
+        nodes.close(executor, node)
     if closed is None:
         return 1
     end = max(t for t, _ in forces.samples['ft_sensor']) if forces.samples['ft_sensor'] else time.monotonic()

@@ -132,6 +132,15 @@ class Nodes:
     def stop(self):
         stop_all(list(self.processes.values()))
 
+    def close(self, executor, node):
+        """The end of a demo run: stop the node processes, then this process's ``executor``, its ``node`` and
+        rclpy."""
+        import rclpy
+        self.stop()
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown()
+
 
 class Recorder:
     """Subscribes to the loop's topics and keeps what the report needs (thread-safe)."""
@@ -272,10 +281,7 @@ def run_loop(urdf, model, q0, duration, namespace):
             info['dyn_' + key] = rec.diagnostic(f'{namespace}/dynamics_node', key)
         info['torques'] = rec.torques
     finally:
-        nodes.stop()
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
+        nodes.close(executor, node)
     t = np.asarray(rec.t) - (rec.t[0] if rec.t else 0.0)
     return t, np.asarray(rec.q).reshape(-1, model.nq), np.asarray(rec.torque_latency), info
 

@@ -113,10 +113,7 @@ def run(path, model, q0, duration, namespace, *, nodes, spinner, make_executor, 
     except KeyboardInterrupt:
         print('\nCtrl-C: stopping', flush=True)
     finally:
-        nodes.stop()
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
+        nodes.close(executor, node)
     if results:
         worst = max(r[1] for r in results)
         print(f'\nTracking error at rest (the last 0.3 s of each target), largest: {worst * 1e3:.3f} mm '
