@@ -25,7 +25,8 @@ pose, which the node holds without a target) and takes the latency of each messa
 minus its stamp (through DDS twice and the target's callback once); the
 target's CPU share is read from /proc/<pid>/stat over the measured window.
 This process also subscribes to dynamics_node's command (Float64MultiArray,
-which has no stamp) and counts it. ``--command-process`` gives the command
+which has no stamp) and counts it, serialized (a raw subscription: nothing
+here reads it, and its Python deserialization delayed the torque after it). ``--command-process`` gives the command
 to a process of its own instead, a stand-in of the controller manager: on
 this 2-core machine that fourth process cost more than it took off the
 receiver (docs/PERFORMANCE.md, 2026-11-27).
@@ -46,7 +47,13 @@ p50/p90/p99/max latency and CPU share (of one core) and the round's ratios
 (every round's relay and dynamics_node lost nothing; the median of the
 rounds' p99 ratios <= 1.3 and of their CPU ratios <= 1.5) and, as its last
 line, ``ratio p99 X cpu Y`` (those medians). Exits 1 if a target is missed.
-``--json`` prints the figures as JSON as well. Publisher and receiver are
+``--json`` prints the figures as JSON as well. ``--trace DIR`` runs both
+targets traced (bench/latency_trace.py) and prints, per target and round,
+where a message's latency goes: in (stamp to the target's callback), the
+callback, out (to the receipt here), p50 and p99, and how much of the top 1 %
+came while another callback of the target (dynamics_node's watchdog timer or
+diagnostics) ran; the wrappers cost about 2 us a message, so the targets'
+verdict is not taken from a traced run. Publisher and receiver are
 separate processes so that neither's Python loop delays the other; all
 share the machine's cores.
 """
@@ -65,6 +72,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))                    # this checkout's robot_dynamics, installed or not
 sys.path.insert(1, str(ROOT / 'test' / 'ros'))   # the tests' node-process harness, node_process.py
 from node_process import NodeProcessError, start_node  # noqa: E402
+sys.path.insert(2, str(ROOT / 'bench'))
+import latency_trace  # noqa: E402
 
 NS = '/rd_bench_%d' % os.getpid()
 NODE = 'bench_dynamics'
@@ -200,8 +209,11 @@ class Receiver:
             self.node.destroy_subscription(sub)
         self.subs = [self.node.create_subscription(JointState, torque_topic, self.on_torque, self.qos)]
         if command_topic:
+            # Counted only, so taken serialized (raw): deserializing it in Python here, before the torque that
+            # follows it, added 30-50 us to each of dynamics_node's measured latencies (docs/PERFORMANCE.md,
+            # 2026-11-28 night), a cost of this process, not of the node (a controller manager takes it in C++).
             self.subs.append(self.node.create_subscription(Float64MultiArray, command_topic, self.on_command,
-                                                           self.qos))
+                                                           self.qos, raw=True))
         self.reset()
 
     def close(self):
@@ -252,6 +264,8 @@ def measure(label, target, params, name, receiver, phases, results, args, comman
     got = np.unique(seq[measured])
     expected = info['sent'] - info['first_measured']
     lat_ms = np.sort(lat[measured]) * 1e3
+    trace = (latency_trace.decompose(args.trace, 'relay' if label == 'relay' else 'dynamics_node', seq, lat,
+                                     info['first_measured']) if args.trace else None)
 
     def pct(p):
         return float(np.percentile(lat_ms, p)) if lat_ms.size else float('nan')
@@ -263,6 +277,7 @@ def measure(label, target, params, name, receiver, phases, results, args, comman
         'latency_p50_ms': pct(50), 'latency_p90_ms': pct(90), 'latency_p99_ms': pct(99),
         'latency_max_ms': float(lat_ms[-1]) if lat_ms.size else float('nan'),
         'cpu_share_of_one_core': (cpu1 - cpu0) / (wall1 - wall0),
+        'trace': trace,
     }
 
 
@@ -296,6 +311,12 @@ def report(f, what):
     print('  latency publish -> receipt: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms'
           % (f['latency_p50_ms'], f['latency_p90_ms'], f['latency_p99_ms'], f['latency_max_ms']))
     print('  CPU: %.1f %% of one core' % (100 * f['cpu_share_of_one_core']), flush=True)
+    t = f.get('trace')
+    if t:
+        print('  trace [us] p50 / p99: in %.0f / %.0f, callback %.0f / %.0f, out %.0f / %.0f; top 1 %% during '
+              'another callback of the target: %.0f %% (%d such callbacks)'
+              % (t['in_p50_us'], t['in_p99_us'], t['callback_p50_us'], t['callback_p99_us'], t['out_p50_us'],
+                 t['out_p99_us'], 100 * t['tail_during_other_callbacks'], t['other_callbacks']), flush=True)
 
 
 def run(args):
@@ -314,6 +335,11 @@ def run(args):
                       args=(NS, args.rate, args.warmup, args.duration, phases, results, domain_env))
     pub.start()
     relay_cmd = [sys.executable, str(ROOT / 'bench' / 'ros_relay.py'), '--reliability', args.reliability]
+    node_target = 'dynamics_node'
+    if args.trace:
+        pathlib.Path(args.trace).mkdir(parents=True, exist_ok=True)
+        relay_cmd += ['--trace', args.trace]
+        node_target = [sys.executable, str(ROOT / 'bench' / 'latency_trace.py'), 'node', args.trace]
     if args.relay_command:
         relay_cmd.append('--command')
     command_topic = NS + '/commands' if not args.command_process and not args.no_command_subscriber else None
@@ -334,7 +360,7 @@ def run(args):
                         figures[label] = measure(label, relay_cmd, None, RELAY, receiver, phases, results, args,
                                                  command_topic=command_topic if args.relay_command else None)
                     else:
-                        figures[label] = measure(label, 'dynamics_node', params, NODE, receiver, phases, results,
+                        figures[label] = measure(label, node_target, params, NODE, receiver, phases, results,
                                                  args, command_topic=command_topic, commands=commands,
                                                  torque=TORQUE_TOPIC.get(args.mode, 'compensation_torque'))
                 figures['tries'] = attempt
@@ -427,6 +453,9 @@ def main(argv=None):
                         help='a round in which the relay or dynamics_node delivered a message later than this '
                              '[ms] is repeated (50)')
     parser.add_argument('--json', action='store_true', help='also print the figures as JSON')
+    parser.add_argument('--trace', metavar='DIR',
+                        help='run both targets traced (bench/latency_trace.py: each message\'s time in, in the '
+                             "target's callback and out, files in DIR) and print where the latency goes")
     args = parser.parse_args(argv)
     for option in ('rounds', 'tries'):
         if getattr(args, option) < 1:

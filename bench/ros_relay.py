@@ -39,6 +39,21 @@ def make_executor():
     return SingleThreadedExecutor()
 
 
+def _traced(relay, directory):
+    """``relay`` with its callback's start and end recorded (bench/latency_trace.py)."""
+    import time
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from latency_trace import Trace
+    trace = Trace(directory, 'relay')
+
+    def traced(msg):
+        t0 = time.time_ns()
+        relay(msg)
+        stamp = msg.header.stamp
+        trace.message(int(msg.header.frame_id), stamp.sec * 1_000_000_000 + stamp.nanosec, t0, time.time_ns())
+    return traced
+
+
 def main(argv=None):
     import rclpy
     from rclpy.event_handler import PublisherEventCallbacks
@@ -52,6 +67,8 @@ def main(argv=None):
     parser.add_argument('--reliability', default='best_effort', choices=('best_effort', 'reliable'))
     parser.add_argument('--command', action='store_true',
                         help='also publish a Float64MultiArray command on commands before each relayed message')
+    parser.add_argument('--trace', metavar='DIR',
+                        help='record each message\'s callback times into DIR (bench/latency_trace.py)')
     args = parser.parse_args(rclpy.utilities.remove_ros_args(argv)[1:])
     rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node('bench_relay')
@@ -71,6 +88,8 @@ def main(argv=None):
             command.data = msg.position
             command_pub.publish(command)
             pub.publish(msg)
+    if args.trace:                                      # bench/ros_latency.py --trace: per-message times
+        relay = _traced(relay, args.trace)
     node.create_subscription(JointState, 'joint_states', relay, QoSProfile(depth=100, reliability=reliability))
     executor = make_executor()
     executor.add_node(node)

@@ -1,0 +1,46 @@
+"""bench/latency_trace.py: the sequence number and stamp read from a serialized JointState, and the split of
+each message's latency into in, callback and out (a synthetic trace whose parts are known)."""
+import pathlib
+import sys
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'bench'))
+import latency_trace as LT  # noqa: E402
+
+
+def test_sequence_number_and_stamp_come_from_the_serialized_message():
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+    msg = JointState(name=['a', 'b'], position=[1.0, 2.0])
+    msg.header.frame_id = '12345'
+    msg.header.stamp.sec, msg.header.stamp.nanosec = 1795908000, 987654321
+    assert LT.seq_and_stamp(serialize_message(msg)) == (12345, 1795908000 * 10**9 + 987654321)
+
+
+def test_each_latency_splits_into_in_callback_and_out(tmp_path):
+    rng = np.random.default_rng(3)
+    n, first = 2000, 100
+    stamp = 10**18 + np.arange(n, dtype=np.int64) * 1_000_000
+    t_in = rng.integers(50_000, 150_000, n)                      # [ns]
+    t_cb = rng.integers(20_000, 60_000, n)
+    t_out = rng.integers(80_000, 120_000, n)
+    t_in[1500] = t_cb[1700] = t_out[1900] = 5_000_000            # three late messages, one part each
+    trace = LT.Trace(tmp_path, 'dynamics_node')
+    for k in range(n):
+        trace.message(k, int(stamp[k]), int(stamp[k] + t_in[k]), int(stamp[k] + t_in[k] + t_cb[k]))
+    # A timer callback ran while message 1500 waited, none during the others of the top 1 %.
+    trace.others.append((int(stamp[1500]) + 1000, int(stamp[1500]) + 4_000_000, 'on_watchdog'))
+    trace.save()
+    seq = np.arange(n)
+    latency = (t_in + t_cb + t_out) * 1e-9
+    got = LT.decompose(tmp_path, 'dynamics_node', seq, latency, first)
+    measured = slice(first, None)
+    for part, x in (('in', t_in), ('callback', t_cb), ('out', t_out), ('latency', t_in + t_cb + t_out)):
+        for p, q in (('p50', 50), ('p99', 99)):
+            want = np.percentile(x[measured] * 1e-3, q)
+            assert abs(got['%s_%s_us' % (part, p)] - want) < 1e-3 * max(1.0, want), (part, p)
+    top = np.sort(latency[measured])[-int(0.01 * (n - first)):]
+    assert 1 / len(top) - 1e-9 <= got['tail_during_other_callbacks'] <= 1 / len(top) + 1e-9
+    assert got['other_callbacks'] == 1
+    assert LT.decompose(tmp_path, 'relay', seq, latency, first) is None      # no trace of that target
