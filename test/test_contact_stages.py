@@ -24,8 +24,8 @@ def test_compiled_stages_under_contact_equal_the_plug_in_path(integrator):
     for compiled in (True, False):
         stepper = ContactStepper(model, detector, FreeBodies.from_world(world))
         sim = rd.Simulator(model, q0=q0, integrator=integrator, contact=stepper)
-        assert sim._stages
-        sim._stages = compiled
+        assert sim._plug_ins.stages
+        sim._plug_ins.stages = compiled
         sim.set_command(q0, mode="position")
         sim.step(200)
         sim.set_command(target, mode="position")

@@ -38,21 +38,16 @@ import numpy as np
 
 from .. import checks
 from ..algorithms.kernels import jit
-from ..algorithms.aba import aba
 from ..algorithms.energy import kinetic_energy, potential_energy
-from ..algorithms.rnea import gravity_torques, rnea
-from ..algorithms.wrench import _to_bodies
 from ..constraints.assembly import assemble
 from ..constraints.closure import one_thread
-from ..constraints.dynamics import _gains as baumgarte_gains, forward as loop_forward
 from .commands import Command, JointActuator
 from .constraints import LoopClosure, VelocityLimits
-from .forces import ExternalWrenches, ForceModel, JointFriction, PositionLimits
+from .forces import ExternalWrenches, JointFriction, PositionLimits
 from .fused_path import FusedPath
 from .integrators import RK4, SemiImplicitEuler, get_integrator, lie_step
+from .plugin_sum import PlugIns, check_plug_ins
 from ..errors import InputError, SimulationError
-
-_NO_WRENCH = np.empty((0, 6))            # the kernels' f_ext of no wrench
 
 
 @jit
@@ -83,6 +78,36 @@ def default_constraints(model):
     """The step constraints from the URDF: velocity limits (:class:`VelocityLimits`);
     none on a floating or planar base."""
     return [] if model.root_joint is not None else [VelocityLimits(model)]
+
+
+def _actuated_joints(model, actuated):
+    """The tuple of actuated joint names of ``model``: all its joints for None,
+    else the names ``actuated`` (one name or several), checked distinct and known."""
+    names = model.joint_names
+    if actuated is None:
+        return tuple(names)
+    actuated = [actuated] if isinstance(actuated, str) else list(actuated)
+    unknown = [j for j in actuated if j not in names]
+    if unknown or len(set(actuated)) != len(actuated) or not actuated:
+        raise InputError("actuated must name distinct joints of the model (%s), got %r"
+                         % (", ".join(names), actuated))
+    return tuple(actuated)
+
+
+def _one_state(model, x, name):
+    """A copy of ``x``, one state's ``q`` (nq,) or ``qd`` (nv,) of ``model``
+    (``name``: 'q' or 'qd'), checked finite; InputError for a batch."""
+    if model.root_joint is not None and name == "q":          # nq entries (checked), not nv
+        from ..model.configuration import _config
+        a = _config(model, x, "q")
+        shape, a = a.shape[:-1], a.reshape(1, -1)
+    else:
+        shape, (a,) = checks.batch(model, **{name: x})
+    if shape:
+        raise InputError("%s must be one state (%d,), got shape %s"
+                         % (name, model.nq if name == "q" else model.nv, np.shape(x)))
+    checks.check_finite(**{name: a[0]})
+    return a[0].copy()
 
 
 class Simulator:
@@ -156,42 +181,19 @@ class Simulator:
         self.contact = contact                 # free bodies and contacts: robot_dynamics.contact.ContactStepper
         if contact is not None:
             self.integrator, self.forces = contact.integrator(self.integrator, self.dt), self.forces + (contact,)
-        for f in (self.actuator,) + self.forces:
-            if not isinstance(f, ForceModel):
-                raise InputError("%r is not a force model: it needs generalized_force(model, t, q, qd, command)"
-                                 % (f,))
-        for c in self.constraints:
-            if not callable(getattr(c, "apply", None)):
-                raise InputError("%r is not a constraint: it needs apply(model, t, q, qd)" % (c,))
+        check_plug_ins(self.actuator, self.forces, self.constraints)
         self.wrenches = ExternalWrenches(model)
-        models = (self.actuator,) + self.forces + (self.wrenches,)
-        self._generalized = [f.generalized_force for f in models if f is not self.wrenches]
-        self._wrench_models = [f.link_wrenches for f in models if callable(getattr(f, "link_wrenches", None))]
         self._command = Command.zero(len(model.joint_names))
-        self._zero = np.zeros(len(model.joint_names))
-        self.actuated = self._actuated(actuated)
+        self.actuated = _actuated_joints(model, actuated)
         self._all_actuated = self.actuated == tuple(model.joint_names)
         self._loops = bool(model.loops)
         if self._loops:
             self.loop_closure = LoopClosure(model)
-            self._kv, self._kp = baumgarte_gains(baumgarte)
-        self._stick = next((f for f in self.forces if isinstance(f, JointFriction) and f.stiction), None)
         own = tuple(f for f in self.forces if f is not contact)
-        self._fused = FusedPath(model, self.integrator, self.actuator, own)
-        self._stages = contact is not None and self._fused.stages      # each stage compiled (_accel)
+        self._fused = FusedPath(model, self.integrator, self.actuator, own)       # whole steps compiled
+        self._plug_ins = PlugIns(model, self.dt, self.actuator, self.forces, self.wrenches, self._fused, contact,
+                                 baumgarte)                                        # their sum: _accel
         self.reset(q0, qd0)
-
-    def _actuated(self, actuated):
-        """The tuple of actuated joint names (all joints for None), checked."""
-        names = self.model.joint_names
-        if actuated is None:
-            return tuple(names)
-        actuated = [actuated] if isinstance(actuated, str) else list(actuated)
-        unknown = [j for j in actuated if j not in names]
-        if unknown or len(set(actuated)) != len(actuated) or not actuated:
-            raise InputError("actuated must name distinct joints of the model (%s), got %r"
-                             % (", ".join(names), actuated))
-        return tuple(actuated)
 
     # --- state -------------------------------------------------------------
 
@@ -212,8 +214,8 @@ class Simulator:
             InputError: bad values; AssemblyError: the loops cannot be closed
                 from ``q`` with the ``keep`` joints held.
         """
-        q = self.model.neutral() if q is None else self._vector(q, "q")
-        qd = np.zeros(self.model.nv) if qd is None else self._vector(qd, "qd")
+        q = self.model.neutral() if q is None else _one_state(self.model, q, "q")
+        qd = np.zeros(self.model.nv) if qd is None else _one_state(self.model, qd, "qd")
         if self._root:
             from ..model.configuration import normalize
             q = normalize(self.model, q)
@@ -233,19 +235,6 @@ class Simulator:
             keep = () if self._all_actuated else self.actuated
         q = assemble(self.model, q, keep=keep, tol=self.loop_closure.tol)      # the kept joints exactly
         return self.loop_closure.apply(self.model, t, q, qd)
-
-    def _vector(self, x, name):
-        if self._root and name == "q":          # nq entries (checked), not nv
-            from ..model.configuration import _config
-            a = _config(self.model, x, "q")
-            shape, a = a.shape[:-1], a.reshape(1, -1)
-        else:
-            shape, (a,) = checks.batch(self.model, **{name: x})
-        if shape:
-            raise InputError("%s must be one state (%d,), got shape %s"
-                             % (name, self.model.nq if name == "q" else self.model.nv, np.shape(x)))
-        checks.check_finite(**{name: a[0]})
-        return a[0].copy()
 
     @property
     def time(self):
@@ -276,10 +265,7 @@ class Simulator:
     def effort(self):
         """(nq,) motor torques the actuator applies at the current state [N m or N]
         (the ``effort`` state interface)."""
-        m = self.model
-        tau = self.actuator.generalized_force(m, self.time, self._q[m.root_nq:], self._qd[m.root_nv:],
-                                              self._command)
-        return self._zero.copy() if tau is None else np.array(tau, dtype=float)
+        return self._plug_ins.effort(self.time, self._q, self._qd, self._command)
 
     def energy(self):
         """Total mechanical energy ``T + U`` [J] at the current state."""
@@ -338,44 +324,8 @@ class Simulator:
     # --- stepping ----------------------------------------------------------
 
     def _accel(self, t, q, qd):
-        """qdd = aba(q, qd, sum of generalized forces, sum of link wrenches)."""
-        if self._stages:
-            return self._fused.acceleration(q, qd, self.dt, self._fused.arguments(self._command),
-                                            self._body_wrenches(t, q, qd))
-        tau = None
-        qj, qdj = (q[self.model.root_nq:], qd[self.model.root_nv:]) if self._root else (q, qd)
-        for gf in self._generalized:
-            f = gf(self.model, t, qj, qdj, self._command)
-            if f is not None:
-                tau = f if tau is None else tau + f
-        if self._root:
-            tau = np.concatenate([np.zeros(self.model.root_nv), self._zero if tau is None else tau])
-        W = None
-        for lw in self._wrench_models:
-            w = lw(self.model, t, q, qd)
-            if w is not None:
-                W = w if W is None else W + w
-        if self._loops:                       # the wrenches as joint torques J^T f = g - rnea(q, 0, 0, f)
-            tau = self._zero if tau is None else tau
-            if W is not None:
-                tau = tau + (gravity_torques(self.model, q) - rnea(self.model, q, self._zero, self._zero, W))
-            return loop_forward(self.model, q, qd, tau, self._kv, self._kp, forces=False)[0]
-        tau = self._zero if tau is None else tau
-        qdd = aba(self.model, q, qd, tau, W)
-        return qdd if self._stick is None else self._stick.hold(self.model, q, qd, tau, qdd, self.dt, W)
-
-    def _body_wrenches(self, t, q, qd):
-        """(nb, 6) the link wrenches' sum as the kernels' body wrenches, or (0, 6) for none."""
-        W = None
-        for lw in self._wrench_models:
-            w = lw(self.model, t, q, qd)
-            if w is not None:
-                W = w if W is None else W + w
-        if W is None:
-            return _NO_WRENCH
-        out = np.empty((1, self.model.nb, 6))            # (nl, 6) arrays of the contact and ExternalWrenches
-        _to_bodies(self.model.link_body, self.model.link_pose_rows, W.reshape(1, -1, 6), out)
-        return out[0]
+        """qdd = aba(q, qd, sum of generalized forces, sum of link wrenches) (:class:`.plugin_sum.PlugIns`)."""
+        return self._plug_ins.acceleration(t, q, qd, self._command)
 
     def step(self, n=1):
         """Advance ``n`` physics steps of ``dt``; returns the new :class:`SimState`.
@@ -452,17 +402,4 @@ class Simulator:
 
     def _culprit(self, t):
         """Name the first force model with a non-finite output at the current state, if any."""
-        for gf in self._generalized:
-            try:
-                f = gf(self.model, t, self._q, self._qd, self._command)
-            except Exception as err:                      # diagnostic only
-                return " (%s raised %r)" % (_owner(gf), err)
-            if f is not None and not np.all(np.isfinite(f)):
-                return " (%s returned %s)" % (_owner(gf), np.asarray(f))
-        return ""
-
-
-def _owner(method):
-    """Class name of a bound method's object (the force model), else the callable's name."""
-    owner = getattr(method, "__self__", None)
-    return type(owner).__name__ if owner is not None else getattr(method, "__qualname__", repr(method))
+        return self._plug_ins.culprit(t, self._q, self._qd, self._command)
