@@ -555,6 +555,30 @@ def test_a_step_that_would_give_nan_raises_and_keeps_the_state(panda, value, mes
     assert sim.time == pytest.approx(before.t + sim.dt)
 
 
+class JointsOnly(Faulty):
+    """A misbehaving force model that, as every force model, takes the joints' (q, qd), never the base's."""
+
+    def generalized_force(self, model, t, q, qd, command):
+        if len(q) != len(model.joint_names) or len(qd) != len(model.joint_names):
+            raise ValueError("expected the joints' q and qd, got %d and %d values" % (len(q), len(qd)))
+        return np.full(len(model.joint_names), self.value) if self.armed else None
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "semi_implicit_euler"])
+def test_the_culprit_on_a_floating_base_is_found_at_the_joints_state(integrator):
+    """The error names what the model returned, evaluated as the step evaluates it (the joints' part of
+    the state), not an error of its own arguments."""
+    from pathlib import Path
+    model = rd.load_urdf(str(Path(__file__).resolve().parents[1] / "test" / "data" / "mobile_manipulator.urdf"))
+    assert model.root_joint == "floating"
+    faulty = JointsOnly(np.nan)
+    sim = Simulator(model, integrator=integrator, forces=[faulty])
+    sim.step(5)
+    faulty.armed = True
+    with pytest.raises(SimulationError, match=r"state kept.*\(JointsOnly returned \[nan"):
+        sim.step()
+
+
 def test_command_zero_and_actuator_defaults(panda):
     c = Command.zero(7)
     assert not c.mode.flags.writeable and not c.value.flags.writeable

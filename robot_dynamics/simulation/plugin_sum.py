@@ -134,10 +134,12 @@ class PlugIns:
         return self.zero.copy() if tau is None else np.array(tau, dtype=float)
 
     def culprit(self, t, q, qd, command):
-        """Name the first force model with a non-finite output at ``(q, qd)``, if any."""
+        """Name the first force model with a non-finite output at ``(q, qd)`` (evaluated, as in
+        :meth:`generalized_force`, at the joints' part of a moving base's state), if any."""
+        qj, qdj = (q[self.model.root_nq:], qd[self.model.root_nv:]) if self.root else (q, qd)
         for gf in self.generalized:
             try:
-                f = gf(self.model, t, q, qd, command)
+                f = gf(self.model, t, qj, qdj, command)
             except Exception as err:                      # diagnostic only
                 return " (%s raised %r)" % (_owner(gf), err)
             if f is not None and not np.all(np.isfinite(f)):
