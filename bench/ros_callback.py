@@ -2,6 +2,7 @@
 
 Usage (from the checkout, after scripts/setup-venv.sh):
     .venv/bin/python bench/ros_callback.py [--messages 10000] [--repeats 5] [--backend compiled] [--checkout PATH]
+                                           [--diagnostics]
 
 Configures a DynamicsNode on the bundled Panda (urdf/panda_arm.urdf) with the
 ros2_control command on (``publish_command``), as bench/ros_latency.py runs
@@ -14,10 +15,14 @@ and the executor are not included; bench/ros_latency.py measures those.
 ``--backend compiled`` sets the node's ``backend`` parameter (the laws on the
 Panda's generated C, docs/CODEGEN.md); ``--mode`` its ``mode``.
 
+``--diagnostics`` times the node's diagnostics period instead (``publish_diagnostics``, once a second on the
+torque loop's thread; published to no subscriber), once after every 100 of the joint states, so that its
+counters and statistics change from one period to the next as in a running node.
+
 ``--checkout`` runs another checkout's robot_dynamics (e.g. a worktree of an
 older commit) with this script, for a side-by-side figure.
 
-Prints the median and p99 per call of each repeat and, as its last line,
+Prints the median and p99 per call (joint state or diagnostics period) of each repeat and, as its last line,
 ``median X us`` (the median of the repeats' medians).
 """
 import argparse
@@ -37,6 +42,8 @@ def main():
     ap.add_argument('--backend', default='library', choices=('library', 'compiled'),
                     help="the node's backend parameter (compiled: the laws on the Panda's generated C)")
     ap.add_argument('--mode', default='gravity_coriolis', help="the node's mode parameter")
+    ap.add_argument('--diagnostics', action='store_true',
+                    help='time the diagnostics period (after every 100 joint states) instead of the callback')
     args = ap.parse_args()
     sys.path.insert(0, args.checkout)
     import rclpy
@@ -74,12 +81,27 @@ def main():
             took[k] = time.perf_counter_ns() - t0
         return took / 1e3
 
-    run(min(2000, args.messages))
+    def run_diagnostics(n):
+        took = []
+        for k in range(n):
+            m = msgs[k]
+            m.header.stamp.sec, m.header.stamp.nanosec = divmod(time.time_ns(), 1_000_000_000)
+            on_joint_state(serialize_message(m))
+            if k % 100 == 99:
+                t0 = time.perf_counter_ns()
+                node.publish_diagnostics()
+                took.append(time.perf_counter_ns() - t0)
+        return np.array(took) / 1e3
+
+    timed = run_diagnostics if args.diagnostics else run
+    what = 'diagnostics period' if args.diagnostics else 'joint state'
+
+    timed(min(2000, args.messages))
     medians = []
     for _ in range(args.repeats):
-        d = run(args.messages)
+        d = timed(args.messages)
         medians.append(float(np.median(d)))
-        print('median %.1f us, p99 %.1f us per joint state' % (medians[-1], np.percentile(d, 99)), flush=True)
+        print('median %.1f us, p99 %.1f us per %s' % (medians[-1], np.percentile(d, 99), what), flush=True)
     print('median %.1f us' % statistics.median(medians))
     node.destroy_node()
     rclpy.shutdown()

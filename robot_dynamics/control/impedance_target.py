@@ -55,6 +55,7 @@ class ImpedanceTarget:
         self.index = {name: i for i, name in enumerate(self.joint_names)}
         self.accepted = self.rejected = 0
         self.problem = ''
+        self._described = (None, '')    # (the held target's bytes, describe's text of them)
         self.forget()
 
     def forget(self):
@@ -127,13 +128,23 @@ class ImpedanceTarget:
         return self.position, self.quaternion
 
     def describe(self):
-        """The held target, for diagnostics."""
+        """The held target, for diagnostics: numpy's text of it rounded, made again only when its values changed
+        (numpy's printing of the two arrays of a pose took some 40 us of the torque loop's thread)."""
         if self.kind == 'pose' and self.position is not None:
+            held = self.position.tobytes() + self.quaternion.tobytes()
+        elif self.kind == 'joints' and not np.isnan(self.q).all():
+            held = self.q.tobytes()
+        else:
+            return 'none (the next state is held)' if self.kind else 'none (the mode takes no target)'
+        if held != self._described[0]:
+            self._described = (held, self._text())
+        return self._described[1]
+
+    def _text(self):
+        if self.kind == 'pose':
             return 'position %s m, quaternion %s (%s)' % (np.round(self.position, 4), np.round(self.quaternion, 4),
                                                           self.base_link)
-        if self.kind == 'joints' and not np.isnan(self.q).all():
-            return 'joints %s' % np.round(self.q, 4)
-        return 'none (the next state is held)' if self.kind else 'none (the mode takes no target)'
+        return 'joints %s' % np.round(self.q, 4)
 
     def _common(self, kind, stamp_ns, now_ns):
         if self.kind is None:

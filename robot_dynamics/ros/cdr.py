@@ -213,3 +213,56 @@ class Float64ArrayWriter:
     def serialize(self, values):
         """The bytes of the message with data ``values`` ((n,) float64)."""
         return self._head + values.astype('<f8', copy=False).tobytes()
+
+
+class DiagnosticArrayWriter:
+    """Serialized diagnostic_msgs/DiagnosticArray of one DiagnosticStatus, its values as (key, value) pairs.
+
+        DiagnosticArray:  Header header, DiagnosticStatus[] status
+        DiagnosticStatus: byte level, string name, string message, string hardware_id, KeyValue[] values
+        KeyValue:         string key, string value
+
+    A node's status has some 60 values, most of them the same every period (its parameters, its model): rclpy's
+    conversion of that many KeyValue objects costs more than the values themselves. Here a value is written as
+    ``str(value)``, and its KeyValue is serialized again only when that text differs from the last one of its key.
+    """
+
+    #: Keys remembered at most (a node has a fixed set of keys; more would be a key made of changing text).
+    MAX_KEYS = 512
+
+    def __init__(self):
+        self._last = {}         # key -> (its last text, its KeyValue serialized and padded to 4, the padding)
+
+    def serialize(self, stamp_ns, status, values):
+        """The bytes of the array stamped ``stamp_ns`` [ns] (frame_id empty) with one status: the ``level``
+        (DiagnosticStatus.OK etc., one byte), ``name``, ``message`` and ``hardware_id`` of ``status`` (a
+        DiagnosticStatus, or an object with these attributes) and ``values``, (key, value) pairs in their order."""
+        parts = [CDR_LE, _STAMP.pack(*divmod(stamp_ns, 1_000_000_000)), _EMPTY_FRAME_ONE_STATUS, status.level,
+                 _ZEROS[:3], _padded(status.name)[0], _padded(status.message)[0], _padded(status.hardware_id)[0], None]
+        last, pad, count = self._last, 0, 0
+        if len(last) > self.MAX_KEYS:
+            last.clear()
+        for key, value in values:
+            text = str(value)
+            known = last.get(key)
+            if known is None or known[0] != text:
+                block, pad = _padded(key)
+                value_block, pad = _padded(text)
+                known = last[key] = (text, block + value_block, pad)
+            parts.append(known[1])
+            pad = known[2]
+            count += 1
+        parts[8] = _U32.pack(count)
+        data = b''.join(parts)
+        return data[:len(data) - pad] if pad else data      # as rclpy: no padding after the last field
+
+
+#: header.frame_id '' (its length and NUL, padded to 4), then the count of statuses: 1.
+_EMPTY_FRAME_ONE_STATUS = _U32.pack(1) + b'\x00' + _ZEROS[:3] + _U32.pack(1)
+
+
+def _padded(text):
+    """(:func:`string` of ``text`` padded to 4 bytes, the padding [bytes]): a string that starts 4-aligned."""
+    raw = string(text)
+    pad = _pad(len(raw), 4)
+    return raw + _ZEROS[:pad], pad

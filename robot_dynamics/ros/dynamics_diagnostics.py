@@ -4,7 +4,7 @@ import time
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticStatus
 
 
 class Snapshot(NamedTuple):
@@ -52,8 +52,9 @@ class Snapshot(NamedTuple):
 
 
 def fill_status(node, status):
-    """Fill ``status`` (a DiagnosticStatus whose level ModelNode set) from ``node`` (a :class:`Snapshot`);
-    returns the clamp events counted so far (the next snapshot's ``clamps_reported``)."""
+    """The values of ``node`` (a :class:`Snapshot`), and the level and message of ``status`` (model_node.Status,
+    whose level ModelNode set). Returns (values [(key, value)], the clamp events counted so far: the next
+    snapshot's ``clamps_reported``)."""
     p, stats, loop = node.p, node.stats, node.pipeline
     period = stats.period(time.monotonic())
     slow = node.input_rate.judge(period['messages'], period['length']) if node.input_rate is not None else None
@@ -101,11 +102,10 @@ def fill_status(node, status):
         ('payload_identification', node.identify.state() if node.identify is not None else 'idle')]
     if node.ready and not node.merger.ready:
         values.append(('missing_joints', ', '.join(node.merger.missing())))
-    status.values.extend(KeyValue(key=k, value=str(v)) for k, v in values)
     wd.reset_period()
     if status.level == DiagnosticStatus.OK:
         _judge(node, status, new_clamps)
-    return clamps
+    return values, clamps
 
 
 def _judge(node, status, new_clamps):

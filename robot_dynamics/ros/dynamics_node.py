@@ -269,10 +269,6 @@ class DynamicsNode(ModelNode):
         # torque loop (measured at 1 kHz: bursts of about 100 joint states 10-20 ms late). Freed as usual.
         gc.freeze()
 
-    def ros_now_ns(self):
-        """The node clock's time [ns] (simulated time or the system clock)."""
-        return self.get_clock().now().nanoseconds
-
     def on_set_parameters(self, parameters):
         """A parameter change: validated, and the pipeline rebuilt with it; undone if it does not fit."""
         if any(param.name == 'use_sim_time' for param in parameters):
@@ -442,10 +438,11 @@ class DynamicsNode(ModelNode):
                    self.now_ns(), self.p, self.get_logger(), self.warn, self.no_base_text)
 
     def diagnostic_status(self, status):
-        self.clamps_reported = fill_status(Snapshot(
+        values, self.clamps_reported = fill_status(Snapshot(
             self.p, self.stats, self.pipeline, self.ready, self.model, self.watchdog, self.command, self.input_rate,
             self.payload_sync, self.identify, self.observer_out, self.backend.state(self.model), self.now_ns(),
             self.base_topic(), self.clamps_reported, self.get_logger().warning), status)
+        return values
 
     def final_stop(self, why):
         """The defined end of a clean stop (docs/NODES.md, 'When dynamics_node stops'): one zero command if

@@ -98,6 +98,7 @@ class DynamicsServices(ModelNode):
     def diagnostic_status(self, status):
         if status.level == 0:
             status.message = 'serving (%d joints)' % self.model.nq
+        return []
 
 
 def main(args=None):

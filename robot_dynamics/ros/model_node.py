@@ -33,7 +33,7 @@ leave the node without that model and with an ERROR status naming the file
 and the loop (the node keeps running). What the services answer for both:
 :mod:`.queries`.
 """
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -46,6 +46,7 @@ from ..control.closed_loop import check_actuated
 from ..control.model_holder import ModelHolder
 from ..model.model import describe_base
 from . import payloads, queries, timing_queries
+from .cdr import DiagnosticArrayWriter
 # Also model_node's names, where the nodes and tests import them from:
 from .spin import DEFAULT_EXECUTOR, EXECUTORS, STOP_WAIT, StopSignals, close, make_executor, run  # noqa: F401
 from .warm_up import WARMUP_URDF as _WARMUP_URDF, warm_up, warm_up_model, warm_up_moving_base  # noqa: F401
@@ -96,6 +97,7 @@ class ModelNode(Node):
         self.p = None                 # the parameters, once configured
         self.configured = False
         self.holder = ModelHolder(None, self.get_logger(), self.check_model, self.service_base_state)
+        self.now_ns = self.ros_now_ns       # the node clock's time [ns] (dynamics_node may choose a cheaper read)
 
     @property
     def model(self):
@@ -125,6 +127,8 @@ class ModelNode(Node):
         self.warm_up()
         self.diagnostics = self.create_publisher(DiagnosticArray, '/diagnostics', 10,
                                                  event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
+        self.diagnostics_writer = DiagnosticArrayWriter()
+        self.status_title = '%s: %s' % (self.get_fully_qualified_name().lstrip('/'), self.status_name)
         self.create_outputs()
         from_topic = self.load_model()
         self.create_timer(self.p.diagnostics_period, self.publish_diagnostics)
@@ -184,7 +188,8 @@ class ModelNode(Node):
         return None
 
     def diagnostic_status(self, status):
-        """Add values to the node's DiagnosticStatus and set its level/message."""
+        """The subclass's [(key, value)] after the model's (sent as str(value)); it may set status.level, .message."""
+        return []
 
     def final_stop(self, why):
         """What the node sends when it stops cleanly (run() calls it before the executor stops; ``why``: the
@@ -234,22 +239,32 @@ class ModelNode(Node):
         raise InputError('%s and %s has no base state' % (describe_base(model), self.get_name()))
 
     # --- diagnostics ------------------------------------------------------------
+    def ros_now_ns(self):
+        """The node clock's time [ns] (simulated time or the system clock)."""
+        return self.get_clock().now().nanoseconds
+
     def publish_diagnostics(self):
-        """Publish the node's DiagnosticStatus: the model's values, then the subclass's (diagnostic_status)."""
+        """Publish the node's DiagnosticStatus: the model's values, then the subclass's (diagnostic_status); serialized
+        here, no message objects (docs/PERFORMANCE.md, "dynamics_node's diagnostics period")."""
         holder, model = self.holder, self.holder.model
-        status = DiagnosticStatus(name='%s: %s' % (self.get_fully_qualified_name().lstrip('/'), self.status_name),
-                                  hardware_id=model.name if model is not None else '', level=DiagnosticStatus.OK,
-                                  message='ok')
+        status = Status(DiagnosticStatus.OK, self.status_title, 'ok', model.name if model is not None else '')
         if model is None:
             status.level = DiagnosticStatus.WARN if holder.status.startswith('waiting') else DiagnosticStatus.ERROR
             status.message = holder.error or holder.status
         elif holder.status != 'ok':
             status.level, status.message = DiagnosticStatus.ERROR, holder.error
-        status.values = [KeyValue(key=k, value=str(v)) for k, v in holder.status_values()]
-        self.diagnostic_status(status)
-        array = DiagnosticArray(status=[status])
-        array.header.stamp = self.get_clock().now().to_msg()
-        self.diagnostics.publish(array)
+        values = holder.status_values() + self.diagnostic_status(status)
+        self.diagnostics.publish(self.diagnostics_writer.serialize(self.now_ns(), status, values))
+
+
+class Status:
+    """The node's DiagnosticStatus but its values, as the hooks read and set it: ``level`` (DiagnosticStatus.OK,
+    WARN, ERROR or STALE: one byte), ``name``, ``message``, ``hardware_id`` (text). A plain object: a
+    DiagnosticStatus message, with rclpy's checks of each field, took some 13 us of a period."""
+    __slots__ = ('level', 'name', 'message', 'hardware_id')
+
+    def __init__(self, level, name, message, hardware_id):
+        self.level, self.name, self.message, self.hardware_id = level, name, message, hardware_id
 
 
 def register_queries(node, holder):

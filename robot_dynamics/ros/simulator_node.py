@@ -404,16 +404,15 @@ class SimulatorNode(ModelNode):
 
     # --- diagnostics ----------------------------------------------------------
     def diagnostic_status(self, status):
-        from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+        from diagnostic_msgs.msg import DiagnosticStatus
         session = self.session
         values, achieved = session.diagnostic_values()
         values += self._base_values() + session.loop_values()
-        status.values.extend(KeyValue(key=k, value=str(v)) for k, v in values)
-        if status.level != DiagnosticStatus.OK:
-            return
-        warn, status.message = summary(session, achieved)
-        if warn:
-            status.level = DiagnosticStatus.WARN
+        if status.level == DiagnosticStatus.OK:
+            warn, status.message = summary(session, achieved)
+            if warn:
+                status.level = DiagnosticStatus.WARN
+        return values
 
     def _base_values(self):
         """Diagnostic values of a floating or planar base: its kind, link, pose and Odometry count."""

@@ -120,6 +120,27 @@ def test_joint_targets_merge_by_name_and_the_first_state_fills_the_rest():
     assert (t.accepted, t.rejected) == (2, 5)
 
 
+def test_the_description_of_the_target_is_that_of_the_target_held_now():
+    """describe() (a diagnostics value; its text is kept while the target's values stay the same) follows
+    each new pose, each joint target written into the held array in place, and forget()."""
+    t = target()
+    assert t.describe() == 'none (the next state is held)'
+    t.offer_pose('', (0.3, 0.1, 0.5), (0.0, 0.0, 0.6, 0.8), NOW, NOW)
+    assert t.describe() == 'position [0.3 0.1 0.5] m, quaternion [0.  0.  0.6 0.8] (panda_link0)'
+    t.offer_pose('', (0.3, 0.1, 0.51234), (0.0, 0.0, 0.6, 0.8), NOW, NOW)
+    assert t.describe() == 'position [0.3    0.1    0.5123] m, quaternion [0.  0.  0.6 0.8] (panda_link0)'
+    t.forget()
+    assert t.describe() == 'none (the next state is held)'
+    j = target('joints')
+    j.offer_joints(['panda_joint2'], [0.5], NOW, NOW)
+    assert j.describe() == 'joints [nan 0.5 nan nan nan nan nan]'
+    j.joints(np.full(7, 0.25))
+    assert j.describe() == 'joints [0.25 0.5  0.25 0.25 0.25 0.25 0.25]'
+    j.offer_joints(['panda_joint7'], [-1.0], NOW, NOW)
+    assert j.describe() == 'joints [ 0.25  0.5   0.25  0.25  0.25  0.25 -1.  ]'
+    assert target(None).describe() == 'none (the mode takes no target)'
+
+
 def test_a_rebuilt_pipeline_keeps_the_counts_and_the_target_of_the_same_law_only():
     t = target()
     t.offer_pose('', (0.2, 0.0, 0.6), UNIT, NOW, NOW)

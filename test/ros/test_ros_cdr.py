@@ -5,10 +5,12 @@ import struct
 import numpy as np
 import pytest
 from rclpy.serialization import deserialize_message, serialize_message
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from robot_dynamics.ros.cdr import CdrError, Float64ArrayWriter, JointStateReader, JointStateWriter, header_bytes
+from robot_dynamics.ros.cdr import (CdrError, DiagnosticArrayWriter, Float64ArrayWriter, JointStateReader,
+                                    JointStateWriter, header_bytes)
 
 #: sensor_msgs/JointState{stamp (5 s, 7 ns), frame_id 'xyz', name ['a', 'bb'], position [], velocity [],
 #: effort [1.0, 2.0]}, written out by hand: plain CDR little endian, each field aligned to its size from the
@@ -32,6 +34,22 @@ HAND_COMMAND = bytes.fromhex(
     '00000000'            # 24: data_offset 0
     '02000000'            # 28: data: 2 values, the first at 32 (8-aligned, no padding)
     '000000000000f03f 0000000000000040'.replace(' ', ''))
+
+
+#: diagnostic_msgs/DiagnosticArray{stamp (5 s, 7 ns), frame_id '', status [{level WARN, name 'n', message 'ab',
+#: hardware_id '', values [{key 'k', value 'xyz'}]}]}, written out by hand like HAND_JOINT_STATE.
+HAND_DIAGNOSTICS = bytes.fromhex(
+    '00010000'
+    '05000000 07000000'   # 0: stamp.sec 5, 4: stamp.nanosec 7
+    '01000000 00000000'   # 8: frame_id: length 1, '\\0', padded to 16
+    '01000000'            # 16: status: 1 DiagnosticStatus
+    '01000000'            # 20: level 1 (WARN, one byte), padded to 24
+    '02000000 6e000000'   # 24: name: length 2, 'n\\0', padded to 32
+    '03000000 61620000'   # 32: message: length 3, 'ab\\0', padded to 40
+    '01000000 00000000'   # 40: hardware_id: length 1, '\\0', padded to 48
+    '01000000'            # 48: values: 1 KeyValue
+    '02000000 6b000000'   # 52: key: length 2, 'k\\0', padded to 60
+    '04000000 78797a00'.replace(' ', ''))  # 60: value: length 4, 'xyz\\0' (the end: no padding after it)
 
 
 def random_joint_state(rng):
@@ -169,3 +187,39 @@ def test_malformed_bytes_raise_a_cdr_error():
         with pytest.raises(CdrError):
             reader.read(data)
     assert reader.read(whole).name == ('a', 'bb')          # and the next good message is read
+
+
+def test_the_hand_written_diagnostics_are_written_and_read():
+    status = DiagnosticStatus(level=DiagnosticStatus.WARN, name='n', message='ab', hardware_id='')
+    data = DiagnosticArrayWriter().serialize(5_000_000_007, status, [('k', 'xyz')])
+    assert data == HAND_DIAGNOSTICS
+    msg = deserialize_message(data, DiagnosticArray)
+    status, = msg.status
+    assert (msg.header.stamp.sec, msg.header.stamp.nanosec, msg.header.frame_id) == (5, 7, '')
+    assert (status.level, status.name, status.message, status.hardware_id) == (b'\x01', 'n', 'ab', '')
+    assert [(kv.key, kv.value) for kv in status.values] == [('k', 'xyz')]
+
+
+def test_diagnostics_are_what_rclpy_reads_period_after_period():
+    """One writer, 500 periods of random statuses: strings of every length modulo 4 (unicode, empty), values that
+    change, stay or come back, keys that come and go, values that are not text (written as str(value)). Each
+    period's bytes are rclpy's message of the same content, and as long as rclpy's (no padding at the end)."""
+    rng = np.random.default_rng(5)
+    writer = DiagnosticArrayWriter()
+    keys = ['k%d%s' % (k, 'é' * k) for k in range(12)]
+
+    def text():
+        return ''.join(rng.choice(list('ab🙂_ /é'), int(rng.integers(0, 9))))
+    levels = (DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR, DiagnosticStatus.STALE)
+    choices = [text() for _ in range(6)] + [0, 12345, 2.5, True, None]
+    for _ in range(500):
+        values = [(key, choices[int(rng.integers(len(choices)))]) for key in keys if rng.random() < 0.8]
+        head = dict(level=levels[int(rng.integers(4))], name=text(), message=text(), hardware_id=text())
+        sec, nanosec = int(rng.integers(-2**31, 2**31)), int(rng.integers(0, 10**9))
+        status = DiagnosticStatus(**head)
+        data = writer.serialize(sec * 1_000_000_000 + nanosec, status, values)
+        status.values = [KeyValue(key=k, value=str(v)) for k, v in values]
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
+        assert deserialize_message(data, DiagnosticArray) == msg
+        assert len(data) == len(serialize_message(msg))
