@@ -29,6 +29,7 @@ takes the torque loop's GIL or its core.
 """
 import os
 
+from diagnostic_msgs.msg import DiagnosticStatus
 from nav_msgs.msg import Odometry
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
@@ -96,8 +97,8 @@ class DynamicsServices(ModelNode):
             self.base.update(msg, self.get_clock().now().nanoseconds)
 
     def diagnostic_status(self, status):
-        if status.level == 0:
-            status.message = 'serving (%d joints)' % self.model.nq
+        if status.level == DiagnosticStatus.OK:
+            status.message = 'serving (%d joints)' % len(self.model.joint_names)
         return []
 
 

@@ -129,3 +129,25 @@ def test_a_new_model_and_a_payload_are_published_in_the_next_period(node):
     assert (rejected['descriptions_rejected'], rejected['robot'], rejected['model_status']) == (
         '1', 'panda_b', 'error (previous model kept)')
     assert status.level == b'\x02'             # ERROR
+
+
+def test_the_services_node_says_what_it_serves():
+    """dynamics_services' OK status names what it serves (its hook compared the level, a byte, with 0: never
+    equal, so it said 'ok')."""
+    import rclpy
+    from robot_dynamics.ros.dynamics_services import DynamicsServices
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = DynamicsServices(context=context, parameter_overrides=[Parameter('urdf_path', value=str(PANDA))])
+    try:
+        node.configure()
+        node.sent = []
+        node.diagnostics.publish = node.sent.append
+        status, values = period(node)
+        assert (status.level, status.message) == (b'\x00', 'serving (7 joints)')
+        assert values['robot'] == 'panda'
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+        gc.unfreeze()
