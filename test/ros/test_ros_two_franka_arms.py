@@ -16,7 +16,6 @@ it is right to. So every deactivation must be one a watchdog decided on a gap it
 at least command_timeout (its log line says so before the request goes out); after such a one the test
 activates the controller again, as a user would, and goes on.
 """
-import re
 import signal
 import sys
 import time
@@ -25,6 +24,7 @@ import pytest
 import yaml
 
 import launch_standins as L
+import watchdog_log
 from conftest import PANDA, ROOT, wait_for
 from controller_manager_standin import read_record
 
@@ -35,14 +35,6 @@ Q = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
 #: s, while a watchdog deactivated a controller in the SETTLE s on a gap it measured over its timeout.
 SETTLE = 0.5
 ACTIVATING = 60.0
-
-#: command_watchdog's log lines of the deactivations it decides (command_watchdog.py: check, _on_activity), each
-#: written before its request goes out: the topic and the gap [s] it measured since the last command on it.
-TIMEOUT_LINE = re.compile(r'no command on (\S+) for ([0-9.]+) s \(timeout ([0-9.]+) s\)')
-REACTIVATED_LINE = re.compile(r'while no command comes \(none on (\S+) for ([0-9.]+) s\)')
-RETRY_LINE = re.compile(r'again through \S+ \(after [0-9]+ failures in a row; no command for ([0-9.]+) s\)')
-STILL_ACTIVE_LINE = 'active after the manager answered ok: deactivating it again'
-RESUMED_LINE = re.compile(r'commands on (\S+) again: watching again')
 
 
 @pytest.fixture
@@ -120,49 +112,12 @@ class Arm:
         ready = self.events('ready')[0]['controllers']['effort_controller']
         return ([ready] + [e['state'] for e in self.events('state')])[-1]
 
-    def decisions(self):
-        """The watchdog's deactivations so far as its log states them: [(reason, topic, gap [s] or None)]."""
-        found = []
-        for line in self.watchdog.read_log().splitlines(keepends=True):
-            if not line.endswith('\n'):
-                continue                                        # a line being written
-            timeout, reactivated = TIMEOUT_LINE.search(line), REACTIVATED_LINE.search(line)
-            retry = RETRY_LINE.search(line)
-            if timeout:
-                assert float(timeout.group(3)) == self.timeout, line
-                found.append(('timeout', timeout.group(1), float(timeout.group(2))))
-            elif reactivated:
-                found.append(('reactivated', reactivated.group(1), float(reactivated.group(2))))
-            elif retry:
-                found.append(('retry', self.topic, float(retry.group(1))))
-            elif STILL_ACTIVE_LINE in line:
-                found.append(('still active', self.topic, None))
-        return found
-
-    def tripped(self):
-        """Whether the watchdog's last word on the commands is a timeout (no 'commands ... again' after it)."""
-        last = None
-        for line in self.watchdog.read_log().splitlines(keepends=True):
-            if line.endswith('\n') and (TIMEOUT_LINE.search(line) or RESUMED_LINE.search(line)):
-                last = line
-        return last is not None and TIMEOUT_LINE.search(last) is not None
-
     def justified_deactivations(self, since=None):
         """The controller's deactivations (the manager's record, after ``since``), each asserted to be one its
         watchdog decided on a gap it measured on this arm's topic, at least command_timeout."""
-        everyone = [e for e in self.events('state') if e['state'] == 'inactive']   # read before the log: a
-        decided = self.decisions()                              # decision is logged before its request goes out
-        log = self.watchdog.read_log()
-        assert len(everyone) <= len(decided), (
-            'the %s controller was deactivated %d times, the watchdog decided %d deactivations %s:\n%s'
-            % (self.prefix, len(everyone), len(decided), decided, log))
-        assert not decided or decided[0][0] == 'timeout', 'a deactivation before any timeout: %s\n%s' % (decided, log)
-        for reason, topic, gap in decided:
-            assert topic == self.topic, 'the %s watchdog acted on %s, not on %s:\n%s' % (
-                self.prefix, topic, self.topic, log)
-            assert gap is None or gap >= self.timeout, (
-                'the %s watchdog deactivated (%s) on a gap of %.3f s, under its timeout %.3f s:\n%s'
-                % (self.prefix, reason, gap, self.timeout, log))
+        everyone = [e for e in self.events('state') if e['state'] == 'inactive']   # the record before the log
+        watchdog_log.assert_justified(len(everyone), self.watchdog.read_log(), self.topic, self.timeout,
+                                      'the %s' % self.prefix)
         return [e for e in everyone if since is None or e['t'] > since]
 
     def activate(self, ros):
@@ -202,7 +157,7 @@ def test_two_prefixed_arms_in_two_namespaces_each_with_its_own_watchdog(ros, sta
     # The left arm's node dies: its watchdog deactivates its controller; the right arm goes on.
     left.node.send_signal(signal.SIGKILL)
     killed = time.monotonic()
-    assert wait_for(lambda: left.state() == 'inactive' and left.tripped(), 10), (
+    assert wait_for(lambda: left.state() == 'inactive' and watchdog_log.tripped(left.watchdog.read_log()), 10), (
         'the left watchdog did nothing:\n' + left.watchdog.read_log())
     left.justified_deactivations()
     state = ([e for e in left.events('state') if e['t'] > killed] or [None])[0]
