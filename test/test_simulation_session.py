@@ -13,7 +13,7 @@ from robot_dynamics.errors import CommandError
 from robot_dynamics.simulation import Simulator
 from robot_dynamics.simulation.build import SimulationSettings
 from robot_dynamics.simulation.inputs import effort_command, joint_command, joint_state_update, stamp
-from robot_dynamics.simulation.pacing import MAX_TICK, MIN_TICK, Pacer, tick_period
+from robot_dynamics.simulation.pacing import MAX_TICK, MIN_TICK, Pacer, StateStamps, clock_offset_ns, tick_period
 from robot_dynamics.simulation.robot_emulation import RobotGravityCompensation
 from robot_dynamics.simulation.session import SimulationSession, summary
 
@@ -162,16 +162,37 @@ class Clock:
         return self.now
 
 
+#: The system clock [ns] minus the test's wall clock [s] in ns (2025-11-24 against 100 s of uptime).
+SYSTEM_OFFSET_NS = 1_764_000_000_000_000_000
+
+
 def session(model=MODEL, **settings):
-    """A started session of ``model`` with ``settings``; its published simulated times in ``.published``."""
+    """A started session of ``model`` with ``settings``; its published simulated times in ``.published``,
+    their stamps [ns] in ``.stamped`` (the system clock is the wall clock + SYSTEM_OFFSET_NS)."""
     clock, log = Clock(), Log()
-    published = []
-    s = SimulationSession(SimulationSettings(**settings), publish=lambda: published.append(s.sim.time),
-                          log=log, clock=clock)
+    published, stamped = [], []
+
+    def publish():
+        published.append(s.sim.time)
+        stamped.append(s.state_stamp_ns())
+    s = SimulationSession(SimulationSettings(**settings), publish=publish, log=log, clock=clock,
+                          system_clock=lambda: round(clock.now * 1e9) + SYSTEM_OFFSET_NS)
     assert s.set_model(model, True, NAMES if model is MODEL else list(model.joint_names)) is None
     s.start()
-    s.published, s.wall, s.logged = published, clock, log.lines
+    s.published, s.stamped, s.wall, s.logged = published, stamped, clock, log.lines
     return s
+
+
+def on_time(s, ticks):
+    """``ticks`` ticks of 1 ms, each on time."""
+    for _ in range(ticks):
+        s.wall.now += 1e-3
+        s.advance(s.wall.now)
+
+
+def system_ns(wall):
+    """The system clock [ns] at the test's wall time ``wall`` [s]."""
+    return round(wall * 1e9) + SYSTEM_OFFSET_NS
 
 
 def test_steps_follow_the_wall_clock_and_publish_every_n_steps():
@@ -210,6 +231,91 @@ def test_as_fast_as_possible_runs_for_the_tick_budget():
     s.advance(clock.now)
     assert s.steps == 4                              # 2 ms budget: 4 joint-state periods of 1 step
     assert len(s.published) == 4
+
+
+# --- stamps: the wall time each state stands for ------------------------------------------------------
+@pytest.mark.parametrize('factor', [1.0, 2.0])
+def test_a_late_tick_s_batch_is_stamped_dt_apart_at_the_times_its_states_were_due(factor):
+    s = session(real_time_factor=factor)              # anchored at 100 s, a state every step
+    on_time(s, 10)
+    per_tick = round(factor)                          # steps per 1 ms tick
+    assert s.stamped[-1] == system_ns(100.010)        # step 10 * per_tick due 10 ms after the anchor
+    s.stamped.clear()
+    publish = s.publish
+
+    def slow_publish():                               # each state computed and published 0.3 ms later
+        s.wall.now += 3e-4
+        publish()
+    s.publish = slow_publish
+    s.wall.now = 100.015                              # a tick 5 ms late: its steps run in one batch
+    s.advance(s.wall.now)
+    step_ns = round(1e6 / factor)                     # dt / real_time_factor [ns]
+    assert len(s.stamped) == 5 * per_tick
+    assert np.diff(s.stamped).tolist() == [step_ns] * (5 * per_tick - 1)
+    assert s.stamped[-1] == system_ns(100.015)        # the last one due at the tick, all in the past
+
+
+def test_a_lag_beyond_the_catch_up_limit_makes_the_stamps_jump_with_the_dropped_steps():
+    s = session(catch_up_limit=0.05)                  # at most 50 steps of catch-up
+    on_time(s, 10)
+    s.wall.now = 101.010                              # 1 s late: 50 steps run, 950 dropped
+    s.advance(s.wall.now)
+    on_time(s, 1)
+    t = np.array(s.stamped)
+    assert s.steps == 61 and s.pacer.lag_events == 1
+    # Anchored again at 101.010 s with 60 steps: step k (11..60) due at 101.010 s - (60 - k) ms, step 61 1 ms on.
+    assert t[9] == system_ns(100.010) and t[10] == system_ns(100.961)     # the jump: 0.95 s dropped + dt
+    assert np.diff(t[10:]).tolist() == [1_000_000] * 50
+    assert t[59] == system_ns(101.010) and t[60] == system_ns(101.011)
+
+
+def test_stamps_go_on_from_a_resume_and_a_reset_never_decreasing():
+    s = session(publish_rate=500.0)                   # a state every 2 steps
+    on_time(s, 10)
+    assert s.stamped[-1] == system_ns(100.010)
+    s.pause(True)
+    for _ in range(3):                                 # paused: the frozen state, stamped at publication
+        s.wall.now += 0.1
+        s.publish()
+    assert s.stamped[-3:] == [system_ns(100.110), system_ns(100.210), system_ns(100.310)]
+    s.wall.now = 100.400
+    s.pause(False)                                    # anchored at 100.4 s with 10 steps, no catch-up
+    on_time(s, 2)
+    assert s.stamped[-1] == system_ns(100.402)
+    s.wall.now = 100.4025
+    s.reset()                                         # anchored again: the state at once, at its time
+    s.publish()
+    assert s.stamped[-1] == system_ns(100.4025)
+    s.wall.now = 100.4045
+    s.advance(s.wall.now)
+    assert s.stamped[-1] == system_ns(100.4045)
+    assert (np.diff(s.stamped) >= 0).all()
+
+
+def test_a_system_clock_set_back_at_an_anchor_repeats_the_last_stamp_until_passed():
+    wall = Clock()
+    back = [0]                                         # the system clock set back [ns]
+    stamps = StateStamps(Pacer(1e-3, 1.0, 0.05), wall, lambda: system_ns(wall.now) - back[0])
+    stamps.pacer.anchor(100.0, 0)
+    assert stamps.at(10) == system_ns(100.010)
+    back[0] = 5_000_000                                # 5 ms back, then anchored again (a resume)
+    wall.now = 100.012
+    stamps.pacer.anchor(wall.now, 10)
+    assert stamps.at(10) == system_ns(100.010)        # 100.007 s: not before the last stamp
+    assert stamps.at(14) == system_ns(100.011)        # 100.012 - 0.005 + 0.004: past it again
+
+
+def test_as_fast_as_possible_stamps_at_publication():
+    s = session(real_time_factor=0.0)
+    s.wall.now = 123.0
+    assert s.state_stamp_ns() == system_ns(123.0)
+
+
+def test_the_clock_offset_takes_the_narrowest_bracket():
+    wall = iter([10.0, 10.004, 20.0, 20.000002, 30.0, 30.001])    # clock reads: the first try preempted
+    system = iter([5_000, 7_000, 9_000])                            # system clock reads [ns]
+    # Brackets of 4 ms, 2 us, 1 ms: the second counts, its middle 20.000001 s.
+    assert clock_offset_ns(lambda: next(wall), lambda: next(system)) == 7_000 - 20_000_001_000
 
 
 def test_commands_are_held_superseded_counted_and_bad_ones_rejected():

@@ -81,8 +81,18 @@ the passive joints assembled from the neutral configuration;
 ``~/set_state`` keeps the joints it names and assembles the others.
 
 Stamps: with ``publish_clock`` every message is stamped with the simulated
-time of its state (the time on /clock); without it, with the node's clock
-at publication. docs/SIMULATION.md ("The ROS 2 node") has the details.
+time of its state (the time on /clock). Without it, paced (real_time_factor
+> 0) and running, with the wall time its state stands for, on the system
+clock: the time the pacer made its steps due at, so that a late tick's
+catch-up batch is stamped ``dt / real_time_factor`` apart, in the past, not
+all at once (:class:`~robot_dynamics.simulation.pacing.StateStamps`; dropped
+steps, a resume or a reset go on from the new anchor; never decreasing).
+Paused, or as fast as possible (real_time_factor 0), with the system clock
+at publication; on simulated time from another source (``use_sim_time``
+without ``publish_clock``), with the node's clock at publication. The
+joint state and its odometry share a stamp; the markers and contacts carry
+that of the state they show. docs/SIMULATION.md ("The ROS 2 node") has the
+details.
 """
 import math
 import time
@@ -307,11 +317,13 @@ class SimulatorNode(ModelNode):
 
     def _set_stamp(self, stamp_msg):
         """Write the stamp of the current state into ``stamp_msg`` (a builtin_interfaces/Time):
-        the simulated time with publish_clock, else the node's clock now."""
+        the simulated time with publish_clock; on the system clock, the wall time the state stands
+        for (:meth:`.SimulationSession.state_stamp_ns`); else (simulated time from another source)
+        the node's clock now."""
         if self.pub_clock is not None:
             stamp_msg.sec, stamp_msg.nanosec = stamp(self.sim.time)
         elif not self._clock.ros_time_is_active:          # the system clock: skip rclpy's Time objects
-            ns = time.time_ns()
+            ns = self.session.state_stamp_ns()
             stamp_msg.sec, stamp_msg.nanosec = ns // 1_000_000_000, ns % 1_000_000_000
         else:
             now = self._clock.now().to_msg()

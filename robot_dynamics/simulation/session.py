@@ -12,12 +12,14 @@ docs/SIMULATION.md "The ROS 2 node"), with the messages already taken apart:
 - a new model: the state, time, commands and wrenches carried over when the
   joints are the same, else a fresh start from the initial state;
 - reset, pause and set_state, answered with the node's texts;
+- the stamp of the current state on the system clock (:meth:`SimulationSession.state_stamp_ns`);
 - the diagnostic values.
 
 The node converts messages, calls these methods and publishes. ``log`` is an
 object with ``info``, ``warning`` and ``error`` taking a text and rclpy's
 ``throttle_duration_sec`` / ``once`` keywords (the node's logger); the wall
-clock is ``clock()`` [s] (``time.perf_counter``), so that tests can set it.
+clock is ``clock()`` [s] (``time.perf_counter``) and the system clock
+``system_clock()`` [ns] (``time.time_ns``), so that tests can set them.
 """
 import logging
 import time
@@ -27,7 +29,7 @@ import numpy as np
 from ..errors import CommandError
 from .build import build_simulator, carry_over, command_joints, initial_state
 from .inputs import effort_command, joint_command, joint_state_update, wrench_values
-from .pacing import Pacer
+from .pacing import Pacer, StateStamps
 from .robot_emulation import RobotGravityCompensation
 from .simulator import SimulationError
 
@@ -60,6 +62,7 @@ class SimulationSession:
         publish: called with no argument when a joint state is due (every ``pub_every`` steps).
         log: the logger (default: Python's logging).
         clock: wall clock [s].
+        system_clock: the clock of the stamps [integer ns] (:meth:`state_stamp_ns`).
         contact: called with each model, returns the :class:`~robot_dynamics.contact.stepping.ContactStepper`
             its simulator steps with, or None (no contact); a ValueError it raises refuses the model.
 
@@ -68,13 +71,14 @@ class SimulationSession:
         steps: physics steps done (never reset); counts: the counters of /diagnostics.
     """
 
-    def __init__(self, settings, publish=None, log=None, clock=time.perf_counter, contact=None):
+    def __init__(self, settings, publish=None, log=None, clock=time.perf_counter, contact=None,
+                 system_clock=time.time_ns):
         self.settings = settings
         self.contact = contact
         self.dt, self.pub_every = settings.dt, settings.pub_every
         self.publish = publish or (lambda: None)
         self.log = log or PythonLog()
-        self.clock = clock
+        self.clock, self.system_clock = clock, system_clock
         self.sim = None
         self.cmd_joints = []                # the order of the effort commands, set with each model
         self.cmd_joints_arg = None
@@ -83,6 +87,7 @@ class SimulationSession:
         self.robot_gravity = None           # robot_compensates_gravity: the emulated robot controller's g(q)
         self.paused = bool(settings.start_paused)
         self.pacer = None                   # set by start() when real_time_factor > 0
+        self.stamps = None                  # the pacer's StateStamps
         self.steps = 0                      # physics steps done, never reset
         self.since_pub = 0                  # steps since the last joint state
         self.commanded = False              # a command is in force (not timed out, not reset)
@@ -140,12 +145,24 @@ class SimulationSession:
         """Pace from now on (at real_time_factor > 0; as fast as possible at 0)."""
         s = self.settings
         self.pacer = Pacer(self.dt, s.real_time_factor, s.catch_up_limit) if s.real_time_factor > 0 else None
+        self.stamps = StateStamps(self.pacer, self.clock, self.system_clock) if self.pacer else None
         self.restart_clock()
 
     def restart_clock(self):
         """Pace from now on (no catch-up for the time spent paused or in a service)."""
         if self.pacer is not None:                  # None before start(), or as fast as possible
             self.pacer.anchor(self.clock(), self.steps)
+
+    def state_stamp_ns(self):
+        """The stamp of the current state on the system clock [integer ns] (without publish_clock).
+
+        Paced and running: the wall time its steps were due at (:class:`.pacing.StateStamps`), so
+        that the states of a catch-up batch are ``dt / real_time_factor`` apart; paused, as fast as
+        possible (real_time_factor 0) or before start(): the system clock now (at publication).
+        """
+        if self.stamps is None or self.paused:
+            return self.system_clock()
+        return self.stamps.at(self.steps)
 
     def paused_publish_due(self, now):
         """While paused: True every ``pub_every * dt`` of wall time from ``now`` [s] (publish the frozen state)."""

@@ -25,7 +25,7 @@ from robot_dynamics_interfaces.srv import SetPayload, SetState
 
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
-from conftest import BEST_EFFORT, PANDA, set_paused, stamp_s, wait_for
+from conftest import BEST_EFFORT, PANDA, set_paused, stamp_ns, stamp_s, wait_for
 from test_ros_sim_units import composite_coms
 
 MODEL = rd.load_urdf(str(PANDA))
@@ -321,6 +321,23 @@ def test_pause_set_state_and_reset_services(ros, start_node):
     assert got is not None and not any(got.velocity)
     set_paused(ros, proc, False)
     assert states.wait_where(lambda m: np.abs(np.array(m.position) - Q0).max() > 1e-3, 5)   # falls again
+
+
+def test_wall_stamps_are_the_times_the_states_were_due(ros, start_node):
+    """Without publish_clock each state is stamped with the wall time its step was due at, not its
+    publication: consecutive stamps differ by whole steps of 1 ms (to 1 us), however the states arrive
+    (a late tick's catch-up batch comes at once); only a lag event (steps dropped) may break the grid."""
+    proc = start_sim(ros, start_node, publish_rate=1000.0)           # a state every step
+    states = ros.subscribe(JointState, proc.topic('joint_states'), DEEP)
+    diag = ros.subscribe(DiagnosticArray, '/diagnostics')
+    assert states.wait(count=600, timeout=20)
+    msgs = list(states.messages)
+    values = diag_values(diag, proc, lambda v: int(v['joint_states_published']) >= len(msgs))
+    gaps = np.diff([stamp_ns(m) for m in msgs])
+    steps = np.round(gaps / 1e6)
+    off_grid = np.abs(gaps - steps * 1e6) > 1e3
+    assert (steps >= 1).all(), gaps[steps < 1]
+    assert off_grid.sum() <= int(values['lag_events']), gaps[off_grid]
 
 
 def test_markers_and_clock_while_paused(ros, start_node):
