@@ -13,6 +13,10 @@ watchdog on a gap it measured, where the decision is made (:func:`assert_justifi
 
 Each line is written before its request goes out, so a deactivation a manager's record shows has its line in
 the log by then: read the record first, then the log. The log gives the gap with 3 decimals.
+
+A test that needs its stream to flow without such a gap (the exact deactivations, refusals and times after
+its last command) runs it again from a fresh manager and watchdog when :func:`voided` says the watchdog
+rightly acted on one, at most :data:`ATTEMPTS` times.
 """
 import re
 
@@ -21,6 +25,8 @@ REACTIVATED_LINE = re.compile(r'while no command comes \(none on (\S+) for ([0-9
 RETRY_LINE = re.compile(r'again through \S+ \(after [0-9]+ failures in a row; no command for ([0-9.]+) s\)')
 STILL_ACTIVE_LINE = 'active after the manager answered ok: deactivating it again'
 RESUMED_LINE = re.compile(r'commands on (\S+) again: watching again')
+#: how many times a test streams its commands, each from a fresh manager and watchdog, for one without a gap
+ATTEMPTS = 5
 
 
 def lines(log):
@@ -68,3 +74,18 @@ def assert_justified(deactivations, log, topic, timeout, who='the'):
         assert gap is None or gap >= timeout, (
             '%s watchdog deactivated (%s) on a gap of %.3f s, under its timeout %.3f s:\n%s'
             % (who, reason, gap, timeout, log))
+
+
+def resumed(log):
+    """How many times commands came again after a timeout in ``log`` ('commands on <topic> again'): each is a
+    deactivation the watchdog decided on a gap inside a stream that then went on."""
+    return sum(1 for line in lines(log) if RESUMED_LINE.search(line))
+
+
+def voided(deactivations, log, topic, timeout, who='the'):
+    """Whether a stream of commands the watchdog whose ``log`` this is has taken (read after its last decision
+    on it) had a gap over ``timeout`` [s] the watchdog rightly acted on: then the attempt proves nothing about
+    the stream's end and is made again. Either way, each of the ``deactivations`` (the manager's record, read
+    before ``log``) must be a decision of the watchdog (:func:`assert_justified`)."""
+    assert_justified(deactivations, log, topic, timeout, who)
+    return resumed(log) > 0
