@@ -93,7 +93,7 @@ def test_monitor_follows_the_discrete_filter_of_a_push_and_gives_the_wrench():
     for k in range(n):
         assert mon.update(t0 + k * 1_000_000, Q[k], QD[k], TAU[k - 1] if k else np.full(7, np.pi))
         np.testing.assert_allclose(mon.residual, r, rtol=0, atol=1e-9)
-        r = r + K * dt * (EXT[k] - r)
+        r = r + (1 - np.exp(-K * dt)) * (EXT[k] - r)
         if mon.event is not None:
             events.append((k, mon.event, list(mon.over()), mon.residual.copy()))
     # Pushed for 0.4 s (16 time constants): the estimate is the push, the wrench the applied one.
@@ -109,7 +109,7 @@ def test_observer_torque_at_start_and_end_are_the_same_data_shifted():
     """The library's two conventions on one run: the held torque given with the sample that starts
     its interval ('start') or with the one that ends it ('end') gives the same residual; 'end' fed
     the held torque instead is off by the torque's change over one sample, low-passed:
-    e_k = (1 - K dt) e_{k-1} - K dt (tau_k - tau_{k-1}), as the observer module says."""
+    e_k = a e_{k-1} - (1 - a) (tau_k - tau_{k-1}), a = exp(-K dt), as the observer module says."""
     dt, K, n = 1e-3, 50.0, 300
     Q, QD, TAU, EXT = euler_run(MODEL, n, dt, push_from=50)
     start, end, wrong = (rd.MomentumObserver(MODEL, K, torque_at=w) for w in ('start', 'end', 'end'))
@@ -119,12 +119,31 @@ def test_observer_torque_at_start_and_end_are_the_same_data_shifted():
         end.update(Q[k], QD[k], TAU[k - 1] if k else TAU[0], dt)
         wrong.update(Q[k], QD[k], TAU[k], dt)
         if k:
-            e = (1 - K * dt) * e - K * dt * (TAU[k] - TAU[k - 1])
+            e = np.exp(-K * dt) * e - (1 - np.exp(-K * dt)) * (TAU[k] - TAU[k - 1])
         np.testing.assert_allclose(end.residual, start.residual, rtol=0, atol=1e-10)
         np.testing.assert_allclose(wrong.residual - start.residual, e, rtol=0, atol=1e-10)
     assert np.abs(e).max() > 1e-3
     with pytest.raises(ValueError, match="torque_at must be 'start' or 'end'"):
         rd.MomentumObserver(MODEL, K, torque_at='middle')
+
+
+def test_observer_is_the_exact_first_order_filter_even_across_a_late_sample():
+    """The arm held still at Q0 against an external torque: the motors give g - ext, qd = 0, so each interval's
+    external torque is ext exactly and the residual is the continuous filter's step response ext (1 - exp(-K t)).
+    Then the push ends and the next sample comes 150 ms late (K dt = 7.5): the residual decays by exp(-7.5).
+    Euler's step of the filter (r += K dt (ext - r)) would have made it -6.5 times the last estimate."""
+    K, dt = 50.0, 1e-3
+    g, ext, qd = rd.gravity_torques(MODEL, Q0), external_torque(MODEL, Q0), np.zeros(7)
+    obs = rd.MomentumObserver(MODEL, K)
+    for k in range(100):
+        r = obs.update(Q0, qd, g - ext, dt)
+        np.testing.assert_allclose(r, ext * (1 - np.exp(-K * k * dt)), rtol=0, atol=1e-9)
+    r_before = obs.update(Q0, qd, g, dt)          # held from here on: g alone (the push ends)
+    np.testing.assert_allclose(r_before, ext * (1 - np.exp(-K * 0.1)), rtol=0, atol=1e-9)
+    late = obs.update(Q0, qd, g, 0.150)
+    np.testing.assert_allclose(late, np.exp(-K * 0.150) * r_before, rtol=0, atol=1e-9)
+    assert np.abs(late).max() < 1e-3 * np.abs(ext).max()
+    assert obs.time == pytest.approx(0.1 + 0.150)
 
 
 def test_monitor_skips_old_stamps_restarts_after_a_gap_and_clears_with_an_event():
