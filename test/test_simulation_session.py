@@ -15,7 +15,7 @@ from robot_dynamics.simulation.build import SimulationSettings
 from robot_dynamics.simulation.inputs import effort_command, joint_command, joint_state_update, stamp
 from robot_dynamics.simulation.pacing import MAX_TICK, MIN_TICK, Pacer, StateStamps, clock_offset_ns, tick_period
 from robot_dynamics.simulation.robot_emulation import RobotGravityCompensation
-from robot_dynamics.simulation.session import SimulationSession, summary
+from robot_dynamics.simulation.session import SimulationSession, diagnostic_values, summary
 
 ROOT = Path(__file__).resolve().parents[1]
 PANDA = ROOT / "urdf" / "panda_arm.urdf"
@@ -202,7 +202,7 @@ def test_steps_follow_the_wall_clock_and_publish_every_n_steps():
         s.advance(s.wall.now)
     assert s.steps == 200 and s.sim.time == pytest.approx(0.2)
     assert s.published == pytest.approx(np.arange(1, 51) * 0.004)    # every 4 steps, each its own time
-    values, achieved = s.diagnostic_values()
+    values, achieved = diagnostic_values(s)
     values = dict(values)
     assert achieved == pytest.approx(2.0) and values['steps'] == 200 and values['state'] == 'running'
     assert summary(s, achieved) == (False, 'running (real-time factor 2.000)')
@@ -213,7 +213,7 @@ def test_a_stall_beyond_the_catch_up_limit_is_dropped_and_reported():
     s.wall.now += 1.0
     s.advance(s.wall.now)
     assert s.steps == 50
-    values, achieved = s.diagnostic_values()
+    values, achieved = diagnostic_values(s)
     values = dict(values)
     assert values['lag_events'] == 1 and float(values['dropped_time_s']) == pytest.approx(0.95)
     warn, message = summary(s, achieved)

@@ -143,12 +143,11 @@ from ..control.statistics import Statistics
 from ..control.torque_loop import WAITING, NoTorque, base_state_problem
 from ..control.watchdog import Watchdog
 from ..errors import InputError
-from . import params as P
 from .cdr import JointStateReader, JointStateWriter, header_bytes
 from .command_output import CommandOutput
 from .dynamics_diagnostics import Snapshot, fill_status
 from .dynamics_model import CompiledBackend, moving_base_problem, observer_loops_problem
-from .dynamics_params import NODE_PARAMS, observer_on, parameter_changes, validate
+from .dynamics_params import NODE_PARAMS, apply_changes, observer_on, parameter_changes, validate
 from .dynamics_watchdog import on_timeout
 from .identify_service import IdentifyService
 from .impedance_inputs import TargetInputs
@@ -274,22 +273,8 @@ class DynamicsNode(ModelNode):
         if any(param.name == 'use_sim_time' for param in parameters):
             self.now_ns = self.ros_now_ns         # from now on the clock decides, simulated time or not
         changes, problem = parameter_changes(parameters)
-        if problem:
-            return SetParametersResult(successful=False, reason=problem)
-        old = {k: getattr(self.p, k) for k in changes}
-        for k, v in changes.items():
-            setattr(self.p, k, v)
-        try:
-            problem = None if not changes else self.validate_params()
-        except P.ParameterError as exc:
-            problem = str(exc)
-        if changes and problem is None and self.model is not None:
-            problem = self.on_model(self.model, False)
-        if problem:
-            for k, v in old.items():
-                setattr(self.p, k, v)
-            if self.model is not None:
-                self.on_model(self.model, False)
+        problem = problem or apply_changes(self.p, changes, self.validate_params,
+                                           lambda: None if self.model is None else self.on_model(self.model, False))
         return SetParametersResult(successful=not problem, reason=problem or '')
 
     # --- the model ----------------------------------------------------------------

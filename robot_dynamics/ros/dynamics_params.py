@@ -137,3 +137,23 @@ def parameter_changes(parameters):
             return None, '%s %s' % (param.name, problem)
         changes[param.name] = value
     return changes, None
+
+
+def apply_changes(p, changes, validate, rebuild):
+    """Set ``changes`` ({name: value}, from :func:`parameter_changes`) on the parameters ``p``, checked by
+    ``validate()`` (raises ParameterError) and taken up by ``rebuild()`` (None, or the problem); if either
+    refuses, the old values come back and ``rebuild()`` runs again with them. Returns None or the problem."""
+    old = {k: getattr(p, k) for k in changes}
+    for k, v in changes.items():
+        setattr(p, k, v)
+    try:
+        problem = None if not changes else validate()
+    except P.ParameterError as exc:
+        problem = str(exc)
+    if changes and problem is None:
+        problem = rebuild()
+    if problem:
+        for k, v in old.items():
+            setattr(p, k, v)
+        rebuild()
+    return problem

@@ -115,7 +115,7 @@ from robot_dynamics_interfaces.srv import SetState
 from ..simulation.build import SimulationSettings, warm_up_steps
 from ..simulation.inputs import stamp
 from ..simulation.pacing import tick_period
-from ..simulation.session import SimulationSession, summary
+from ..simulation.session import SimulationSession, diagnostic_values, loop_values, summary
 from ..ros import params as P
 from .simulator_params import NODE_PARAMS
 from ..control.base_state import base_link, odometry_values
@@ -418,8 +418,8 @@ class SimulatorNode(ModelNode):
     def diagnostic_status(self, status):
         from diagnostic_msgs.msg import DiagnosticStatus
         session = self.session
-        values, achieved = session.diagnostic_values()
-        values += self._base_values() + session.loop_values()
+        values, achieved = diagnostic_values(session)
+        values += self._base_values() + loop_values(session)
         if status.level == DiagnosticStatus.OK:
             warn, status.message = summary(session, achieved)
             if warn:

@@ -332,40 +332,43 @@ class SimulationSession:
         return True, 'state of %d joint(s) set at t = %.6f s' % (len(idx), sim.time)
 
     # --- diagnostics ----------------------------------------------------------
-    def diagnostic_values(self):
-        """((key, value) pairs, achieved real-time factor) since the last call; the tick times start again."""
-        sim_t = self.sim.time if self.sim is not None else 0.0
-        achieved, mean_tick, max_tick = self.ticks.since_last(self.clock(), sim_t)
-        s, pacer, c = self.settings, self.pacer, self.counts
-        values = [
-            ('state', self.state()), ('sim_time', '%.6f' % sim_t), ('steps', self.steps),
-            ('physics_rate_hz', s.physics_rate), ('integrator', s.integrator),
-            ('real_time_factor', s.real_time_factor), ('real_time_factor_achieved', '%.4f' % achieved),
-            ('lag_events', pacer.lag_events if pacer else 0),
-            ('dropped_time_s', '%.6f' % ((pacer.dropped_steps if pacer else 0) * self.dt)),
-            ('tick_time_mean_us', '%.1f' % (mean_tick * 1e6)), ('tick_time_max_us', '%.1f' % (max_tick * 1e6)),
-            ('joint_states_published', c['joint_states']),
-            ('effort_commands_in', c['effort_commands']), ('joint_commands_in', c['joint_commands']),
-            ('wrenches_in', c['wrenches']), ('commands_rejected', c['rejected']),
-            ('commands_superseded', c['superseded']), ('last_rejection', self.last_rejection),
-            ('command_timeouts', c['timeouts']), ('simulation_errors', c['simulation_errors']),
-            ('non_finite_outputs', c['non_finite_outputs']),
-            ('paused', self.paused), ('joints', ', '.join(self.cmd_joints)),
-        ]
-        return values, achieved
-
-    def loop_values(self):
-        """Diagnostic values of a closed-loop robot: the last step's drift off the loops (before the projection)."""
-        sim = self.sim
-        if sim is None or not sim.model.loops:
-            return []
-        return [('loop_drift_last_step', '%.3g' % sim.loop_closure.last_drift)]
-
     def state(self):
         """'no model', 'paused' or 'running'."""
         if self.sim is None:
             return 'no model'
         return 'paused' if self.paused else 'running'
+
+
+def diagnostic_values(session):
+    """((key, value) pairs of /diagnostics, achieved real-time factor) of ``session`` (a :class:`SimulationSession`)
+    since the last call; the tick times start again."""
+    sim_t = session.sim.time if session.sim is not None else 0.0
+    achieved, mean_tick, max_tick = session.ticks.since_last(session.clock(), sim_t)
+    s, pacer, c = session.settings, session.pacer, session.counts
+    values = [
+        ('state', session.state()), ('sim_time', '%.6f' % sim_t), ('steps', session.steps),
+        ('physics_rate_hz', s.physics_rate), ('integrator', s.integrator),
+        ('real_time_factor', s.real_time_factor), ('real_time_factor_achieved', '%.4f' % achieved),
+        ('lag_events', pacer.lag_events if pacer else 0),
+        ('dropped_time_s', '%.6f' % ((pacer.dropped_steps if pacer else 0) * session.dt)),
+        ('tick_time_mean_us', '%.1f' % (mean_tick * 1e6)), ('tick_time_max_us', '%.1f' % (max_tick * 1e6)),
+        ('joint_states_published', c['joint_states']),
+        ('effort_commands_in', c['effort_commands']), ('joint_commands_in', c['joint_commands']),
+        ('wrenches_in', c['wrenches']), ('commands_rejected', c['rejected']),
+        ('commands_superseded', c['superseded']), ('last_rejection', session.last_rejection),
+        ('command_timeouts', c['timeouts']), ('simulation_errors', c['simulation_errors']),
+        ('non_finite_outputs', c['non_finite_outputs']),
+        ('paused', session.paused), ('joints', ', '.join(session.cmd_joints)),
+    ]
+    return values, achieved
+
+
+def loop_values(session):
+    """Diagnostic values of a closed-loop robot: the last step's drift off the loops (before the projection)."""
+    sim = session.sim
+    if sim is None or not sim.model.loops:
+        return []
+    return [('loop_drift_last_step', '%.3g' % sim.loop_closure.last_drift)]
 
 
 def summary(session, achieved):
