@@ -127,9 +127,11 @@ def test_build_types():
 
 def third_party_imports(folders):
     """{top-level module: [files]} of every absolute import in the .py files under ``folders``
-    that is neither the standard library, this repository's packages, nor a local test helper."""
+    that is neither the standard library, this repository's packages, nor a local test helper (or a
+    bench module a test imports from bench/, e.g. latency_trace)."""
     files = [p for folder in folders for p in sorted((ROOT / folder).rglob("*.py"))]
     local = {p.stem for p in files if p.is_relative_to(ROOT / "test")}     # conftest, probes, ...
+    local |= {p.stem for p in (ROOT / "bench").glob("*.py")}
     found = {}
     for path in files:
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
