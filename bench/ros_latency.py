@@ -52,7 +52,7 @@ targets traced (bench/latency_trace.py) and prints, per target and round,
 where a message's latency goes: in (stamp to the target's callback), the
 callback, out (to the receipt here), p50 and p99, and how much of the top 1 %
 came while another callback of the target (dynamics_node's watchdog timer or
-diagnostics) ran; the wrappers cost about 2 us a message, so the targets'
+diagnostics) ran; the wrappers cost a few us a message, so the targets'
 verdict is not taken from a traced run. Publisher and receiver are
 separate processes so that neither's Python loop delays the other; all
 share the machine's cores.

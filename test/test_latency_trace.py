@@ -15,7 +15,8 @@ def test_sequence_number_and_stamp_come_from_the_serialized_message():
     msg = JointState(name=['a', 'b'], position=[1.0, 2.0])
     msg.header.frame_id = '12345'
     msg.header.stamp.sec, msg.header.stamp.nanosec = 1795908000, 987654321
-    assert LT.seq_and_stamp(serialize_message(msg)) == (12345, 1795908000 * 10**9 + 987654321)
+    from robot_dynamics.ros.cdr import JointStateReader
+    assert LT.seq_and_stamp(JointStateReader(), serialize_message(msg)) == (12345, 1795908000 * 10**9 + 987654321)
 
 
 def test_each_latency_splits_into_in_callback_and_out(tmp_path):
