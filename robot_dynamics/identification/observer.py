@@ -53,6 +53,8 @@ Sign: ``tau_ext`` is the joint torque the environment applies (a wrench
 F on a link gives ``tau_ext = J^T F``), so the motors see ``tau = M qdd
 + C qd + g - tau_ext``, as :func:`~robot_dynamics.rnea` with ``f_ext``.
 """
+import math
+
 import numpy as np
 
 from .. import checks
@@ -95,6 +97,7 @@ class MomentumObserver:
         if not np.all(np.isfinite(K)) or np.any(K <= 0):
             raise InputError("gains must be positive finite numbers [1/s], one or %d, got %r" % (nq, gains))
         self.gains = K
+        self._gain = float(K[0]) if np.all(K == K[0]) else None      # one gain: its weight is one exp()
         th = np.full(nq, np.inf) if thresholds is None else \
             np.broadcast_to(np.asarray(thresholds, dtype=float), (nq,)).copy()
         if np.any(np.isnan(th)) or np.any(th <= 0):
@@ -147,9 +150,12 @@ class MomentumObserver:
             M0, qd0, tau0, h0 = self._last
             drive = (tau0 if self.torque_at == "start" else tau) - h0
             # the interval's external torque: momentum gained over what tau - h explains (module text)
-            tau_ext = (M0 @ (qd - qd0)) / dt - drive
-            a = np.exp(-self.gains * dt)
-            self.residual = a * self.residual + (1.0 - a) * tau_ext
+            step = M0 @ (qd - qd0)
+            step /= dt
+            step -= drive                           # tau_ext,k
+            step -= self.residual
+            step *= 1.0 - (math.exp(-self._gain * dt) if self._gain is not None else np.exp(-self.gains * dt))
+            self.residual = self.residual + step    # a r + (1 - a) tau_ext,k, a = exp(-K dt)
             self.time += dt
         self._last = (M, np.array(qd, dtype=float), np.array(tau, dtype=float), h)
         over = np.abs(self.residual) > self.thresholds
