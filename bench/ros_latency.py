@@ -29,7 +29,14 @@ which has no stamp) and counts it, serialized (a raw subscription: nothing
 here reads it, and its Python deserialization delayed the torque after it). ``--command-process`` gives the command
 to a process of its own instead, a stand-in of the controller manager: on
 this 2-core machine that fourth process cost more than it took off the
-receiver (docs/PERFORMANCE.md, 2026-11-27).
+receiver (docs/PERFORMANCE.md, 2026-11-27). The command's own latency is
+reported too: it has no stamp, but the node publishes it just before the
+torque, in the same callback, so each command is paired with the torque that
+follows it (:class:`CommandPairing`) and timed against that torque's stamp;
+the round's "command ratio" is its p99 over the relay's message's. It is what
+a controller gets; the targets stay on the torque topic, the second message
+of each joint state (its latency includes the command's publish and this
+process's handling of the command).
 
 A round measures the pair; ``--rounds N`` measures N rounds, alternating
 which goes first. A round in which the relay or dynamics_node lost a
@@ -154,6 +161,30 @@ def _command_counter(topic, count, stop, domain_env):
     rclpy.shutdown()
 
 
+class CommandPairing:
+    """The latency of each command, which has no stamp, from the torque that follows it.
+
+    The target publishes the command, then the torque, in one callback (dynamics_node; ros_relay.py
+    ``--command``), and this process takes them in the order they came: the one command received since the
+    last torque is that torque's, and its latency is its receipt minus the torque's stamp (the joint state's).
+    A torque after no command or after more than one (one lost or late) is left unpaired (NaN)."""
+
+    def __init__(self, n_max):
+        self.lat = np.full(n_max, np.nan)       # [s] the command's latency of torque i, NaN: unpaired
+        self.t_ns, self.since = 0, 0            # receipt [ns] of the last command; commands since the last torque
+
+    def command(self, t_ns):
+        """A command received at wall time ``t_ns`` [ns]."""
+        self.t_ns = t_ns
+        self.since += 1
+
+    def torque(self, i, stamp_ns):
+        """The ``i``-th torque received, stamped ``stamp_ns`` [ns] (past the array: counted, not kept)."""
+        if self.since == 1 and i < len(self.lat):
+            self.lat[i] = (self.t_ns - stamp_ns) * 1e-9
+        self.since = 0
+
+
 class Receiver:
     """This process's node: the target's ~/compensation_torque, with receipt times, and dynamics_node's command
     (counted; with ``--command-process`` another process counts it, :func:`_command_counter`)."""
@@ -188,18 +219,21 @@ class Receiver:
     def reset(self):
         self.seq = np.full(self.n_max, -1, dtype=np.int64)
         self.lat = np.zeros(self.n_max)
+        self.commands = CommandPairing(self.n_max)
         self.count = [0, 0]                            # torques, commands (those received here)
 
     def on_torque(self, msg):
         t = time.time_ns()
-        i = self.count[0]
+        i, s = self.count[0], msg.header.stamp
+        stamp = s.sec * 1_000_000_000 + s.nanosec
         if i < self.n_max:
-            s = msg.header.stamp
-            self.lat[i] = (t - (s.sec * 1_000_000_000 + s.nanosec)) * 1e-9
+            self.lat[i] = (t - stamp) * 1e-9
             self.seq[i] = int(msg.header.frame_id) if msg.header.frame_id.isdigit() else -1
+        self.commands.torque(i, stamp)
         self.count[0] = i + 1
 
     def on_command(self, msg):
+        self.commands.command(time.time_ns())
         self.count[1] += 1
 
     def listen(self, torque_topic, command_topic=None):
@@ -259,7 +293,7 @@ def measure(label, target, params, name, receiver, phases, results, args, comman
     finally:
         proc.stop()
     n = min(receiver.count[0], receiver.n_max)
-    seq, lat = receiver.seq[:n], receiver.lat[:n]
+    seq, lat, cmd_lat = receiver.seq[:n], receiver.lat[:n], receiver.commands.lat[:n]
     measured = seq >= info['first_measured']
     got = np.unique(seq[measured])
     expected = info['sent'] - info['first_measured']
@@ -267,9 +301,13 @@ def measure(label, target, params, name, receiver, phases, results, args, comman
     trace = (latency_trace.decompose(args.trace, 'relay' if label == 'relay' else 'dynamics_node', seq, lat,
                                      info['first_measured']) if args.trace else None)
 
-    def pct(p):
-        return float(np.percentile(lat_ms, p)) if lat_ms.size else float('nan')
+    cmd_ms = np.sort(cmd_lat[measured & np.isfinite(cmd_lat)]) * 1e3
+
+    def pct(p, values=lat_ms):
+        return float(np.percentile(values, p)) if values.size else float('nan')
     return {
+        'commands_paired': int(cmd_ms.size), 'command_latency_p50_ms': pct(50, cmd_ms),
+        'command_latency_p99_ms': pct(99, cmd_ms),
         'target': label, 'joint_states_sent': expected, 'messages_received': int(got.size),
         'commands_received_total': receiver.count[1] if commands is None else commands.value,
         'joint_states_sent_total': info['sent'],
@@ -285,6 +323,12 @@ def ratios(relay, node):
     """(p99, CPU) of dynamics_node over the relay's."""
     return (node['latency_p99_ms'] / relay['latency_p99_ms'],
             node['cpu_share_of_one_core'] / relay['cpu_share_of_one_core'])
+
+
+def command_ratio(relay, node):
+    """p99 of dynamics_node's command (paired with the torque after it) over the relay's message's; NaN without
+    paired commands."""
+    return node['command_latency_p99_ms'] / relay['latency_p99_ms']
 
 
 def disturbed(figures, stall_ms):
@@ -310,6 +354,9 @@ def report(f, what):
                                                                       f['joint_states_sent_total']))
     print('  latency publish -> receipt: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms'
           % (f['latency_p50_ms'], f['latency_p90_ms'], f['latency_p99_ms'], f['latency_max_ms']))
+    if f['commands_paired']:
+        print('  command publish -> receipt (%d paired with the torque after it): p50 %.3f ms, p99 %.3f ms'
+              % (f['commands_paired'], f['command_latency_p50_ms'], f['command_latency_p99_ms']))
     print('  CPU: %.1f %% of one core' % (100 * f['cpu_share_of_one_core']), flush=True)
     t = f.get('trace')
     if t:
@@ -386,7 +433,7 @@ def run(args):
                  else '%g Hz' % args.diagnostic_torque_rate)
     print('%d Hz for %g s each (after %g s warm-up), %s executor, joint_states %s, %d round(s):'
           % (args.rate, args.duration, args.warmup, executor, args.reliability, len(rounds)))
-    round_ratios = []
+    round_ratios, command_ratios = [], []
     for k, figures in enumerate(rounds):
         print('-- round %d (%s first, %d tr%s%s)' % (k + 1, 'relay' if k % 2 == 0 else 'dynamics_node',
                                                    figures['tries'], 'y' if figures['tries'] == 1 else 'ies',
@@ -395,7 +442,9 @@ def run(args):
         report(figures['dynamics_node'], 'dynamics_node, %s mode, 7-DOF Panda, command on, '
                'diagnostic_torque_rate %s' % (args.mode, rate_text))
         round_ratios.append(ratios(figures['relay'], figures['dynamics_node']))
-        print('  round ratios: p99 %.2f, CPU %.2f' % round_ratios[-1])
+        command_ratios.append(command_ratio(figures['relay'], figures['dynamics_node']))
+        print('  round ratios: p99 %.2f, CPU %.2f; the command\'s p99 over the relay\'s message\'s %.2f'
+              % (round_ratios[-1] + (command_ratios[-1],)))
 
     def median(label, key):
         return float(np.median([r[label][key] for r in rounds]))
@@ -409,6 +458,10 @@ def run(args):
     print('rounds\' ratios p99 %s, CPU %s; medians p99 %.2f, CPU %.2f'
           % (' / '.join('%.2f' % r for r, _ in round_ratios), ' / '.join('%.2f' % c for _, c in round_ratios),
              r_p99, r_cpu))
+    r_cmd = float(np.median(command_ratios))
+    print('the command (what the controller gets, published before the torque) against the relay\'s message: '
+          'rounds\' p99 ratios %s, median %.2f (for the record: the targets are on the torque)'
+          % (' / '.join('%.2f' % r for r in command_ratios), r_cmd))
     bad_rounds = [k + 1 for k, r in enumerate(rounds) if disturbed(r, args.stall_ms)]
     repeated = sum(r['tries'] - 1 for r in rounds)
     ok = not bad_rounds and r_p99 <= P99_RATIO and r_cpu <= CPU_RATIO
@@ -419,7 +472,8 @@ def run(args):
     if args.json:
         print(json.dumps(dict(rounds=rounds, round_ratios=round_ratios, medians=med, rate_hz=args.rate,
                               duration_s=args.duration, mode=args.mode, executor=executor,
-                              ratio_p99=r_p99, ratio_cpu=r_cpu, disturbed_rounds=bad_rounds), indent=2))
+                              ratio_p99=r_p99, ratio_cpu=r_cpu, command_ratios=command_ratios,
+                              ratio_command_p99=r_cmd, disturbed_rounds=bad_rounds), indent=2))
     print('ratio p99 %.2f cpu %.2f' % (r_p99, r_cpu), flush=True)
     return 0 if ok else 1
 

@@ -45,3 +45,23 @@ def test_each_latency_splits_into_in_callback_and_out(tmp_path):
     assert 1 / len(top) - 1e-9 <= got['tail_during_other_callbacks'] <= 1 / len(top) + 1e-9
     assert got['other_callbacks'] == 1
     assert LT.decompose(tmp_path, 'relay', seq, latency, first) is None      # no trace of that target
+
+
+def test_each_command_pairs_with_the_torque_after_it():
+    """bench/ros_latency.py's CommandPairing: a command's latency is its receipt minus the stamp of the torque
+    that follows it; a torque after no command, or after two (one of them another torque's), stays unpaired."""
+    import ros_latency
+    pairing = ros_latency.CommandPairing(5)
+    stamp = 10**18
+    pairing.command(stamp + 250_000)
+    pairing.torque(0, stamp)                            # paired: 250 us
+    pairing.torque(1, stamp + 1_000_000)                # no command before it
+    pairing.command(stamp + 2_300_000)
+    pairing.command(stamp + 3_200_000)
+    pairing.torque(2, stamp + 3_000_000)                # two commands: which is its own is unknown
+    pairing.command(stamp + 4_400_000)
+    pairing.torque(3, stamp + 4_000_000)                # paired: 400 us
+    pairing.command(stamp + 5_100_000)
+    pairing.torque(7, stamp + 5_000_000)                # past the array: counted, not kept
+    np.testing.assert_allclose(pairing.lat[[0, 3]], [250e-6, 400e-6], rtol=0, atol=1e-12)
+    assert np.isnan(pairing.lat[[1, 2, 4]]).all()
