@@ -240,6 +240,25 @@ class JointStateMerger:
             self.ready = bool(self.known.all())
         return self.ready
 
+    def full_layout(self):
+        """The layout of the message :meth:`update` accepted last if it set every joint (its ``n`` names, ``src`` and
+        ``dst``: the message index and model index of each joint), else None: the layout a compiled merge
+        (:func:`robot_dynamics.algorithms.cdr_merge.merge_known`) may write into :attr:`q` and :attr:`qd` directly,
+        then call :meth:`merged`."""
+        layout = self._used
+        if layout is None or layout.dst.size != self.nq or self.held:
+            return None
+        return layout
+
+    def merged(self, layout):
+        """A message of ``layout`` (from :meth:`full_layout`) was written into :attr:`q` and :attr:`qd` (finite
+        values, every joint): what :meth:`update` does besides."""
+        self._used = layout
+        self.updates += 1
+        if not self.ready:
+            self.known[:] = True
+            self.ready = True
+
     def last_indices(self):
         """Model-order indices of the joints the message :meth:`update` accepted last set:
         ``slice(None)`` for all of them, an int array (maybe empty) for a subset."""

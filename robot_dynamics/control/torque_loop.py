@@ -169,8 +169,11 @@ class TorqueLoop:
 
         Returns the loop's :class:`Step` (:attr:`result`), refilled: the outputs to publish, the commanded
         torque's first, and the command; or ``refused``, the :class:`NoTorque` with the reason."""
+        return self._result(self._step(names, position, velocity, stamp_ns, now_ns))
+
+    def _result(self, out):
+        """:attr:`result` refilled with ``out``, the output names or a NoTorque."""
         result = self.result
-        out = self._step(names, position, velocity, stamp_ns, now_ns)
         if type(out) is NoTorque:
             result.refused, result.outputs, result.clamped = out, (), False
         else:       # the command's limiting was the step's one counted call
@@ -193,8 +196,26 @@ class TorqueLoop:
             self.fresh = False
             return NoTorque('bad', 'joint_states message ignored: %s' % exc)
         self.fresh = merger.updates != updates
+        return self._merged(ready, names, position, now_ns)
+
+    def step_merged(self, layout, now_ns):
+        """:meth:`step` of a joint state that a compiled merge (:func:`robot_dynamics.algorithms.cdr_merge.merge_known`)
+        wrote into the merger's q and qd already: every joint, in ``layout`` (the merger's
+        :meth:`~.joint_map.JointStateMerger.full_layout`), finite, and young enough for ``max_state_age``;
+        only for a loop without closed loops or base state (:attr:`merges_compiled`). Returns :attr:`result`."""
+        self.merger.merged(layout)
+        self.fresh = True
+        return self._result(self._merged(True, (), (), now_ns))
+
+    @property
+    def merges_compiled(self):
+        """Whether :meth:`step_merged` may take a joint state: no closed loop, no base state."""
+        return self.loop is None and self.base is None
+
+    def _merged(self, ready, names, position, now_ns):
+        """:meth:`_step` after the merge: the output names, or a NoTorque."""
         # The joints this message set were received now; no torque while any joint is too old.
-        every_joint = self.staleness.touch_merged(merger, now_ns)
+        every_joint = self.staleness.touch_merged(self.merger, now_ns)
         if not ready:
             return WAITING
         stale = None if every_joint else self.staleness.stale(now_ns)

@@ -79,6 +79,7 @@ class JointStateReader:
     def __init__(self):
         self._names = {}          # name tuple -> the same tuple: one object per distinct list
         self._last = (None, None)  # (serialized names, their tuple) of the last message
+        self.names_end = 0         # offset in the last plain CDR LE message after its names (and their padding)
 
     def read(self, data):
         """The :class:`Stamped` of ``data`` (bytes of a serialized sensor_msgs/JointState).
@@ -108,8 +109,10 @@ class JointStateReader:
             p += len(block)
         else:
             out.name, end = self._names_at(data, p)
-            self._last = (data[p:end], out.name)
+            if end <= len(data):        # (a message cut in the last name's padding is no layout to keep)
+                self._last = (data[p:end], out.name)
             p = end
+        self.names_end = p
         out.position, p = _doubles(data, p)
         out.velocity, p = _doubles(data, p)
         out.effort, p = _doubles(data, p)

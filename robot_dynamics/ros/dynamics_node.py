@@ -143,7 +143,8 @@ from ..control.statistics import Statistics
 from ..control.torque_loop import WAITING, NoTorque, base_state_problem
 from ..control.watchdog import Watchdog
 from ..errors import InputError
-from .cdr import JointStateReader, JointStateWriter, header_bytes
+from .cdr import JointStateWriter, header_bytes
+from .joint_state_intake import JointStateIntake
 from .command_output import CommandOutput
 from .dynamics_diagnostics import Snapshot, fill_status
 from .dynamics_model import CompiledBackend, moving_base_problem, observer_loops_problem
@@ -190,7 +191,7 @@ class DynamicsNode(ModelNode):
         self.watchdog = Watchdog(1, 1, 'zero')
         self.input_rate = None              # staleness.InputRate: joint states slower than the driver's rate
         self.clamps_reported = 0
-        self.reader = JointStateReader()    # joint_states arrive serialized (cdr.py)
+        self.intake = JointStateIntake()    # joint_states arrive serialized (cdr.py, joint_state_intake.py)
         self.outputs = {}                   # view name -> (publisher, JointStateWriter)
         self.frame = ''                     # frame_id of the outputs of a joint state without one
         self.sim_time = False
@@ -357,14 +358,12 @@ class DynamicsNode(ModelNode):
         stats.n_in += 1
         if not self.ready:
             return
+        pipeline = self.pipeline
         try:
-            msg = self.reader.read(data)
+            msg, step = self.intake.step(data, pipeline, self.now_ns())
         except Exception as exc:            # malformed bytes from a raw DDS writer (cdr.CdrError, or rclpy's)
             stats.n_bad += 1
             return self.warn('joint_states message ignored: %s' % exc)
-        pipeline = self.pipeline
-        step = pipeline.step(msg.name, msg.position, msg.velocity, msg.sec * 1_000_000_000 + msg.nanosec,
-                             self.now_ns())
         refused = step.refused
         if refused is not None:
             stats.refused(refused)

@@ -1,0 +1,93 @@
+"""dynamics_node's joint states into its torque pipeline: the driver's usual message in one compiled call.
+
+A driver sends the same frame_id and joint names in every message. After a message whose names set every
+joint of the model went through the general path (:class:`.cdr.JointStateReader`, then
+:meth:`robot_dynamics.control.torque_loop.TorqueLoop.step`), its bytes from the frame_id to the end of the names
+are known: a message that repeats them is merged by
+:func:`robot_dynamics.algorithms.cdr_merge.merge_known` (stamp, positions, velocities, the place of its efforts)
+and goes on with :meth:`~robot_dynamics.control.torque_loop.TorqueLoop.step_merged`. Every other message, and
+any the compiled merge does not take (a non-finite value, a stamp past ``max_state_age``, a count that does not
+match), takes the general path, which says what is wrong: the outputs are the same either way (tests).
+"""
+from typing import NamedTuple
+
+import numpy as np
+
+from ..algorithms.cdr_merge import MERGED, OUT_SIZE, merge_known, padding_mask
+from .cdr import CDR_LE, JointStateReader, Stamped
+
+_EMPTY = np.empty(0)
+_EMPTY.flags.writeable = False
+
+
+class KnownLayout(NamedTuple):
+    """The frame_id and names of a message that set every joint of ``pipeline``'s merger."""
+    pipeline: object            # the TorqueLoop it was learnt with (another pipeline learns again)
+    layout: object              # the merger's layout of the names (full_layout())
+    prefix: np.ndarray          # (k,) uint8: the bytes from offset 12 (frame_id's length) to the end of the names
+    mask: np.ndarray            # (k,) uint8: 255, 0 for the padding in prefix (cdr_merge.padding_mask)
+    frame_id: str
+    names: tuple
+    head_end: int               # offset after the header (stamp and frame_id)
+
+
+class JointStateIntake:
+    """Serialized sensor_msgs/JointState messages into a TorqueLoop (:meth:`step`).
+
+    Attributes:
+        reader: the general path's :class:`.cdr.JointStateReader`.
+        compiled: the number of messages merged by the compiled call.
+    """
+
+    def __init__(self):
+        self.reader = JointStateReader()
+        self.known = None                               # KnownLayout, or None
+        self.out = np.zeros(OUT_SIZE, dtype=np.int64)
+        self.compiled = 0
+
+    def step(self, data, pipeline, now_ns):
+        """(msg, step): the :class:`.cdr.Stamped` of ``data`` (bytes) and ``pipeline``'s Step of it at node clock
+        ``now_ns`` [ns]. A message merged compiled has ``position`` and ``velocity`` None (they are in the
+        merger's q and qd).
+
+        Raises:
+            CdrError (or rclpy's error): ``data`` is not a JointState (the general path's reader).
+        """
+        known = self.known
+        if known is not None and known.pipeline is pipeline and not pipeline.merger.held:
+            msg = self._merge(data, known, pipeline, now_ns)
+            if msg is not None:
+                return msg, pipeline.step_merged(known.layout, now_ns)
+        msg = self.reader.read(data)
+        step = pipeline.step(msg.name, msg.position, msg.velocity, msg.sec * 1_000_000_000 + msg.nanosec, now_ns)
+        if step.fresh and pipeline.merges_compiled:
+            self._learn(data, msg, pipeline)
+        return msg, step
+
+    def _merge(self, data, known, pipeline, now_ns):
+        merger, layout, out = pipeline.merger, known.layout, self.out
+        if merge_known(np.frombuffer(data, np.uint8), known.prefix, known.mask, layout.n, layout.src, layout.dst,
+                       merger.q, merger.qd, now_ns, pipeline.max_age_ns, out) != MERGED:
+            return None
+        msg = Stamped()
+        msg.sec, msg.nanosec, p_effort, n_effort = out.tolist()
+        msg.frame_id, msg.name, msg.head = known.frame_id, known.names, data[4:known.head_end]
+        msg.position = msg.velocity = None
+        msg.effort = np.frombuffer(data, '<f8', n_effort, p_effort) if n_effort else _EMPTY
+        self.compiled += 1
+        return msg
+
+    def _learn(self, data, msg, pipeline):
+        """After the general path merged ``msg`` (of ``data``): know its frame_id and names if they set every joint."""
+        layout = pipeline.merger.full_layout()
+        if layout is None or data[:2] != CDR_LE[:2]:
+            return
+        prefix = data[12:self.reader.names_end]
+        known = self.known
+        if (known is not None and known.pipeline is pipeline and known.layout is layout
+                and len(prefix) == len(known.prefix)
+                and not ((np.frombuffer(prefix, np.uint8) ^ known.prefix) & known.mask).any()):
+            return                                      # the same frame_id and names, padding aside
+        mask = padding_mask(prefix)
+        self.known = KnownLayout(pipeline, layout, np.frombuffer(prefix, np.uint8), np.frombuffer(mask, np.uint8),
+                                 msg.frame_id, msg.name, 4 + len(msg.head))
