@@ -28,7 +28,7 @@ import pytest
 from robot_dynamics.ros.model_node import EXECUTORS
 
 import watchdog_stream as S
-from node_process import NodeTimeout, wait_until
+from node_process import READY_TIMEOUT, NodeTimeout, wait_until
 
 STREAM_SECONDS = 4.0       # phase 1
 HOLDS = 3                  # equal commands in a row after the timeout before the run ends
@@ -78,7 +78,7 @@ def test_watchdog_decides_on_usable_states_while_joint_states_stream_at_1khz(sta
     try:
         wait_until(lambda: 'spinning in %s' % EXECUTORS[executor] in proc.read_log()
                    and listener.node.count_subscribers(proc.topic('joint_states')) > 0,
-                   S.PATIENCE, 'dynamics_node spinning in %s' % EXECUTORS[executor], processes=[proc])
+                   READY_TIMEOUT, 'dynamics_node spinning in %s' % EXECUTORS[executor], processes=[proc])
         publisher = start_node.command(S.publisher_argv(proc.topic('joint_states'), names),
                                        'publisher_%d' % time.monotonic_ns())
         result = S.run(listener, proc, publisher, stream_seconds=STREAM_SECONDS, hold_seconds=0.2, holds=HOLDS)

@@ -215,7 +215,8 @@ def run(listener, node, publisher, *, stream_seconds, hold_seconds, holds=3, min
     (:func:`publisher_argv`; node_process.NodeProcess both), heard by ``listener`` (a :class:`Listener`): phase 1
     for ``stream_seconds`` [s] from the first diagnostics period with ``input_rate_hz`` >= ``min_rate`` [Hz],
     then the switch, and ``hold_seconds`` [s] after the node has logged a timeout with no resumption after it
-    and ``holds`` equal commands in a row have come. Returns a :class:`Run`.
+    and ``holds`` equal commands in a row have come (again if its log said more meanwhile). Returns a
+    :class:`Run`.
 
     Raises node_process.NodeTimeout if a step does not come within :data:`PATIENCE`, NodeExited if a process
     ended."""
@@ -239,9 +240,16 @@ def run(listener, node, publisher, *, stream_seconds, hold_seconds, holds=3, min
     n1 = len(diag)
     t_switch = time.monotonic()
     publisher.send_signal(signal.SIGUSR1)
-    wait_until(lambda: _held_since_timeout(node, commands, holds), PATIENCE,
-               'the timeout after the switch and %d equal commands in a row' % holds, processes=procs)
-    time.sleep(hold_seconds)
+    # Usable states the node read late (a loaded machine) may end a timeout that came before them: the run ends
+    # when its log said nothing new for hold_seconds after the hold began.
+    deadline = time.monotonic() + PATIENCE
+    while True:
+        wait_until(lambda: _held_since_timeout(node, commands, holds), deadline - time.monotonic(),
+                   'the timeout after the switch and %d equal commands in a row' % holds, processes=procs)
+        said = events(node.read_log())
+        time.sleep(hold_seconds)
+        if events(node.read_log()) == said:
+            break
     times, data = commands.snapshot()
     listener.forget(commands)
     return Run(stream=stream, after=diag.snapshot()[1][n1:], cpu=cpu, commands=list(zip(times, data)),
