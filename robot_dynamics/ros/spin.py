@@ -22,12 +22,16 @@ def make_executor(kind=None):
     ``'events'`` is rclpy's EventsExecutor (C++, ``rclpy.experimental``
     since Jazzy 7.1), ``'single'`` its SingleThreadedExecutor, which rebuilds
     its wait set in Python for every message. The default is the
-    EventsExecutor because test/ros/test_ros_watchdog_timing.py shows that
-    it keeps the timers on time at 1 kHz of joint states and keeps up with
-    the stream, where the SingleThreadedExecutor lets its input queue lag.
+    EventsExecutor because bench/watchdog_timing.py shows that it keeps the
+    timers on time at 1 kHz of joint states and keeps up with the stream,
+    where the SingleThreadedExecutor lets its input queue lag (the bench's
+    scenario is test/ros/watchdog_stream.py, whose decisions
+    test/ros/test_ros_watchdog_timing.py asserts with either executor).
     Measured on the 2-core development machine (shared with other jobs),
     dynamics_node at 1 kHz, watchdog period 10 ms, joint_state_timeout
-    100 ms, 13 runs each (the CPU share in the last 7):
+    100 ms, 13 runs each (the CPU share in the last 7), by that scenario
+    when it was a timed test; the bench's medians are in docs/PERFORMANCE.md
+    ('dynamics_node's watchdog under a 1 kHz stream'):
 
     ========================================  =============  ==============
     figure                                    EventsExec.    SingleThreaded

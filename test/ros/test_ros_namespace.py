@@ -87,7 +87,7 @@ def test_two_arms_in_two_namespaces_at_once_without_crosstalk(ros, start_node):
         desc[ns].publish(String(data=path.read_text()))
         models[ns] = rd.load_urdf(str(path))
         # joint_state_timeout 1 s: a stall of this process on a loaded machine is not crosstalk
-        # (test_ros_watchdog_timing times the 0.1 s watchdog).
+        # (bench/watchdog_timing.py times the 0.1 s watchdog).
         procs[ns] = start_node('dynamics_node', {'publish_command': True, 'mode': 'gravity',
                                                  'diagnostics_period': 0.2, 'joint_state_timeout': 1.0},
                                name='dynamics_node', ns=ns)
