@@ -299,6 +299,8 @@ def figures(result):
         'stream_diagnostics_interval_ms': [ms(x) for x in stamps],
         'stream_watchdog_calls_per_period': [int(v['watchdog_calls_last_period']) for v in streaming],
         'stream_watchdog_interval_max_ms': [float(v['watchdog_interval_max_ms']) for v in streaming],
+        'nan_stream_input_rate_hz': [round(float(v['input_rate_hz'])) for v in result.after[1:]],
+        'nan_stream_watchdog_interval_max_ms': [float(v['watchdog_interval_max_ms']) for v in result.after[1:]],
         'timeouts_while_usable_states_came': len(timeouts) - (final is not None),      # each one resumed
         'timeout_noticed_after_ms': ms(final[2]) if final else None,
         'timeout_logged_after_switch_ms': ms(final[1] - switched[1]) if final and switched else None,
