@@ -12,6 +12,9 @@ decoding, the merge, the laws, the limits and the publishes of the command
 and the compensation torque (to no subscriber). The middleware's delivery
 and the executor are not included; bench/ros_latency.py measures those.
 
+``--general`` sends every joint state through the general path (the reader and TorqueLoop.step) instead
+of the compiled merge of the driver's usual message (ros/joint_state_intake.py), for a side-by-side figure.
+
 ``--backend compiled`` sets the node's ``backend`` parameter (the laws on the
 Panda's generated C, docs/CODEGEN.md); ``--mode`` its ``mode``.
 
@@ -42,6 +45,9 @@ def main():
     ap.add_argument('--backend', default='library', choices=('library', 'compiled'),
                     help="the node's backend parameter (compiled: the laws on the Panda's generated C)")
     ap.add_argument('--mode', default='gravity_coriolis', help="the node's mode parameter")
+    ap.add_argument('--general', action='store_true',
+                    help='every joint state through the general path (cdr.JointStateReader and TorqueLoop.step), '
+                         "not the compiled merge of the driver's usual message (ros/joint_state_intake.py)")
     ap.add_argument('--diagnostics', action='store_true',
                     help='time the diagnostics period (after every 100 joint states) instead of the callback')
     args = ap.parse_args()
@@ -66,6 +72,8 @@ def main():
         while backend_state() != 'compiled' and time.monotonic() < deadline:
             rclpy.spin_once(node, timeout_sec=0.05)
         print('backend: %s' % backend_state(), flush=True)
+    if args.general:
+        node.intake.merges_compiled = False
     names = ['panda_joint%d' % k for k in range(1, 8)]
     msgs = [JointState(name=names, position=list(np.full(7, 0.1 + 1e-5 * k)), velocity=[0.01] * 7)
             for k in range(args.messages)]

@@ -37,9 +37,11 @@ class JointStateIntake:
     Attributes:
         reader: the general path's :class:`.cdr.JointStateReader`.
         compiled: the number of messages merged by the compiled call.
+        merges_compiled: False: every message takes the general path (for side-by-side figures and tests).
     """
 
     def __init__(self):
+        self.merges_compiled = True
         self.reader = JointStateReader()
         self.known = None                               # KnownLayout, or None
         self.out = np.zeros(OUT_SIZE, dtype=np.int64)
@@ -54,13 +56,13 @@ class JointStateIntake:
             CdrError (or rclpy's error): ``data`` is not a JointState (the general path's reader).
         """
         known = self.known
-        if known is not None and known.pipeline is pipeline and not pipeline.merger.held:
+        if known is not None and known.pipeline is pipeline and self.merges_compiled and not pipeline.merger.held:
             msg = self._merge(data, known, pipeline, now_ns)
             if msg is not None:
                 return msg, pipeline.step_merged(known.layout, now_ns)
         msg = self.reader.read(data)
         step = pipeline.step(msg.name, msg.position, msg.velocity, msg.sec * 1_000_000_000 + msg.nanosec, now_ns)
-        if step.fresh and pipeline.merges_compiled:
+        if step.fresh and self.merges_compiled and pipeline.merges_compiled:
             self._learn(data, msg, pipeline)
         return msg, step
 
