@@ -105,7 +105,8 @@ longer fits ``joints``. The watchdog is a timer of period
 ``joint_state_timeout / 10`` (1 to 50 ms); /diagnostics reports its calls
 and the longest wall time between two of them;
 bench/watchdog_timing.py times it under a 1 kHz stream (and
-test/ros/test_ros_watchdog_timing.py checks its decisions there). These limits count from when the node takes a message; with
+test/ros/test_ros_watchdog_timing.py checks its decisions there). These
+limits count from when the node takes a message; with
 ``max_state_age`` (off by default: it needs synchronised clocks) a state is
 also judged by its header stamp, so one that waited in a queue (a pause of
 the middleware or of the node) gives no torque.
