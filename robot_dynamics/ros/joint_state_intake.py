@@ -1,9 +1,9 @@
 """dynamics_node's joint states into its torque pipeline: the driver's usual message in one compiled call.
 
-A driver sends the same frame_id and joint names in every message. After a message whose names set every
-joint of the model went through the general path (:class:`.cdr.JointStateReader`, then
-:meth:`robot_dynamics.control.torque_loop.TorqueLoop.step`), its bytes from the frame_id to the end of the names
-are known: a message that repeats them is merged by
+A driver sends the same joint names in every message. After a message whose names set every joint of the model
+went through the general path (:class:`.cdr.JointStateReader`, then
+:meth:`robot_dynamics.control.torque_loop.TorqueLoop.step`), its serialized names are known: a message that
+repeats them (whatever its frame_id) is merged by
 :func:`robot_dynamics.algorithms.cdr_merge.merge_known` (stamp, positions, velocities, the place of its efforts)
 and goes on with :meth:`~robot_dynamics.control.torque_loop.TorqueLoop.step_merged`. Every other message, and
 any the compiled merge does not take (a non-finite value, a stamp past ``max_state_age``, a count that does not
@@ -21,14 +21,12 @@ _EMPTY.flags.writeable = False
 
 
 class KnownLayout(NamedTuple):
-    """The frame_id and names of a message that set every joint of ``pipeline``'s merger."""
+    """The names of a message that set every joint of ``pipeline``'s merger."""
     pipeline: object            # the TorqueLoop it was learnt with (another pipeline learns again)
     layout: object              # the merger's layout of the names (full_layout())
-    prefix: np.ndarray          # (k,) uint8: the bytes from offset 12 (frame_id's length) to the end of the names
-    mask: np.ndarray            # (k,) uint8: 255, 0 for the padding in prefix (cdr_merge.padding_mask)
-    frame_id: str
+    block: np.ndarray           # (k,) uint8: the serialized name sequence (count, strings, padding)
+    mask: np.ndarray            # (k,) uint8: 255, 0 for the padding in block (cdr_merge.padding_mask)
     names: tuple
-    head_end: int               # offset after the header (stamp and frame_id)
 
 
 class JointStateIntake:
@@ -44,6 +42,7 @@ class JointStateIntake:
         self.merges_compiled = True
         self.reader = JointStateReader()
         self.known = None                               # KnownLayout, or None
+        self.frame = (b'', '')                          # (serialized, decoded) frame_id of the last compiled merge
         self.out = np.zeros(OUT_SIZE, dtype=np.int64)
         self.compiled = 0
 
@@ -67,29 +66,45 @@ class JointStateIntake:
         return msg, step
 
     def _merge(self, data, known, pipeline, now_ns):
+        frame = self._frame_id(data)                    # before the merge: nothing is written for a message refused
+        if frame is None:
+            return None
         merger, layout, out = pipeline.merger, known.layout, self.out
-        if merge_known(np.frombuffer(data, np.uint8), known.prefix, known.mask, layout.n, layout.src, layout.dst,
+        if merge_known(np.frombuffer(data, np.uint8), known.block, known.mask, layout.n, layout.src, layout.dst,
                        merger.q, merger.qd, now_ns, pipeline.max_age_ns, out) != MERGED:
             return None
         msg = Stamped()
-        msg.sec, msg.nanosec, p_effort, n_effort = out.tolist()
-        msg.frame_id, msg.name, msg.head = known.frame_id, known.names, data[4:known.head_end]
+        msg.sec, msg.nanosec, head_end, p_effort, n_effort = out.tolist()
+        msg.frame_id, msg.name, msg.head = frame, known.names, data[4:head_end]
         msg.position = msg.velocity = None
         msg.effort = np.frombuffer(data, '<f8', n_effort, p_effort) if n_effort else _EMPTY
         self.compiled += 1
         return msg
 
+    def _frame_id(self, data):
+        """header.frame_id of ``data`` as the general path decodes it, or None when that refuses it (not UTF-8)
+        or the message is too short for its length (the compiled merge then refuses it too)."""
+        raw = data[16:16 + int.from_bytes(data[12:16], 'little')]
+        if raw == self.frame[0]:
+            return self.frame[1]
+        try:
+            text = (raw[:-1] if raw and raw[-1] == 0 else raw).decode('utf-8')
+        except UnicodeDecodeError:
+            return None
+        self.frame = (raw, text)
+        return text
+
     def _learn(self, data, msg, pipeline):
-        """After the general path merged ``msg`` (of ``data``): know its frame_id and names if they set every joint."""
+        """After the general path merged ``msg`` (of ``data``): know its names if they set every joint."""
         layout = pipeline.merger.full_layout()
         if layout is None or data[:2] != CDR_LE[:2]:
             return
-        prefix = data[12:self.reader.names_end]
+        head_end = 4 + len(msg.head)
+        block = data[head_end + (-head_end & 3):self.reader.names_end]      # (4-aligned in the payload, at 4)
         known = self.known
         if (known is not None and known.pipeline is pipeline and known.layout is layout
-                and len(prefix) == len(known.prefix)
-                and not ((np.frombuffer(prefix, np.uint8) ^ known.prefix) & known.mask).any()):
-            return                                      # the same frame_id and names, padding aside
-        mask = padding_mask(prefix)
-        self.known = KnownLayout(pipeline, layout, np.frombuffer(prefix, np.uint8), np.frombuffer(mask, np.uint8),
-                                 msg.frame_id, msg.name, 4 + len(msg.head))
+                and len(block) == len(known.block)
+                and not ((np.frombuffer(block, np.uint8) ^ known.block) & known.mask).any()):
+            return                                      # the same names, padding aside
+        self.known = KnownLayout(pipeline, layout, np.frombuffer(block, np.uint8),
+                                 np.frombuffer(padding_mask(block), np.uint8), msg.name)

@@ -48,12 +48,13 @@ def message(rng, k, now_ns):
     the general path; (its kind, its bytes)."""
     kind = rng.choice(['usual'] * 12 + ['permuted', 'extra_joint', 'partial', 'nan_position', 'inf_velocity',
                                         'no_velocity', 'short_velocity', 'efforts', 'short_effort', 'old', 'ahead',
-                                        'unstamped', 'other_frame', 'truncated', 'nan_other_joint'])
+                                        'unstamped', 'other_frame', 'truncated', 'nan_other_joint', 'numbered_frame',
+                                        'bad_utf8_frame'])
     names = list(NAMES)
     q = Q0 + 0.05 * np.sin(0.01 * k + np.arange(7))
     qd = 0.2 * np.cos(0.01 * k + np.arange(7))
     msg = JointState(name=names, position=list(q), velocity=list(qd))
-    msg.header.frame_id = 'other' if kind == 'other_frame' else 'panda_link0'
+    msg.header.frame_id = {'other_frame': 'other', 'numbered_frame': str(k)}.get(kind, 'panda_link0')
     stamp = now_ns - int(rng.integers(0, 3 * MS))
     if kind == 'permuted':
         order = rng.permutation(7)
@@ -85,6 +86,8 @@ def message(rng, k, now_ns):
     data = serialize_message(msg)
     if kind == 'truncated':
         data = data[:int(rng.integers(20, len(data) - 8))]
+    elif kind == 'bad_utf8_frame':
+        data = data.replace(b'panda_link0', b'panda_l\xffnk0')
     return kind, data
 
 
@@ -117,13 +120,13 @@ def test_the_compiled_merge_gives_what_the_general_path_gives(mode, max_age_ms):
         assert got == want, (k, kind)
         kinds.setdefault(kind, set()).add(compiled.compiled > before)
     assert general.compiled == 0
-    # The usual message went compiled (and another frame_id or a longer name list, after it was known: the
+    # The usual message went compiled, whatever its frame_id (and a longer name list, after it was known: the
     # stream switches between them); the others never did.
     assert compiled.compiled > 1000, (kinds, compiled.compiled)
-    for kind in ('usual', 'other_frame', 'extra_joint', 'efforts', 'no_velocity'):
+    for kind in ('usual', 'other_frame', 'numbered_frame', 'extra_joint', 'efforts', 'no_velocity', 'short_effort'):
         assert True in kinds[kind], (kind, kinds)
     # (A NaN of a joint the model does not have is ignored on either path.)
-    for kind in ('partial', 'nan_position', 'inf_velocity', 'short_velocity', 'short_effort', 'truncated') + (
+    for kind in ('partial', 'nan_position', 'inf_velocity', 'short_velocity', 'truncated', 'bad_utf8_frame') + (
             ('old', 'ahead', 'unstamped') if max_age_ms else ()):
         assert kinds.get(kind, {False}) == {False}, (kind, kinds)
 
@@ -141,24 +144,24 @@ def test_merge_known_reads_a_message_written_by_hand():
         '02000000'                                 # 60: 2 efforts, at 64
         '0000000000000840' '0000000000001040')     # 64: 3.0, 4.0
     u8 = np.frombuffer(data, np.uint8)
-    prefix = u8[12:40]                             # frame_id's length .. the end of the names (8 .. 36, + 4)
-    mask = np.frombuffer(padding_mask(prefix.tobytes()), np.uint8)
-    assert mask.tolist() == [255] * 8 + [255] * 4 + [255] * 6 + [0] * 2 + [255] * 6 + [0] * 2
+    names = u8[20:40]                              # the name sequence: payload offsets 16 .. 36
+    mask = np.frombuffer(padding_mask(names.tobytes()), np.uint8)
+    assert mask.tolist() == [255] * 4 + [255] * 6 + [0] * 2 + [255] * 6 + [0] * 2
     q, qd, out = np.zeros(2), np.full(2, 9.0), np.zeros(OUT_SIZE, dtype=np.int64)
     src, dst = np.array([0, 1], dtype=np.intp), np.array([1, 0], dtype=np.intp)   # 'b' is joint 1, 'a' joint 0
-    assert merge_known(u8, prefix, mask, 2, src, dst, q, qd, 0, 0, out) == MERGED
+    assert merge_known(u8, names, mask, 2, src, dst, q, qd, 0, 0, out) == MERGED
     assert q.tolist() == [2.0, 1.0] and qd.tolist() == [0.0, 0.0]
-    assert out.tolist() == [5, 7, 4 + 64, 2]
+    assert out.tolist() == [5, 7, 4 + 16, 4 + 64, 2]
     assert np.frombuffer(data, '<f8', 2, 68).tolist() == [3.0, 4.0]
     # Other padding bytes: the same message.
     padded = bytearray(data)
     padded[4 + 26:4 + 28] = padded[4 + 34:4 + 36] = b'\xaa\x55'     # after 'b\0' and 'a\0'
-    assert merge_known(np.frombuffer(bytes(padded), np.uint8), prefix, mask, 2, src, dst, q, qd, 0, 0, out) == MERGED
+    assert merge_known(np.frombuffer(bytes(padded), np.uint8), names, mask, 2, src, dst, q, qd, 0, 0, out) == MERGED
     # Another name list, big endian, a stamp out of max_state_age: nothing written.
     other = np.frombuffer(data.replace(b'b\x00', b'c\x00'), np.uint8)
     big = np.frombuffer(b'\x00\x00' + data[2:], np.uint8)
     q[:] = -1.0
     for args in ((other, 0, 0), (big, 0, 0), (u8, 5 * 10**9 + 7 + 10**6 + 1, 10**6)):
-        assert merge_known(args[0], prefix, mask, 2, src, dst, q, qd, args[1], args[2], out) == GENERAL
+        assert merge_known(args[0], names, mask, 2, src, dst, q, qd, args[1], args[2], out) == GENERAL
     assert q.tolist() == [-1.0, -1.0]
-    assert merge_known(u8, prefix, mask, 2, src, dst, q, qd, 5 * 10**9 + 7 + 10**6, 10**6, out) == MERGED
+    assert merge_known(u8, names, mask, 2, src, dst, q, qd, 5 * 10**9 + 7 + 10**6, 10**6, out) == MERGED
