@@ -382,13 +382,14 @@ class DynamicsNode(ModelNode):
             self.warn('command clamped to %g x the URDF effort limit' % self.p.effort_limit_scale)
         # The command first: a publish can wait on a subscriber (Fast DDS shared memory waits up to 1 s on
         # the port of a process stopped while another wrote to it), and no torque topic's subscriber may
-        # delay the actuator's command, which would then go out computed from an old state.
+        # delay the actuator's command, which would then go out computed from an old state. The torques are
+        # serialized before it, so that they follow it at once: a subscriber of both takes them in one wake-up.
+        torques, outputs = step.torques, self.outputs
+        frames = [(outputs[key][0], outputs[key][1].serialize(head, torques[key])) for key in step.outputs]
         if self.command is not None:
             self.command.send()
-        torques, outputs = step.torques, self.outputs
-        for key in step.outputs:
-            pub, writer = outputs[key]
-            pub.publish(writer.serialize(head, torques[key]))
+        for pub, frame in frames:
+            pub.publish(frame)
         stats.n_diagnostic_out += len(step.outputs) > 1
         stats.n_out += 1
         # The watchdog's sign of life: a torque published for a message that set a model joint.
