@@ -6,13 +6,13 @@
   messages.
 """
 import os
-import sys
 import threading
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
 
 from conftest import wait_for
+from peer import Peer
 
 
 class Diagnostics:
@@ -68,40 +68,8 @@ class Diagnostics:
         return None
 
 
-class FastPeer:
-    """A second node of this process, on its own context, spun by rclpy's
-    EventsExecutor (about four times less Python work per message than the
-    ``ros`` fixture's SingleThreadedExecutor): it takes the node's outputs."""
+class FastPeer(Peer):
+    """A second node of this process (:class:`peer.Peer`) that takes the node's outputs."""
 
     def __init__(self):
-        import rclpy
-        from rclpy.experimental import EventsExecutor
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = rclpy.create_node('rd_fuzz_%d' % os.getpid(), context=self.context)
-        # It enables faulthandler on sys.stderr, which pytest's capture replaces
-        # by an object without a file descriptor.
-        captured, sys.stderr = sys.stderr, sys.__stderr__
-        try:
-            self.executor = EventsExecutor(context=self.context)
-        finally:
-            sys.stderr = captured
-        self.executor.add_node(self.node)
-        self._stop = False
-        self._thread = threading.Thread(target=self._spin, daemon=True)
-        self._thread.start()
-
-    def _spin(self):
-        while not self._stop and self.context.ok():
-            try:
-                self.executor.spin_once(timeout_sec=0.05)
-            except Exception:           # shut down under it
-                return
-
-    def close(self):
-        import rclpy
-        self._stop = True
-        self._thread.join(timeout=2.0)
-        self.executor.shutdown()
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
+        super().__init__('rd_fuzz_%d' % os.getpid())

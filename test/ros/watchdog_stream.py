@@ -31,6 +31,7 @@ import time
 import numpy as np
 
 from node_process import PACKAGE_ROOT, wait_until
+from peer import Peer
 
 PANDA = PACKAGE_ROOT / 'urdf' / 'panda_arm.urdf'
 PUBLISHER = PACKAGE_ROOT / 'test' / 'ros' / 'joint_state_publisher.py'
@@ -129,34 +130,8 @@ def diagnostics_of(fqn):
     return values
 
 
-class Listener:
-    """A node of the caller's process on its own context, spun by rclpy's EventsExecutor in a thread (about four
-    times less Python work per message than a SingleThreadedExecutor: it takes 1 kHz of commands and torques)."""
-
-    def __init__(self, name):
-        import rclpy
-        from rclpy.experimental import EventsExecutor
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = rclpy.create_node(name, context=self.context)
-        # It enables faulthandler on sys.stderr, which pytest's capture replaces by an object without a file
-        # descriptor.
-        captured, sys.stderr = sys.stderr, sys.__stderr__
-        try:
-            self.executor = EventsExecutor(context=self.context)
-        finally:
-            sys.stderr = captured
-        self.executor.add_node(self.node)
-        self._stop = False
-        self._thread = threading.Thread(target=self._spin, daemon=True)
-        self._thread.start()
-
-    def _spin(self):
-        while not self._stop and self.context.ok():
-            try:
-                self.executor.spin_once(timeout_sec=0.05)
-            except Exception:           # shut down under it
-                return
+class Listener(Peer):
+    """The caller's listening node (:class:`peer.Peer`, ``name``): it takes 1 kHz of commands and torques."""
 
     def hear(self, msg_type, topic, convert=None, depth=100):
         """A :class:`Heard` of ``topic`` (reliable, the last ``depth`` kept)."""
@@ -170,14 +145,6 @@ class Listener:
         """Destroy the subscriptions of ``heard`` (what they brought stays)."""
         for h in heard:
             self.node.destroy_subscription(h.subscription)
-
-    def close(self):
-        import rclpy
-        self._stop = True
-        self._thread.join(timeout=2.0)
-        self.executor.shutdown()
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
 
 
 class Run:
