@@ -14,10 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..algorithms.cdr_merge import MERGED, OUT_SIZE, merge_known, padding_mask
-from .cdr import CDR_LE, JointStateReader, Stamped
-
-_EMPTY = np.empty(0)
-_EMPTY.flags.writeable = False
+from .cdr import _EMPTY, CDR_LE, JointStateReader, Stamped
 
 
 class KnownLayout(NamedTuple):
