@@ -9,12 +9,13 @@ and goes on with :meth:`~robot_dynamics.control.torque_loop.TorqueLoop.step_merg
 any the compiled merge does not take (a non-finite value, a stamp past ``max_state_age``, a count that does not
 match), takes the general path, which says what is wrong: the outputs are the same either way (tests).
 """
+import struct
 from typing import NamedTuple
 
 import numpy as np
 
 from ..algorithms.cdr_merge import MERGED, OUT_SIZE, merge_known, padding_mask
-from .cdr import _EMPTY, CDR_LE, JointStateReader, Stamped
+from .cdr import _EMPTY, CDR_LE, JointStateReader, Stamped, _string
 
 
 class KnownLayout(NamedTuple):
@@ -85,8 +86,8 @@ class JointStateIntake:
         if raw == self.frame[0]:
             return self.frame[1]
         try:
-            text = (raw[:-1] if raw and raw[-1] == 0 else raw).decode('utf-8')
-        except UnicodeDecodeError:
+            text, _ = _string(data, 12, -1)             # the general path's reading of a string
+        except (ValueError, struct.error):              # (UnicodeDecodeError is a ValueError)
             return None
         self.frame = (raw, text)
         return text
